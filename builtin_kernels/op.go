@@ -1,0 +1,124 @@
+// Package builtinkernels holds clhost's built-in layers: their OpenCL C sources (embedded),
+// the Go side that plans how to launch them for one layer instance, and a plain Go CPU
+// reference of each, used to check the device results.
+package builtinkernels
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Params gives a layer's typed attributes with defaults; the model's layer type
+// satisfies it, and tests use a map-backed implementation.
+type Params interface {
+	Int(name string, def int64) int64
+	Float(name string, def float32) float32
+	Ints(name string, def []int64) []int64
+	Floats(name string, def []float32) []float32
+	String(name string, def string) string
+	Has(name string) bool
+}
+
+// HostTensor is a float32 tensor in host memory, C order.
+type HostTensor struct {
+	Shape []int
+	Data  []float32
+}
+
+// DeviceInfo is what a plan may take into account about the device it targets.
+type DeviceInfo struct {
+	IsGPU            bool
+	ComputeUnits     int
+	MaxWorkGroupSize int
+	LocalMemBytes    int64
+}
+
+// ArgKind says what a kernel argument is bound to.
+type ArgKind int
+
+// Argument kinds.
+const (
+	ArgInput   ArgKind = iota // the layer's input number Index
+	ArgOutput                 // the layer's output number Index
+	ArgScratch                // the plan's scratch buffer number Index
+	ArgInt                    // an int scalar (Int)
+	ArgFloat                  // a float scalar (Float)
+	ArgLocal                  // __local memory of Bytes bytes
+)
+
+// Arg is one kernel argument, in argument order.
+type Arg struct {
+	Kind  ArgKind
+	Index int
+	Int   int32
+	Float float32
+	Bytes int
+}
+
+// Launch is one NDRange of a plan.
+type Launch struct {
+	Kernel string // the __kernel function in the plan's program
+	Global []int
+	Local  []int // nil: the driver chooses
+	Args   []Arg
+}
+
+// Plan is how one layer instance runs: one program, scratch buffers, and launches run in
+// order (each after the previous). A plan with AliasInput set runs nothing: its output is
+// input AliasInput's buffer seen with another shape (Reshape, Flatten).
+type Plan struct {
+	Source   string
+	Options  string
+	Scratch  []int // scratch buffer sizes in bytes
+	Launches []Launch
+	// AliasInput is the input whose buffer the output reuses, or -1.
+	AliasInput int
+}
+
+// Op is one built-in layer type.
+type Op interface {
+	// Plan chooses kernels and work sizes for input shapes in and output shapes out.
+	Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
+	// Reference computes the outputs on the CPU, plainly, as the yardstick for the kernels.
+	Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error)
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Op{}
+)
+
+// Register makes an op available by its layer type name. It panics on a duplicate name,
+// as a programming error found at start-up.
+func Register(typ string, op Op) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if op == nil {
+		panic("builtinkernels: Register of nil op for " + typ)
+	}
+	if _, dup := registry[typ]; dup {
+		panic(fmt.Sprintf("builtinkernels: Register called twice for layer type %q", typ))
+	}
+	registry[typ] = op
+}
+
+// Lookup returns the op for a layer type.
+func Lookup(typ string) (Op, bool) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	op, ok := registry[typ]
+	return op, ok
+}
+
+// Types lists the registered layer types, sorted.
+func Types() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for t := range registry {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}

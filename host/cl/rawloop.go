@@ -1,0 +1,38 @@
+package cl
+
+/*
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+// raw_enqueue_loop enqueues a kernel n times from C, releasing each event, so benchmarks
+// can compare the binding's per-enqueue cost with the bare C API in the same binary.
+static cl_int raw_enqueue_loop(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local, int n, int with_event) {
+	for (int i = 0; i < n; i++) {
+		cl_event ev = NULL;
+		cl_int st = clEnqueueNDRangeKernel(q, k, dims, NULL, global, local, 0, NULL, with_event ? &ev : NULL);
+		if (st != CL_SUCCESS) return st;
+		if (ev) clReleaseEvent(ev);
+	}
+	return CL_SUCCESS;
+}
+*/
+import "C"
+
+// RawEnqueueLoop enqueues k n times straight from C (no Go per call). It exists so a
+// benchmark can state the binding's overhead as a ratio against the bare C API measured in
+// the same process; cgo is not allowed in test files, hence its place here.
+func RawEnqueueLoop(q *Queue, k *Kernel, global, local []int, n int, withEvent bool) error {
+	dims, g, l, err := ndrange(global, local)
+	if err != nil {
+		return err
+	}
+	var lp *C.size_t
+	if len(local) != 0 {
+		lp = &l[0]
+	}
+	we := C.int(0)
+	if withEvent {
+		we = 1
+	}
+	return check("clEnqueueNDRangeKernel", C.raw_enqueue_loop(q.id, k.id, dims, &g[0], lp, C.int(n), we))
+}

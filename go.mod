@@ -1,6 +1,6 @@
 module clhost
 
-go 1.26.8
+go 1.24
 
 require (
 	github.com/Knetic/govaluate v3.0.0+incompatible

@@ -58,7 +58,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			fs.PrintDefaults()
 			return errHelpShown
 		}
-		return usagef("%s: %v", fs.Name(), err)
+		return usagef("%v", err)
 	}
 	return nil
 }

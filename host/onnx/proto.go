@@ -219,13 +219,13 @@ type opsetID struct {
 }
 
 type graphProto struct {
-	name             string
-	nodes            []nodeProto
-	initializers     []tensorProto
-	sparseInitCount  int
-	inputs           []valueInfo
-	outputs          []valueInfo
-	valueInfo        []valueInfo
+	name            string
+	nodes           []nodeProto
+	initializers    []tensorProto
+	sparseInitCount int
+	inputs          []valueInfo
+	outputs         []valueInfo
+	valueInfo       []valueInfo
 }
 
 type nodeProto struct {
@@ -239,21 +239,21 @@ type nodeProto struct {
 
 // ONNX AttributeProto.AttributeType values.
 const (
-	attrUndefined    = 0
-	attrFloat        = 1
-	attrInt          = 2
-	attrString       = 3
-	attrTensor       = 4
-	attrGraph        = 5
-	attrFloats       = 6
-	attrInts         = 7
-	attrStrings      = 8
-	attrTensors      = 9
-	attrGraphs       = 10
-	attrSparseTensor = 11
+	attrUndefined     = 0
+	attrFloat         = 1
+	attrInt           = 2
+	attrString        = 3
+	attrTensor        = 4
+	attrGraph         = 5
+	attrFloats        = 6
+	attrInts          = 7
+	attrStrings       = 8
+	attrTensors       = 9
+	attrGraphs        = 10
+	attrSparseTensor  = 11
 	attrSparseTensors = 12
-	attrTypeProto    = 13
-	attrTypeProtos   = 14
+	attrTypeProto     = 13
+	attrTypeProtos    = 14
 )
 
 var attrTypeNames = map[int32]string{

@@ -1,0 +1,47 @@
+# clhost: `make demo` runs the main job, `make test` runs the tests. Both install what a
+# fresh Debian machine lacks (when run as root) before anything else.
+
+GO      ?= go
+BIN     ?= bin/clhost
+DEB_PKGS = pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+CHECK_PKGS = oclgrind
+
+.PHONY: all build deps deps-check test vet lint demo check-kernels fuzz bench clean
+
+all: build
+
+# deps installs the OpenCL runtime (PoCL), the loader and headers when any is missing.
+deps:
+	@scripts/install-deps.sh $(DEB_PKGS)
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/clhost
+
+vet:
+	$(GO) vet ./...
+
+test: deps vet
+	$(GO) test -count=1 ./...
+
+# lint runs staticcheck (fetched through the Go module proxy on first use).
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+# demo: the main job — a sample model with a custom layer, run on the default device.
+demo: build
+	@samples/demo.sh $(BIN)
+
+# check-kernels runs every built-in, global-config and sample kernel under oclgrind,
+# failing on invalid memory accesses, uninitialised reads and data races.
+check-kernels: deps
+	@scripts/install-deps.sh $(CHECK_PKGS)
+	@scripts/check-kernels.sh
+
+fuzz:
+	@scripts/fuzz.sh $${FUZZTIME:-60s}
+
+bench: build
+	$(GO) test -run XXX -bench . -benchtime 2000x ./host/cl/
+
+clean:
+	rm -rf bin

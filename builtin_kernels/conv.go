@@ -1,0 +1,187 @@
+package builtinkernels
+
+import "fmt"
+
+func init() { Register("Conv", convOp{}) }
+
+// convOp is ONNX Conv over 1-D and 2-D NCHW data: X, W (M × C/group × kH × kW), optional
+// bias B (M).
+type convOp struct{}
+
+type convGeom struct {
+	n, c, m, g, cg, mg int
+	in                 [2]int
+	nsp                int
+	win                window
+	hasBias            bool
+}
+
+func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
+	const typ = "Conv"
+	var cg convGeom
+	if err := checkCounts(typ, in, nil, 2, 3, 0); err != nil {
+		return cg, err
+	}
+	x, w := in[0], in[1]
+	nsp, err := spatialRank(typ, x)
+	if err != nil {
+		return cg, err
+	}
+	if len(w) != len(x) {
+		return cg, fmt.Errorf("%s: input 1 (W) has shape %v: want rank %d like X %v (M, C/group, kernel...)", typ, w, len(x), x)
+	}
+	group := p.Int("group", 1)
+	if group < 1 || group > int64(x[1]) {
+		return cg, fmt.Errorf("%s: group %d: want 1 to the %d input channels", typ, group, x[1])
+	}
+	cg.n, cg.c, cg.m, cg.g, cg.nsp = x[0], x[1], w[0], int(group), nsp
+	if cg.c%cg.g != 0 || cg.m%cg.g != 0 {
+		return cg, fmt.Errorf("%s: group %d does not divide input channels %d and output channels %d", typ, cg.g, cg.c, cg.m)
+	}
+	cg.cg, cg.mg = cg.c/cg.g, cg.m/cg.g
+	if w[1] != cg.cg {
+		return cg, fmt.Errorf("%s: W has shape %v: dimension 1 is %d, want C/group = %d/%d = %d", typ, w, w[1], cg.c, cg.g, cg.cg)
+	}
+	k := hw2(w)
+	if p.Has("kernel_shape") {
+		ks, err := listAttr(typ, p, "kernel_shape", nsp, 1, 1, 1)
+		if err != nil {
+			return cg, err
+		}
+		if ks != k {
+			return cg, fmt.Errorf("%s: kernel_shape %v does not match W's spatial shape %v", typ, p.Ints("kernel_shape", nil), w[2:])
+		}
+	}
+	if len(in) == 3 {
+		if len(in[2]) != 1 || in[2][0] != cg.m {
+			return cg, fmt.Errorf("%s: input 2 (B) has shape %v, want [%d]", typ, in[2], cg.m)
+		}
+		cg.hasBias = true
+	}
+	cg.in = hw2(x)
+	if cg.win, err = resolveWindow(typ, p, nsp, cg.in, k, false); err != nil {
+		return cg, err
+	}
+	return cg, nil
+}
+
+func (o convOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
+	g, err := o.geometry(paramsOr(p), in)
+	if err != nil {
+		return nil, err
+	}
+	return [][]int{g.win.outShape(g.n, g.m, g.nsp)}, nil
+}
+
+func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
+	p = paramsOr(p)
+	shapes, err := o.OutputShapes(p, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOut("Conv", out, shapes); err != nil {
+		return nil, err
+	}
+	g, _ := o.geometry(p, in)
+
+	// Depthwise: every output channel reads exactly one input plane, so a channel tile
+	// would share no input loads; give each work-item one channel instead.
+	depthwise := g.cg == 1 && g.g > 1
+	oct := min(4, g.mg)
+	if depthwise {
+		oct = 1
+	}
+	pxt := min(4, g.win.out[1])
+	mb := ceilDiv(g.mg, oct)
+
+	var d defines
+	d.int("N", g.n)
+	d.int("C", g.c)
+	d.int("H", g.in[0])
+	d.int("W", g.in[1])
+	d.int("M", g.m)
+	d.int("G", g.g)
+	d.int("CG", g.cg)
+	d.int("MG", g.mg)
+	g.win.define(&d)
+	d.bool("HAS_BIAS", g.hasBias)
+	d.int("OCT", oct)
+	d.int("PXT", pxt)
+	d.int("MB", mb)
+	src, err := d.program("conv.cl")
+	if err != nil {
+		return nil, err
+	}
+
+	kernel := "conv2d"
+	global := []int{ceilDiv(g.win.out[1], pxt), g.win.out[0], g.n * g.g * mb}
+	if depthwise {
+		kernel = "conv2d_dw"
+		global[2] = g.n * g.m
+	}
+	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
+	if g.hasBias {
+		args = append(args, Arg{Kind: ArgInput, Index: 2})
+	}
+	args = append(args, Arg{Kind: ArgOutput, Index: 0})
+	gl, lo := launchSize(global, dev)
+	return &Plan{
+		Source:     src,
+		Launches:   []Launch{{Kernel: kernel, Global: gl, Local: lo, Args: args}},
+		AliasInput: -1,
+	}, nil
+}
+
+func (o convOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
+	p = paramsOr(p)
+	shapes, err := checkTensors("Conv", in)
+	if err != nil {
+		return nil, err
+	}
+	want, err := o.OutputShapes(p, shapes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOut("Conv", out, want); err != nil {
+		return nil, err
+	}
+	g, _ := o.geometry(p, shapes)
+	x, w := in[0].Data, in[1].Data
+	H, W := g.in[0], g.in[1]
+	KH, KW := g.win.k[0], g.win.k[1]
+	OH, OW := g.win.out[0], g.win.out[1]
+	y := make([]float32, g.n*g.m*OH*OW)
+	for n := 0; n < g.n; n++ {
+		for m := 0; m < g.m; m++ {
+			grp := m / g.mg
+			for oy := 0; oy < OH; oy++ {
+				for ox := 0; ox < OW; ox++ {
+					var s float64
+					if g.hasBias {
+						s = float64(in[2].Data[m])
+					}
+					for c := 0; c < g.cg; c++ {
+						ic := grp*g.cg + c
+						for ky := 0; ky < KH; ky++ {
+							iy := oy*g.win.s[0] - g.win.pb[0] + ky*g.win.d[0]
+							if iy < 0 || iy >= H {
+								continue
+							}
+							for kx := 0; kx < KW; kx++ {
+								ix := ox*g.win.s[1] - g.win.pb[1] + kx*g.win.d[1]
+								if ix < 0 || ix >= W {
+									continue
+								}
+								xv := x[((n*g.c+ic)*H+iy)*W+ix]
+								wv := w[((m*g.cg+c)*KH+ky)*KW+kx]
+								s += float64(xv) * float64(wv)
+							}
+						}
+					}
+					y[((n*g.m+m)*OH+oy)*OW+ox] = float32(s)
+				}
+			}
+		}
+	}
+	return []*HostTensor{{Shape: cloneShape(want[0]), Data: y}}, nil
+}

@@ -1,0 +1,90 @@
+// Element-wise layers. Shapes and attributes are kernel arguments, so this one program
+// serves every shape and every element-wise layer type.
+
+// Unary activations: y[i] = f(x[i]) for i < n, with up to two float attributes a and b.
+//   global = (n)
+#define UNARY(name, expr)                                                          \
+    __kernel void name(__global const float* restrict x, __global float* restrict y, \
+                       int n, float a, float b)                                     \
+    {                                                                               \
+        const int i = get_global_id(0);                                             \
+        if (i < n) {                                                                \
+            const float v = x[i];                                                   \
+            y[i] = (expr);                                                          \
+        }                                                                           \
+    }
+
+UNARY(relu, fmax(v, 0.0f))
+UNARY(leaky_relu, v >= 0.0f ? v : a * v)
+UNARY(sigmoid, 1.0f / (1.0f + exp(-v)))
+UNARY(tanh_act, tanh(v))
+UNARY(hard_sigmoid, clamp(a * v + b, 0.0f, 1.0f))
+UNARY(hard_swish, v * clamp(a * v + b, 0.0f, 1.0f))
+/* fmin/fmax rather than clamp: clamp is undefined when a > b, while ONNX Clip then gives
+   max everywhere, which is what min(max(v, a), b) does */
+UNARY(clip, fmin(fmax(v, a), b))
+
+// Binary arithmetic with numpy broadcasting.
+//   NAME_same: both operands have the output's shape.
+//   NAME_bcast: the output's dimensions are d0..d5 (d0 implied by n), and operand a
+//   (b) is read at sum(i_k * as_k) (bs_k), where a stride is 0 along a broadcast
+//   dimension. The Go side merges dimensions first, so most layers use 2-3 of the 6.
+//   global = (n)
+#define BINARY(name, expr)                                                             \
+    __kernel void name##_same(__global const float* restrict a,                         \
+                              __global const float* restrict b,                         \
+                              __global float* restrict y, int n)                        \
+    {                                                                                   \
+        const int i = get_global_id(0);                                                 \
+        if (i < n) {                                                                    \
+            const float u = a[i];                                                       \
+            const float v = b[i];                                                       \
+            y[i] = (expr);                                                              \
+        }                                                                               \
+    }                                                                                   \
+    __kernel void name##_bcast(__global const float* restrict a,                        \
+                               __global const float* restrict b,                        \
+                               __global float* restrict y, int n,                       \
+                               int d1, int d2, int d3, int d4, int d5,                  \
+                               int as0, int as1, int as2, int as3, int as4, int as5,    \
+                               int bs0, int bs1, int bs2, int bs3, int bs4, int bs5)    \
+    {                                                                                   \
+        const int i = get_global_id(0);                                                 \
+        if (i >= n) {                                                                   \
+            return;                                                                     \
+        }                                                                               \
+        int r = i;                                                                      \
+        const int i5 = r % d5; r /= d5;                                                 \
+        const int i4 = r % d4; r /= d4;                                                 \
+        const int i3 = r % d3; r /= d3;                                                 \
+        const int i2 = r % d2; r /= d2;                                                 \
+        const int i1 = r % d1; r /= d1;                                                 \
+        const int i0 = r;                                                               \
+        const float u = a[i0 * as0 + i1 * as1 + i2 * as2 + i3 * as3 + i4 * as4 + i5 * as5]; \
+        const float v = b[i0 * bs0 + i1 * bs1 + i2 * bs2 + i3 * bs3 + i4 * bs4 + i5 * bs5]; \
+        y[i] = (expr);                                                                  \
+    }
+
+BINARY(add, u + v)
+BINARY(sub, u - v)
+BINARY(mul, u * v)
+BINARY(div, u / v)
+
+// BatchNormalization in inference mode over N,C,... data: channel c of element i is
+// (i / inner) % channels.
+//   global = (n)
+__kernel void batchnorm(__global const float* restrict x,
+                        __global const float* restrict scale,
+                        __global const float* restrict bias,
+                        __global const float* restrict mean,
+                        __global const float* restrict var,
+                        __global float* restrict y,
+                        int n, int channels, int inner, float eps)
+{
+    const int i = get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    const int c = (i / inner) % channels;
+    y[i] = (x[i] - mean[c]) * (scale[c] / sqrt(var[c] + eps)) + bias[c];
+}

@@ -1,0 +1,74 @@
+// MaxPool and AveragePool for NCHW float tensors, one output value per work-item. The
+// shapes arrive as #defines written by the Go plan (H W OH OW KH KW SH SW DH DW PT PL PB
+// PR NC COUNT_PAD).
+//   global = (OW, OH, N*C)
+//
+// Window positions inside the input are pooled. For AveragePool with COUNT_PAD the
+// divisor also counts positions in the padding (but not past it, where a ceil_mode window
+// may reach), as ONNX Runtime and PyTorch do; without it, only the positions read.
+
+__kernel void maxpool2d(__global const float* restrict x, __global float* restrict y)
+{
+    const int ox = get_global_id(0);
+    const int oy = get_global_id(1);
+    const int z = get_global_id(2);
+    if (ox >= OW || oy >= OH || z >= NC) {
+        return;
+    }
+    const __global float* xc = x + z * (H * W);
+    const int iy0 = oy * SH - PT;
+    const int ix0 = ox * SW - PL;
+    float v = -INFINITY;
+    #pragma unroll
+    for (int ky = 0; ky < KH; ky++) {
+        const int iy = iy0 + ky * DH;
+        if (iy < 0 || iy >= H) {
+            continue;
+        }
+        #pragma unroll
+        for (int kx = 0; kx < KW; kx++) {
+            const int ix = ix0 + kx * DW;
+            if (ix >= 0 && ix < W) {
+                v = fmax(v, xc[iy * W + ix]);
+            }
+        }
+    }
+    y[(z * OH + oy) * OW + ox] = v;
+}
+
+__kernel void avgpool2d(__global const float* restrict x, __global float* restrict y)
+{
+    const int ox = get_global_id(0);
+    const int oy = get_global_id(1);
+    const int z = get_global_id(2);
+    if (ox >= OW || oy >= OH || z >= NC) {
+        return;
+    }
+    const __global float* xc = x + z * (H * W);
+    const int iy0 = oy * SH - PT;
+    const int ix0 = ox * SW - PL;
+    float sum = 0.0f;
+    int count = 0;
+    #pragma unroll
+    for (int ky = 0; ky < KH; ky++) {
+        const int iy = iy0 + ky * DH;
+        const bool rowIn = iy >= 0 && iy < H;
+#if COUNT_PAD
+        const bool rowCounted = iy >= -PT && iy < H + PB;
+#endif
+        #pragma unroll
+        for (int kx = 0; kx < KW; kx++) {
+            const int ix = ix0 + kx * DW;
+            const bool in = rowIn && ix >= 0 && ix < W;
+            if (in) {
+                sum += xc[iy * W + ix];
+            }
+#if COUNT_PAD
+            count += (rowCounted && ix >= -PL && ix < W + PR) ? 1 : 0;
+#else
+            count += in ? 1 : 0;
+#endif
+        }
+    }
+    y[(z * OH + oy) * OW + ox] = count > 0 ? sum / (float)count : 0.0f;
+}

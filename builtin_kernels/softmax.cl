@@ -1,0 +1,29 @@
+// Softmax along one axis. Viewed around the axis, the tensor is outer × len × inner; one
+// work-item handles one (outer, inner) line of len values, `inner` apart. Subtracting the
+// line's maximum keeps exp from overflowing.
+//   global = (outer * inner)
+
+__kernel void softmax(__global const float* restrict x, __global float* restrict y,
+                      int outer, int len, int inner)
+{
+    const int i = get_global_id(0);
+    if (i >= outer * inner) {
+        return;
+    }
+    const int o = i / inner;
+    const int base = o * len * inner + (i - o * inner);
+    float m = -INFINITY;
+    for (int k = 0; k < len; k++) {
+        m = fmax(m, x[base + k * inner]);
+    }
+    float s = 0.0f;
+    for (int k = 0; k < len; k++) {
+        const float e = exp(x[base + k * inner] - m);
+        y[base + k * inner] = e;
+        s += e;
+    }
+    const float r = 1.0f / s;
+    for (int k = 0; k < len; k++) {
+        y[base + k * inner] *= r;
+    }
+}

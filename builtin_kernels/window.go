@@ -1,0 +1,158 @@
+package builtinkernels
+
+import (
+	"fmt"
+	"strings"
+)
+
+// window is the sliding-window geometry shared by Conv and the pools, for two spatial
+// dimensions [H, W]. A 1-D layer (rank-3 tensors) is run as H = 1 with a 1×1 window
+// along H, so one kernel serves both.
+type window struct {
+	k, s, d, pb, pe, out [2]int
+}
+
+// spatialRank is the number of spatial dimensions of an N,C,... tensor, 1 or 2.
+func spatialRank(typ string, x []int) (int, error) {
+	if len(x) != 3 && len(x) != 4 {
+		return 0, fmt.Errorf("%s: input 0 has shape %v: want rank 3 (N,C,W) or 4 (N,C,H,W)", typ, x)
+	}
+	return len(x) - 2, nil
+}
+
+// hw2 gives the [H, W] of an N,C,... tensor, with H = 1 for rank 3.
+func hw2(x []int) [2]int {
+	if len(x) == 3 {
+		return [2]int{1, x[2]}
+	}
+	return [2]int{x[2], x[3]}
+}
+
+// listAttr reads a per-spatial-dimension list (strides, dilations, kernel_shape) of nsp
+// entries, each at least min, and lifts it to [H, W] with fill for the missing H.
+func listAttr(typ string, p Params, name string, nsp int, def, min, fill int) ([2]int, error) {
+	out := [2]int{fill, def}
+	if nsp == 2 {
+		out[0] = def
+	}
+	if !p.Has(name) {
+		return out, nil
+	}
+	v := p.Ints(name, nil)
+	if len(v) != nsp {
+		return out, fmt.Errorf("%s: %s has %d values %v, want %d (one per spatial dimension)", typ, name, len(v), v, nsp)
+	}
+	for _, x := range v {
+		if x < int64(min) || x > 1<<20 {
+			return out, fmt.Errorf("%s: %s %v: each value must be in [%d, %d]", typ, name, v, min, 1<<20)
+		}
+	}
+	if nsp == 1 {
+		out[1] = int(v[0])
+	} else {
+		out[0], out[1] = int(v[0]), int(v[1])
+	}
+	return out, nil
+}
+
+// resolveWindow works out strides, dilations, pads (explicit or from auto_pad) and the
+// output size for kernel size k over input size in. ceil selects ceil_mode rounding.
+func resolveWindow(typ string, p Params, nsp int, in, k [2]int, ceil bool) (window, error) {
+	w := window{k: k}
+	var err error
+	if w.s, err = listAttr(typ, p, "strides", nsp, 1, 1, 1); err != nil {
+		return w, err
+	}
+	if w.d, err = listAttr(typ, p, "dilations", nsp, 1, 1, 1); err != nil {
+		return w, err
+	}
+	pads := p.Ints("pads", nil)
+	nonzero := false
+	if p.Has("pads") {
+		if len(pads) != 2*nsp {
+			return w, fmt.Errorf("%s: pads has %d values %v, want %d (begin of each spatial dimension, then end of each)", typ, len(pads), pads, 2*nsp)
+		}
+		for _, v := range pads {
+			if v < 0 || v > 1<<20 {
+				return w, fmt.Errorf("%s: pads %v: each value must be in [0, %d]", typ, pads, 1<<20)
+			}
+			if v != 0 {
+				nonzero = true
+			}
+		}
+		if nsp == 1 {
+			w.pb[1], w.pe[1] = int(pads[0]), int(pads[1])
+		} else {
+			w.pb[0], w.pb[1], w.pe[0], w.pe[1] = int(pads[0]), int(pads[1]), int(pads[2]), int(pads[3])
+		}
+	}
+	autoPad := strings.ToUpper(p.String("auto_pad", "NOTSET"))
+	if autoPad == "" {
+		autoPad = "NOTSET"
+	}
+	if autoPad != "NOTSET" && nonzero {
+		return w, fmt.Errorf("%s: auto_pad %s and explicit pads %v together: use one of them", typ, autoPad, pads)
+	}
+	for i := 0; i < 2; i++ {
+		dk := (w.k[i]-1)*w.d[i] + 1
+		switch autoPad {
+		case "NOTSET", "VALID":
+			if autoPad == "VALID" {
+				w.pb[i], w.pe[i] = 0, 0
+			}
+			span := in[i] + w.pb[i] + w.pe[i] - dk
+			if span < 0 {
+				return w, fmt.Errorf("%s: window of %d (kernel %d, dilation %d) is larger than the padded input %d", typ, dk, w.k[i], w.d[i], in[i]+w.pb[i]+w.pe[i])
+			}
+			if ceil {
+				w.out[i] = ceilDiv(span, w.s[i]) + 1
+				// As ONNX Runtime and PyTorch do: a last window that would start in the
+				// end padding is dropped.
+				if (w.out[i]-1)*w.s[i] >= in[i]+w.pb[i] {
+					w.out[i]--
+				}
+			} else {
+				w.out[i] = span/w.s[i] + 1
+			}
+		case "SAME_UPPER", "SAME_LOWER":
+			w.out[i] = ceilDiv(in[i], w.s[i])
+			total := (w.out[i]-1)*w.s[i] + dk - in[i]
+			if total < 0 {
+				total = 0
+			}
+			small, big := total/2, total-total/2
+			if autoPad == "SAME_UPPER" {
+				w.pb[i], w.pe[i] = small, big
+			} else {
+				w.pb[i], w.pe[i] = big, small
+			}
+		default:
+			return w, fmt.Errorf("%s: auto_pad %q: want NOTSET, SAME_UPPER, SAME_LOWER or VALID", typ, p.String("auto_pad", ""))
+		}
+	}
+	return w, nil
+}
+
+// outShape builds N,C,out... with the rank of the input.
+func (w window) outShape(n, c, nsp int) []int {
+	if nsp == 1 {
+		return []int{n, c, w.out[1]}
+	}
+	return []int{n, c, w.out[0], w.out[1]}
+}
+
+// define writes the window's #defines shared by conv.cl and pool.cl.
+func (w window) define(d *defines) {
+	d.int("KH", w.k[0])
+	d.int("KW", w.k[1])
+	d.int("SH", w.s[0])
+	d.int("SW", w.s[1])
+	d.int("DH", w.d[0])
+	d.int("DW", w.d[1])
+	d.int("PT", w.pb[0])
+	d.int("PL", w.pb[1])
+	d.int("PB", w.pe[0])
+	d.int("PR", w.pe[1])
+	d.int("OH", w.out[0])
+	d.int("OW", w.out[1])
+}

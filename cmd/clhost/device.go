@@ -1,0 +1,75 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"clhost/host/cl"
+)
+
+// deviceFlag adds the shared -d selector to a command's flags.
+func deviceFlag(fs *flag.FlagSet) *string {
+	return fs.String("d", "", "device: cpu, gpu, an index from 'clhost devices', or part of its name (default: first GPU, else first CPU)")
+}
+
+// selectDevice resolves a -d spec and says on stderr which device it picked.
+func selectDevice(spec string) (*cl.Device, error) {
+	d, note, err := cl.Select(spec)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(os.Stderr, "clhost: "+note)
+	return d, nil
+}
+
+func init() {
+	register(command{name: "devices", summary: "list OpenCL platforms and devices", run: runDevices})
+}
+
+func runDevices(args []string) error {
+	fs := newFlagSet("devices")
+	verbose := fs.Bool("v", false, "also print versions, work-group limits and extensions")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	all, err := cl.AllDevices()
+	if err != nil {
+		return err
+	}
+	var plat *cl.Platform
+	for _, d := range all {
+		if d.Platform != plat {
+			plat = d.Platform
+			fmt.Printf("platform %q (%s, %s)\n", plat.Name, plat.Vendor, plat.Version)
+		}
+		fmt.Printf("  [%d] %-4s %s\n", d.Index, d.Type, d.Name)
+		fmt.Printf("       driver %s, %d compute units, %s global memory, %s local memory\n",
+			d.DriverVersion, d.ComputeUnits, humanBytes(d.GlobalMemBytes), humanBytes(d.LocalMemBytes))
+		if *verbose {
+			fmt.Printf("       %s, %s, max work-group %d, work-item sizes %v, max alloc %s\n",
+				d.Version, d.OpenCLCVersion, d.MaxWorkGroupSize, d.MaxWorkItemSizes, humanBytes(d.MaxAllocBytes))
+			fmt.Printf("       fp16 %v, fp64 %v, out-of-order queues %v, clock %d MHz\n", d.FP16, d.FP64, d.OutOfOrder, d.ClockMHz)
+			fmt.Printf("       extensions: %s\n", d.Extensions)
+		}
+	}
+	if len(all) == 0 {
+		return fmt.Errorf("the OpenCL platforms list no device: %w", cl.ErrNoPlatform)
+	}
+	return nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,148 @@
+// Package host runs models on an OpenCL device. An Engine owns the device, its context,
+// its command queue and a program cache; Engine.Compile turns a model into a Network, in
+// which every layer is bound to a built-in kernel or to a user's custom-layer kernel, with
+// every buffer allocated, every program built and every kernel argument set. Network.Infer
+// then only copies inputs in, enqueues the kernels and copies outputs out.
+//
+// Concurrency: a Network may be used from any number of goroutines. Its device buffers
+// and kernel arguments are shared, so inferences are serialized (submission and wait of
+// one inference complete before the next starts); results are identical to a serial run.
+// Use several Networks (they may share one Engine) for inferences that overlap.
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+
+	"clhost/customlayer"
+	"clhost/host/cl"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Device is a device spec as for `clhost -d`: "", "cpu", "gpu", an index or part of
+	// a name. Ignored when DeviceHandle is set.
+	Device       string
+	DeviceHandle *cl.Device
+	// Configs are custom-layer configuration files, loaded in order after the global
+	// configuration; ConfigFS adds configurations from file systems (embedded configs).
+	Configs  []string
+	ConfigFS []ConfigFile
+	// NoGlobalConfig skips the global configuration (configs/).
+	NoGlobalConfig bool
+	// DumpKernels, when set, is a folder that receives every compiled program.
+	DumpKernels string
+	// DumpTensors, when set, is a folder that receives every tensor of each inference.
+	DumpTensors string
+	// Profile turns on event profiling, so Network.Profile reports device times.
+	Profile bool
+	// InOrder forces an in-order queue even where the device supports out-of-order
+	// execution.
+	InOrder bool
+	// CacheDir holds compiled program binaries across runs; empty disables the cache.
+	CacheDir string
+	// Log receives notes (device choice, overrides, reorders); nil discards them.
+	Log io.Writer
+}
+
+// ConfigFile names a custom-layer configuration inside a file system.
+type ConfigFile struct {
+	FS   fs.FS
+	Path string
+}
+
+// Engine is one device with its context, queue, custom-layer registry and programs.
+type Engine struct {
+	opts     Options
+	Device   *cl.Device
+	ctx      *cl.Context
+	queue    *cl.Queue
+	Layers   *customlayer.Registry
+	programs *programCache
+	mu       sync.Mutex
+	networks []*Network
+	closed   bool
+}
+
+// NewEngine opens the device and loads the custom-layer configurations. Every
+// configuration problem is reported at once.
+func NewEngine(opts Options) (*Engine, error) {
+	e := &Engine{opts: opts}
+	reg, err := loadConfigs(opts, e.logf)
+	if err != nil {
+		return nil, err
+	}
+	e.Layers = reg
+	dev := opts.DeviceHandle
+	if dev == nil {
+		d, note, err := cl.Select(opts.Device)
+		if err != nil {
+			return nil, err
+		}
+		e.logf("%s", note)
+		dev = d
+	}
+	e.Device = dev
+	if e.ctx, err = cl.NewContext(dev); err != nil {
+		return nil, err
+	}
+	e.queue, err = e.ctx.NewQueue(cl.QueueOptions{OutOfOrder: !opts.InOrder, Profiling: opts.Profile})
+	if err != nil {
+		e.ctx.Release()
+		return nil, err
+	}
+	e.programs = newProgramCache(e.ctx, opts.CacheDir)
+	return e, nil
+}
+
+func (e *Engine) logf(format string, args ...any) {
+	if e.opts.Log != nil {
+		fmt.Fprintf(e.opts.Log, "clhost: "+format+"\n", args...)
+	}
+}
+
+// OutOfOrder reports whether the engine's queue runs independent kernels out of order.
+func (e *Engine) OutOfOrder() bool { return e.queue.OutOfOrder }
+
+// Close releases every network compiled by the engine, its programs, queue and context.
+// Safe to call more than once.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	e.closed = true
+	for _, n := range e.networks {
+		n.release()
+	}
+	e.networks = nil
+	if e.queue != nil {
+		_ = e.queue.Finish()
+	}
+	e.programs.release()
+	e.queue.Release()
+	e.ctx.Release()
+}
+
+// hashText is the short content hash used for program keys and dump file names.
+func hashText(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s;", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ensureDir creates a dump folder, with an error that names it.
+func ensureDir(dir, what string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s folder: %w", what, err)
+	}
+	return nil
+}

@@ -1,0 +1,745 @@
+package host
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"clhost/builtin_kernels"
+	"clhost/host/cl"
+	"clhost/host/model"
+)
+
+// Tensor is a float32 tensor in host memory, C order.
+type Tensor struct {
+	Shape []int
+	Data  []float32
+}
+
+// launch is one prepared NDRange: kernel with its arguments already set.
+type launch struct {
+	kernel        *cl.Kernel
+	global, local []int
+}
+
+// step is one layer bound to its kernels.
+type step struct {
+	layer    string
+	typ      string
+	custom   bool
+	launches []launch
+	// deps are the steps whose completion this one waits on (producers of its inputs).
+	deps []int
+	prog *program
+	// shapes and work sizes, for the kernel dump and error messages
+	desc string
+}
+
+// deviceTensor is a tensor living in a device buffer.
+type deviceTensor struct {
+	name  string
+	shape []int
+	buf   *cl.Buffer
+	// ready is the step whose completion makes the tensor readable; -1 for graph inputs
+	// and constants.
+	ready int
+}
+
+// Network is a model compiled for one engine: buffers allocated, programs built, kernel
+// arguments set. See the package documentation for its concurrency model.
+type Network struct {
+	engine  *Engine
+	Model   *model.Model
+	steps   []*step
+	levels  [][]int
+	tensors map[string]*deviceTensor
+	inputs  []*deviceTensor
+	outputs []*deviceTensor
+	owned   []*cl.Buffer // buffers to release (aliases appear once)
+	kernels []*cl.Kernel
+	progs   []*program
+
+	mu       sync.Mutex
+	released bool
+	profile  []LayerTime
+	// PlannedBytes is the device memory of activations; SumBytes the sum of every
+	// activation's size (what a network without buffer reuse would take).
+	PlannedBytes, SumBytes int64
+}
+
+// LayerTime is the device time of one layer in the last inference (Options.Profile).
+type LayerTime struct {
+	Layer    string
+	Type     string
+	Custom   bool
+	Kernels  int
+	DeviceNs uint64
+}
+
+// Steps lists the layers in execution order with the indexes of the layers each waits
+// on, as "name<-dep1,dep2" strings; tests use it to check wait lists.
+func (n *Network) Steps() []string {
+	out := make([]string, len(n.steps))
+	for i, s := range n.steps {
+		deps := make([]string, len(s.deps))
+		for j, d := range s.deps {
+			deps[j] = n.steps[d].layer
+		}
+		out[i] = s.layer + "<-" + strings.Join(deps, ",")
+	}
+	return out
+}
+
+// Levels returns the layer names per topological level.
+func (n *Network) Levels() [][]string {
+	out := make([][]string, len(n.levels))
+	for i, lv := range n.levels {
+		for _, s := range lv {
+			out[i] = append(out[i], n.steps[s].layer)
+		}
+	}
+	return out
+}
+
+// CustomLayers lists the layers that run a user's custom kernel, with the config file.
+func (n *Network) CustomLayers() []string {
+	var out []string
+	for _, s := range n.steps {
+		if s.custom {
+			out = append(out, fmt.Sprintf("%s (%s)", s.layer, s.typ))
+		}
+	}
+	return out
+}
+
+// Compile binds every layer of the model to a kernel, builds the programs and
+// allocates the buffers. Every layer type without an implementation is reported at once.
+func (e *Engine) Compile(m *model.Model) (*Network, error) {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return nil, errors.New("engine is closed")
+	}
+	if err := model.Validate(m); err != nil {
+		return nil, err
+	}
+	order, levels, err := executionOrder(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.checkImplemented(m); err != nil {
+		return nil, err
+	}
+	n := &Network{engine: e, Model: m, tensors: map[string]*deviceTensor{}}
+	ok := false
+	defer func() {
+		if !ok {
+			n.release()
+		}
+	}()
+	for _, name := range m.Inputs {
+		t, err := n.allocate(name, -1)
+		if err != nil {
+			return nil, err
+		}
+		n.inputs = append(n.inputs, t)
+	}
+	stepOf := make(map[int]int, len(order))
+	for _, li := range order {
+		l := &m.Layers[li]
+		stepOf[li] = len(n.steps)
+		if err := n.bindLayer(l); err != nil {
+			return nil, err
+		}
+	}
+	for _, lv := range levels {
+		var idx []int
+		for _, li := range lv {
+			idx = append(idx, stepOf[li])
+		}
+		n.levels = append(n.levels, idx)
+	}
+	for _, name := range m.Outputs {
+		t, ok := n.tensors[name]
+		if !ok {
+			return nil, fmt.Errorf("graph output %q is produced by no layer", name)
+		}
+		n.outputs = append(n.outputs, t)
+	}
+	if e.opts.DumpKernels != "" {
+		written, err := e.programs.dump(e.opts.DumpKernels, n.progs)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range written {
+			e.logf("kernel dump: wrote %s", w)
+		}
+	}
+	ok = true
+	e.mu.Lock()
+	e.networks = append(e.networks, n)
+	e.mu.Unlock()
+	return n, nil
+}
+
+// checkImplemented lists every layer type that neither a custom layer nor a built-in
+// implements, and notes custom layers that replace built-ins.
+func (e *Engine) checkImplemented(m *model.Model) error {
+	var missing []string
+	seen := map[string]bool{}
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		if _, custom := e.Layers.Lookup(l.Type); custom {
+			if _, builtin := builtinkernels.Lookup(l.Type); builtin && !seen["override "+l.Type] {
+				seen["override "+l.Type] = true
+				e.logf("custom layer %q from %s replaces the built-in layer type for this run", l.Type, e.Layers.Origin(l.Type))
+			}
+			continue
+		}
+		if _, ok := builtinkernels.Lookup(l.Type); ok {
+			continue
+		}
+		if !seen[l.Type] {
+			seen[l.Type] = true
+			missing = append(missing, fmt.Sprintf("no implementation for layer type %q (layer %q): load a custom-layer config (-c) that defines it", l.Type, l.Name))
+		}
+	}
+	if len(missing) > 0 {
+		return errors.New(strings.Join(missing, "\n"))
+	}
+	return nil
+}
+
+// allocate creates the device buffer of an activation tensor.
+func (n *Network) allocate(name string, ready int) (*deviceTensor, error) {
+	t := n.Model.Tensor(name)
+	if t == nil || t.Shape == nil {
+		return nil, fmt.Errorf("tensor %q has no known shape", name)
+	}
+	if t.Type != model.Float32 {
+		return nil, fmt.Errorf("tensor %q is %s: activations must be float32", name, t.Type)
+	}
+	size := 4 * t.Elements()
+	if size == 0 {
+		return nil, fmt.Errorf("tensor %q has an empty shape %v", name, t.Shape)
+	}
+	buf, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, size)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %q %v: %w", name, t.Shape, err)
+	}
+	n.owned = append(n.owned, buf)
+	dt := &deviceTensor{name: name, shape: append([]int(nil), t.Shape...), buf: buf, ready: ready}
+	n.tensors[name] = dt
+	n.SumBytes += int64(size)
+	n.PlannedBytes += int64(size)
+	return dt, nil
+}
+
+// input returns the device tensor for a layer input, uploading a constant on first use.
+func (n *Network) input(name string) (*deviceTensor, error) {
+	if t, ok := n.tensors[name]; ok {
+		return t, nil
+	}
+	t := n.Model.Tensor(name)
+	if t == nil || !t.IsConst() {
+		return nil, fmt.Errorf("tensor %q is neither a graph input, a constant nor produced by an earlier layer", name)
+	}
+	data := t.Data
+	if t.Type == model.Float16 {
+		data = halfToFloatBytes(data)
+	}
+	if len(data) == 0 {
+		return nil, fmt.Errorf("constant %q is empty", name)
+	}
+	buf, err := n.engine.ctx.NewBufferFrom(cl.MemReadOnly, data)
+	if err != nil {
+		return nil, fmt.Errorf("constant %q: %w", name, err)
+	}
+	n.owned = append(n.owned, buf)
+	dt := &deviceTensor{name: name, shape: append([]int(nil), t.Shape...), buf: buf, ready: -1}
+	n.tensors[name] = dt
+	return dt, nil
+}
+
+func halfToFloatBytes(b []byte) []byte {
+	out := make([]byte, 2*len(b))
+	for i := 0; i+1 < len(b); i += 2 {
+		f := model.HalfToFloat32(binary.LittleEndian.Uint16(b[i:]))
+		binary.LittleEndian.PutUint32(out[2*i:], math.Float32bits(f))
+	}
+	return out
+}
+
+// depsOf returns the distinct steps producing the given tensors.
+func depsOf(ts []*deviceTensor) []int {
+	var deps []int
+	for _, t := range ts {
+		if t.ready < 0 {
+			continue
+		}
+		dup := false
+		for _, d := range deps {
+			dup = dup || d == t.ready
+		}
+		if !dup {
+			deps = append(deps, t.ready)
+		}
+	}
+	sort.Ints(deps)
+	return deps
+}
+
+// bindLayer binds one layer: a custom kernel where a config defines its type, else the
+// built-in.
+func (n *Network) bindLayer(l *model.Layer) error {
+	if cfg, ok := n.engine.Layers.Lookup(l.Type); ok {
+		return n.bindCustom(l, cfg)
+	}
+	return n.bindBuiltin(l)
+}
+
+func (n *Network) bindBuiltin(l *model.Layer) error {
+	op, _ := builtinkernels.Lookup(l.Type)
+	ins := make([]*deviceTensor, 0, len(l.Inputs))
+	inShapes := make([][]int, 0, len(l.Inputs))
+	for _, name := range l.Inputs {
+		if name == "" { // an omitted optional input
+			ins = append(ins, nil)
+			inShapes = append(inShapes, nil)
+			continue
+		}
+		t, err := n.inputShapeOnly(name)
+		if err != nil {
+			return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+		}
+		ins = append(ins, t)
+		inShapes = append(inShapes, t.shape)
+	}
+	outShapes := make([][]int, len(l.Outputs))
+	for i, name := range l.Outputs {
+		t := n.Model.Tensor(name)
+		if t == nil || t.Shape == nil {
+			return fmt.Errorf("layer %q (%s): output %q has no known shape", l.Name, l.Type, name)
+		}
+		outShapes[i] = t.Shape
+	}
+	plan, err := op.Plan(l, inShapes, outShapes, builtinkernels.DeviceInfoOf(n.engine.Device))
+	if err != nil {
+		return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+	}
+	stepIdx := len(n.steps)
+	s := &step{layer: l.Name, typ: l.Type}
+	if plan.AliasInput >= 0 && len(plan.Launches) == 0 {
+		if plan.AliasInput >= len(ins) || ins[plan.AliasInput] == nil {
+			return fmt.Errorf("layer %q (%s): plan aliases missing input %d", l.Name, l.Type, plan.AliasInput)
+		}
+		src := ins[plan.AliasInput]
+		if src.ready < 0 && n.isConstant(src.name) {
+			if _, err := n.input(src.name); err != nil {
+				return err
+			}
+		}
+		for i, name := range l.Outputs {
+			n.tensors[name] = &deviceTensor{name: name, shape: outShapes[i], buf: n.tensors[src.name].buf, ready: src.ready}
+		}
+		n.steps = append(n.steps, s)
+		return nil
+	}
+	// Materialise the inputs the plan binds (constants are uploaded only when a kernel
+	// reads them: a Reshape's shape tensor never reaches the device).
+	used := map[int]bool{}
+	for _, la := range plan.Launches {
+		for _, a := range la.Args {
+			if a.Kind == builtinkernels.ArgInput {
+				used[a.Index] = true
+			}
+		}
+	}
+	for i := range ins {
+		if used[i] {
+			if ins[i] == nil {
+				return fmt.Errorf("layer %q (%s): the kernel needs input %d, which is omitted", l.Name, l.Type, i)
+			}
+			t, err := n.input(ins[i].name)
+			if err != nil {
+				return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+			}
+			ins[i] = t
+		}
+	}
+	outs := make([]*deviceTensor, len(l.Outputs))
+	for i, name := range l.Outputs {
+		t, err := n.allocate(name, stepIdx)
+		if err != nil {
+			return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+		}
+		outs[i] = t
+	}
+	scratch := make([]*cl.Buffer, len(plan.Scratch))
+	for i, size := range plan.Scratch {
+		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, size)
+		if err != nil {
+			return fmt.Errorf("layer %q (%s): scratch buffer of %d bytes: %w", l.Name, l.Type, size, err)
+		}
+		n.owned = append(n.owned, b)
+		scratch[i] = b
+	}
+	prog, err := n.engine.programs.get(l.Type, plan.Source, plan.Options)
+	if err != nil {
+		return buildErrorf(l.Name, l.Type, err)
+	}
+	n.useProgram(prog)
+	var descs []string
+	for _, la := range plan.Launches {
+		k, err := prog.prog.Kernel(la.Kernel)
+		if err != nil {
+			return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+		}
+		n.kernels = append(n.kernels, k)
+		for ai, a := range la.Args {
+			var err error
+			switch a.Kind {
+			case builtinkernels.ArgInput:
+				if a.Index >= len(ins) || ins[a.Index] == nil {
+					err = fmt.Errorf("input %d out of range", a.Index)
+				} else {
+					err = k.SetArgBuffer(ai, ins[a.Index].buf)
+				}
+			case builtinkernels.ArgOutput:
+				if a.Index >= len(outs) {
+					err = fmt.Errorf("output %d out of range", a.Index)
+				} else {
+					err = k.SetArgBuffer(ai, outs[a.Index].buf)
+				}
+			case builtinkernels.ArgScratch:
+				if a.Index >= len(scratch) {
+					err = fmt.Errorf("scratch %d out of range", a.Index)
+				} else {
+					err = k.SetArgBuffer(ai, scratch[a.Index])
+				}
+			case builtinkernels.ArgInt:
+				err = k.SetArgInt32(ai, a.Int)
+			case builtinkernels.ArgFloat:
+				err = k.SetArgFloat32(ai, a.Float)
+			case builtinkernels.ArgLocal:
+				err = k.SetArgLocal(ai, a.Bytes)
+			default:
+				err = fmt.Errorf("unknown argument kind %d", a.Kind)
+			}
+			if err != nil {
+				return fmt.Errorf("layer %q (%s): kernel %s argument %d: %w", l.Name, l.Type, la.Kernel, ai, err)
+			}
+		}
+		s.launches = append(s.launches, launch{kernel: k, global: la.Global, local: la.Local})
+		descs = append(descs, fmt.Sprintf("%s global %v local %v", la.Kernel, la.Global, la.Local))
+	}
+	var bound []*deviceTensor
+	for _, t := range ins {
+		if t != nil {
+			bound = append(bound, t)
+		}
+	}
+	s.deps = depsOf(bound)
+	s.prog = prog
+	s.desc = fmt.Sprintf("in %v out %v; %s", inShapes, outShapes, strings.Join(descs, "; "))
+	prog.addInstance(fmt.Sprintf("%s (%s): %s", l.Name, l.Type, s.desc))
+	n.steps = append(n.steps, s)
+	return nil
+}
+
+// inputShapeOnly returns a layer input's tensor (shape and, for activations, buffer)
+// without uploading constants.
+func (n *Network) inputShapeOnly(name string) (*deviceTensor, error) {
+	if t, ok := n.tensors[name]; ok {
+		return t, nil
+	}
+	t := n.Model.Tensor(name)
+	if t == nil || !t.IsConst() {
+		return nil, fmt.Errorf("tensor %q is neither a graph input, a constant nor produced by an earlier layer", name)
+	}
+	return &deviceTensor{name: name, shape: t.Shape, ready: -1}, nil
+}
+
+func (n *Network) isConstant(name string) bool {
+	t := n.Model.Tensor(name)
+	return t != nil && t.IsConst()
+}
+
+func (n *Network) useProgram(p *program) {
+	for _, q := range n.progs {
+		if q == p {
+			return
+		}
+	}
+	n.progs = append(n.progs, p)
+}
+
+// Inputs and Outputs describe the network's graph inputs and outputs.
+func (n *Network) Inputs() []TensorInfo  { return infos(n.inputs) }
+func (n *Network) Outputs() []TensorInfo { return infos(n.outputs) }
+
+// TensorInfo names a graph input or output and gives its shape.
+type TensorInfo struct {
+	Name  string
+	Shape []int
+}
+
+func infos(ts []*deviceTensor) []TensorInfo {
+	out := make([]TensorInfo, len(ts))
+	for i, t := range ts {
+		out[i] = TensorInfo{Name: t.name, Shape: append([]int(nil), t.shape...)}
+	}
+	return out
+}
+
+// Infer runs one inference. Every graph input must be given with the model's shape.
+func (n *Network) Infer(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.released {
+		return nil, errors.New("network is released (its engine was closed)")
+	}
+	if err := n.checkInputs(inputs); err != nil {
+		return nil, err
+	}
+	return n.run(inputs)
+}
+
+// Pending is an inference started by InferAsync.
+type Pending struct {
+	done    chan struct{}
+	outputs map[string]*Tensor
+	err     error
+}
+
+// Wait blocks until the inference ends and returns its outputs.
+func (p *Pending) Wait() (map[string]*Tensor, error) {
+	<-p.done
+	return p.outputs, p.err
+}
+
+// InferAsync starts an inference and returns at once; Wait on the result.
+func (n *Network) InferAsync(ctx context.Context, inputs map[string]*Tensor) *Pending {
+	p := &Pending{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.outputs, p.err = n.Infer(ctx, inputs)
+	}()
+	return p
+}
+
+func (n *Network) checkInputs(inputs map[string]*Tensor) error {
+	var problems []string
+	known := map[string]bool{}
+	for _, t := range n.inputs {
+		known[t.name] = true
+		in, ok := inputs[t.name]
+		if !ok || in == nil {
+			problems = append(problems, fmt.Sprintf("input %q %v is missing", t.name, t.shape))
+			continue
+		}
+		if !equalShape(in.Shape, t.shape) {
+			problems = append(problems, fmt.Sprintf("input %q has shape %v, the model wants %v", t.name, in.Shape, t.shape))
+			continue
+		}
+		if len(in.Data) != elements(t.shape) {
+			problems = append(problems, fmt.Sprintf("input %q has %d values for shape %v (%d)", t.name, len(in.Data), t.shape, elements(t.shape)))
+		}
+	}
+	for name := range inputs {
+		if !known[name] {
+			problems = append(problems, fmt.Sprintf("%q is not an input of the model (inputs: %s)", name, strings.Join(n.inputNames(), ", ")))
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func (n *Network) inputNames() []string {
+	var s []string
+	for _, t := range n.inputs {
+		s = append(s, t.name)
+	}
+	return s
+}
+
+// run writes the inputs, enqueues every step after its producers, and reads the outputs.
+func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
+	q := n.engine.queue
+	for _, t := range n.inputs {
+		if err := q.Write(t.buf, 0, float32Bytes(inputs[t.name].Data), nil); err != nil {
+			return nil, fmt.Errorf("input %q: %w", t.name, err)
+		}
+	}
+	useEvents := q.OutOfOrder || q.Profiling
+	var events [][]*cl.Event // per step, per launch
+	if useEvents {
+		events = make([][]*cl.Event, len(n.steps))
+	}
+	defer func() {
+		for _, evs := range events {
+			for _, e := range evs {
+				e.Release()
+			}
+		}
+	}()
+	var wait []*cl.Event
+	for si, s := range n.steps {
+		for li, la := range s.launches {
+			if !useEvents {
+				if err := q.EnqueueNDRangeNoEvent(la.kernel, la.global, la.local, nil); err != nil {
+					_ = q.Finish()
+					return nil, fmt.Errorf("layer %q (%s): %w", s.layer, s.typ, err)
+				}
+				continue
+			}
+			wait = wait[:0]
+			if li > 0 {
+				wait = append(wait, events[si][li-1])
+			} else {
+				for _, d := range s.deps {
+					if evs := events[d]; len(evs) > 0 {
+						wait = append(wait, evs[len(evs)-1])
+					}
+				}
+			}
+			ev, err := q.EnqueueNDRange(la.kernel, la.global, la.local, wait)
+			if err != nil {
+				_ = q.Finish()
+				return nil, fmt.Errorf("layer %q (%s): %w", s.layer, s.typ, err)
+			}
+			events[si] = append(events[si], ev)
+		}
+	}
+	if err := q.Flush(); err != nil {
+		return nil, err
+	}
+	outs := make(map[string]*Tensor, len(n.outputs))
+	for _, t := range n.outputs {
+		var wait []*cl.Event
+		if useEvents && t.ready >= 0 {
+			if evs := events[t.ready]; len(evs) > 0 {
+				wait = evs[len(evs)-1:]
+			}
+		}
+		data := make([]float32, elements(t.shape))
+		if err := q.Read(t.buf, 0, float32Bytes(data), wait); err != nil {
+			_ = q.Finish()
+			return nil, fmt.Errorf("output %q: %w", t.name, err)
+		}
+		outs[t.name] = &Tensor{Shape: append([]int(nil), t.shape...), Data: data}
+	}
+	if err := q.Finish(); err != nil {
+		return nil, err
+	}
+	if err := n.checkEvents(events); err != nil {
+		return nil, err
+	}
+	if q.Profiling {
+		n.recordProfile(events)
+	}
+	if dir := n.engine.opts.DumpTensors; dir != "" {
+		if err := n.dumpTensors(dir); err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
+}
+
+// checkEvents reports a kernel that ended with an error status.
+func (n *Network) checkEvents(events [][]*cl.Event) error {
+	for si, evs := range events {
+		for _, e := range evs {
+			if _, err := e.Status(); err != nil {
+				return fmt.Errorf("layer %q (%s): %w", n.steps[si].layer, n.steps[si].typ, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (n *Network) recordProfile(events [][]*cl.Event) {
+	n.profile = n.profile[:0]
+	for si, s := range n.steps {
+		if len(s.launches) == 0 {
+			continue
+		}
+		lt := LayerTime{Layer: s.layer, Type: s.typ, Custom: s.custom, Kernels: len(s.launches)}
+		for _, e := range events[si] {
+			if _, start, end, err := e.Profile(); err == nil && end >= start {
+				lt.DeviceNs += end - start
+			}
+		}
+		n.profile = append(n.profile, lt)
+	}
+}
+
+// Profile returns the per-layer device times of the last inference; it is empty unless
+// the engine was opened with Options.Profile.
+func (n *Network) Profile() []LayerTime {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]LayerTime(nil), n.profile...)
+}
+
+func (n *Network) release() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.released {
+		return
+	}
+	n.released = true
+	for _, k := range n.kernels {
+		k.Release()
+	}
+	for _, b := range n.owned {
+		b.Release()
+	}
+	n.kernels, n.owned = nil, nil
+}
+
+// Close releases the network's buffers and kernels (programs stay with the engine).
+func (n *Network) Close() {
+	n.release()
+	e := n.engine
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, x := range e.networks {
+		if x == n {
+			e.networks = append(e.networks[:i], e.networks[i+1:]...)
+			break
+		}
+	}
+}
+
+func equalShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func elements(s []int) int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}

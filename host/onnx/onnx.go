@@ -1,0 +1,143 @@
+// Package onnx imports ONNX models (opset 7 to 21) into clhost's in-memory model.
+//
+// Initializers become constant tensors, nodes become layers whose type is the ONNX
+// operator name (a node of another domain than the default one keeps it in a string
+// attribute "domain"), and node attributes become typed layer attributes. Constant nodes
+// become constant tensors; Identity and Dropout are folded away. Clip's constant min and
+// max inputs (opset 11 and later) become float attributes "min" and "max", the form of
+// opsets before 11, so both reach the runtime the same way; Softmax, LogSoftmax and
+// Hardmax always carry an explicit "axis". By default a BatchNormalization that follows a
+// Conv is folded into the Conv's weights (see FoldBatchNorm).
+//
+// Shapes come from the graph inputs, value_info and graph outputs, then from the
+// built-in shape inference of host/graph. Only the batch dimension may be dynamic: dim 0
+// of a graph input that is symbolic, 0, -1 or absent takes Options.Batch (1 by default),
+// and every other occurrence of the same symbol takes the same size. Options.InputShapes
+// sets an input's whole shape, for instance from the .npy file it will be fed with.
+//
+// Element types without a direct counterpart in clhost are converted when constants are
+// read: DOUBLE and BFLOAT16 become float32, BOOL becomes uint8, INT16 and UINT16 become
+// int32, UINT32 and UINT64 become int64.
+//
+// The importer accepts operator types clhost has no kernel for, since a custom layer may
+// supply one at run time; UnsupportedOps lists those the runtime does not know.
+package onnx
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"clhost/host/graph"
+	"clhost/host/model"
+)
+
+// Options tune how a model is imported. The zero value is the default.
+type Options struct {
+	// Batch is the size of a dynamic batch dimension: dim 0 of a graph input given as a
+	// symbol (dim_param), 0, -1 or not at all. Zero means 1. A fixed batch dimension in
+	// the model is kept, since its constants (Reshape shapes) may depend on it.
+	Batch int
+	// InputShapes replaces the declared shape of the named graph inputs. A symbol the
+	// model uses in such an input takes the size given here wherever else it appears.
+	InputShapes map[string][]int
+	// KeepBatchNorm leaves BatchNormalization layers in place instead of folding them
+	// into the preceding Conv.
+	KeepBatchNorm bool
+}
+
+// Load imports the ONNX model at path with default options. External data files are
+// looked up in the model's folder.
+func Load(path string) (*model.Model, error) { return Options{}.Load(path) }
+
+// Decode imports an ONNX model held in memory with default options. dir is the folder of
+// external data files ("" when the model may not have any); name labels errors.
+func Decode(data []byte, dir, name string) (*model.Model, error) {
+	return Options{}.Decode(data, dir, name)
+}
+
+// Load imports the ONNX model at path.
+func (o Options) Load(path string) (*model.Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return o.Decode(data, filepath.Dir(path), path)
+}
+
+// Decode imports an ONNX model held in memory. dir is the folder of external data files
+// ("" when the model may not have any); name labels errors and names the model when its
+// graph has no name.
+func (o Options) Decode(data []byte, dir, name string) (*model.Model, error) {
+	if name == "" {
+		name = "ONNX model"
+	}
+	m, err := o.decode(data, dir, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return m, nil
+}
+
+func (o Options) decode(data []byte, dir, name string) (*model.Model, error) {
+	if o.Batch < 0 {
+		return nil, fmt.Errorf("batch size %d is negative", o.Batch)
+	}
+	mp, err := decodeModel(data)
+	if err != nil {
+		return nil, fmt.Errorf("not a readable ONNX file: %w", err)
+	}
+	if mp.graph == nil {
+		return nil, fmt.Errorf("no graph in the file (is it an ONNX model?)")
+	}
+	opset := int64(-1)
+	for _, op := range mp.opsets {
+		if op.domain == "" || op.domain == "ai.onnx" {
+			opset = op.version
+		}
+	}
+	if opset < 0 {
+		return nil, fmt.Errorf("the model imports no opset of the default ONNX domain")
+	}
+	if opset < 7 || opset > 21 {
+		return nil, fmt.Errorf("opset %d is outside the range clhost reads (7 to 21); convert the model with onnx.version_converter", opset)
+	}
+	im := &importer{
+		opt:      o,
+		dir:      dir,
+		opset:    opset,
+		g:        mp.graph,
+		consts:   map[string]*model.Tensor{},
+		declared: map[string]*model.Tensor{},
+		producer: map[string]string{},
+		alias:    map[string]string{},
+		layerOf:  map[string]int{},
+		names:    map[string]bool{},
+		params:   map[string]int{},
+	}
+	m, err := im.run()
+	if err != nil {
+		return nil, err
+	}
+	if m.Name == "" {
+		m.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	}
+	if err := checkDeclared(m); err != nil {
+		return nil, err
+	}
+	if err := graph.InferShapes(m); err != nil {
+		return nil, err
+	}
+	if err := im.rewriteLegacySoftmax(m); err != nil {
+		return nil, err
+	}
+	if !o.KeepBatchNorm {
+		FoldBatchNorm(m)
+	}
+	pruneTensors(m)
+	if err := model.Validate(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

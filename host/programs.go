@@ -1,0 +1,205 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"clhost/host/cl"
+)
+
+// program is one compiled program and what the kernel dump says about it.
+type program struct {
+	key       string
+	layerType string // the type of the first layer that needed it, for the dump name
+	source    string
+	options   string
+	prog      *cl.Program
+	fromCache bool // loaded from the on-disk binary cache
+	mu        sync.Mutex
+	instances []string // "layer (shapes) global/local" lines, for the dump
+}
+
+func (p *program) addInstance(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, x := range p.instances {
+		if x == s {
+			return
+		}
+	}
+	p.instances = append(p.instances, s)
+}
+
+// programCache holds one program per distinct (device, source, options): two layer
+// instances with the same program text share one build.
+type programCache struct {
+	ctx      *cl.Context
+	dir      string // on-disk binary cache, "" for none
+	mu       sync.Mutex
+	programs map[string]*program
+	order    []*program
+}
+
+func newProgramCache(ctx *cl.Context, dir string) *programCache {
+	return &programCache{ctx: ctx, dir: dir, programs: map[string]*program{}}
+}
+
+// get returns the built program for source and options, building it on first use.
+func (c *programCache) get(layerType, source, options string) (*program, error) {
+	d := c.ctx.Device
+	key := hashText(d.Platform.Name, d.Name, d.DriverVersion, source, options)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.programs[key]; ok {
+		return p, nil
+	}
+	p := &program{key: key, layerType: layerType, source: source, options: options}
+	var err error
+	if p.prog, p.fromCache = c.loadBinary(key, options); p.prog == nil {
+		if p.prog, err = c.ctx.BuildProgram(source, options); err != nil {
+			return nil, err
+		}
+		c.storeBinary(key, p.prog)
+	}
+	c.programs[key] = p
+	c.order = append(c.order, p)
+	return p, nil
+}
+
+// loadBinary returns a program from the on-disk cache, or nil. A corrupt or stale
+// entry is removed and rebuilt by the caller: the cache is an accelerator, never a
+// reason to fail.
+func (c *programCache) loadBinary(key, options string) (*cl.Program, bool) {
+	if c.dir == "" {
+		return nil, false
+	}
+	path := filepath.Join(c.dir, key[:32]+".bin")
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	p, err := c.ctx.ProgramFromBinary(bin, options)
+	if err != nil {
+		_ = os.Remove(path)
+		return nil, false
+	}
+	return p, true
+}
+
+func (c *programCache) storeBinary(key string, p *cl.Program) {
+	if c.dir == "" {
+		return
+	}
+	bin, err := p.Binary()
+	if err != nil || os.MkdirAll(c.dir, 0o755) != nil {
+		return
+	}
+	// Write then rename, so a concurrent reader never sees half a file.
+	path := filepath.Join(c.dir, key[:32]+".bin")
+	tmp, err := os.CreateTemp(c.dir, "tmp-*.bin")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(bin)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+		_ = os.Remove(tmp.Name())
+	}
+}
+
+func (c *programCache) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.programs {
+		p.prog.Release()
+	}
+	c.programs = map[string]*program{}
+	c.order = nil
+}
+
+// dump writes each program used by the network into dir as <type>_<hash>.cl: exactly the
+// compiled text, then a comment with its instances, build options and build log. A file
+// that already holds the same content is left alone, so a second run writes nothing new.
+func (c *programCache) dump(dir string, progs []*program) ([]string, error) {
+	if err := ensureDir(dir, "kernel dump"); err != nil {
+		return nil, err
+	}
+	var written []string
+	for _, p := range progs {
+		name := fmt.Sprintf("%s_%s.cl", safeFileName(p.layerType), p.key[:6])
+		text := p.source + dumpTrailer(p)
+		path := filepath.Join(dir, name)
+		if old, err := os.ReadFile(path); err == nil && string(old) == text {
+			continue
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			return written, fmt.Errorf("kernel dump: %w", err)
+		}
+		written = append(written, path)
+	}
+	return written, nil
+}
+
+func dumpTrailer(p *program) string {
+	p.mu.Lock()
+	inst := append([]string(nil), p.instances...)
+	p.mu.Unlock()
+	sort.Strings(inst)
+	var b strings.Builder
+	b.WriteString("\n/* clhost kernel dump\n")
+	b.WriteString(" * layer instances:\n")
+	for _, s := range inst {
+		b.WriteString(" *   " + commentSafe(s) + "\n")
+	}
+	fmt.Fprintf(&b, " * build options: %q\n", p.options)
+	log := ""
+	if p.prog != nil {
+		log = p.prog.Log
+	}
+	if p.fromCache {
+		log = "(loaded from the program binary cache; no compiler output)"
+	}
+	if strings.TrimSpace(log) == "" {
+		log = "(empty)"
+	}
+	b.WriteString(" * build log:\n")
+	for _, line := range strings.Split(log, "\n") {
+		b.WriteString(" *   " + commentSafe(line) + "\n")
+	}
+	b.WriteString(" */\n")
+	return b.String()
+}
+
+// commentSafe keeps text from closing the dump's trailing comment early.
+func commentSafe(s string) string { return strings.ReplaceAll(s, "*/", "* /") }
+
+// safeFileName maps a layer type or tensor name to a portable file name.
+func safeFileName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 || strings.Trim(b.String(), ".") == "" {
+		return "_"
+	}
+	return b.String()
+}
+
+// buildErrorf wraps a build failure with the layer that needed the program.
+func buildErrorf(layer, typ string, err error) error {
+	var be *cl.BuildError
+	if errors.As(err, &be) {
+		return fmt.Errorf("layer %q (%s): the program failed to build: %w", layer, typ, err)
+	}
+	return fmt.Errorf("layer %q (%s): %w", layer, typ, err)
+}

@@ -146,3 +146,11 @@ func ensureDir(dir, what string) error {
 	}
 	return nil
 }
+
+// layerOrigin names the configuration file a custom layer type came from.
+func (e *Engine) layerOrigin(typ string) string {
+	if l, ok := e.Layers.Lookup(typ); ok {
+		return l.Origin
+	}
+	return "?"
+}

@@ -198,7 +198,7 @@ func (e *Engine) checkImplemented(m *model.Model) error {
 		if _, custom := e.Layers.Lookup(l.Type); custom {
 			if _, builtin := builtinkernels.Lookup(l.Type); builtin && !seen["override "+l.Type] {
 				seen["override "+l.Type] = true
-				e.logf("custom layer %q from %s replaces the built-in layer type for this run", l.Type, e.Layers.Origin(l.Type))
+				e.logf("custom layer %q from %s replaces the built-in layer type for this run", l.Type, e.layerOrigin(l.Type))
 			}
 			continue
 		}

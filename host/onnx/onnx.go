@@ -141,3 +141,32 @@ func (o Options) decode(data []byte, dir, name string) (*model.Model, error) {
 	}
 	return m, nil
 }
+
+// checkDeclared makes sure every output of a layer type without built-in shape inference
+// (a custom operator) has a shape from the model, and names every one that has not, with
+// the ONNX places a shape can be declared.
+func checkDeclared(m *model.Model) error {
+	declared := map[string]bool{}
+	for i := range m.Tensors {
+		declared[m.Tensors[i].Name] = true
+	}
+	var missing []string
+	for _, l := range m.Layers {
+		if graph.HasShape(l.Type) {
+			continue
+		}
+		for _, o := range l.Outputs {
+			if !declared[o] {
+				missing = append(missing, fmt.Sprintf("node %q (%s): output %q", l.Name, l.Type, o))
+			}
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%s has no declared shape; clhost infers shapes of built-in operators only, so declare it in the graph's value_info or outputs", missing[0])
+	}
+	return fmt.Errorf("%d outputs have no declared shape (clhost infers shapes of built-in operators only, so declare them in the graph's value_info or outputs): %s",
+		len(missing), strings.Join(missing, "; "))
+}

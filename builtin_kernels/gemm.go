@@ -1,0 +1,342 @@
+package builtinkernels
+
+import "fmt"
+
+func init() {
+	Register("Gemm", gemmOp{})
+	Register("MatMul", matmulOp{})
+}
+
+// gemmGeom is one (batched) matrix product as gemm.cl runs it.
+type gemmGeom struct {
+	m, n, k        int
+	transA, transB bool
+	hasC           bool
+	csm, csn       int // C's strides along m and n, 0 where broadcast
+	nb             int // batch count
+	bd, asb, bsb   [4]int
+}
+
+// maxBatchDims is how many batch dimensions gemm.cl indexes after merging.
+const maxBatchDims = 4
+
+func (g gemmGeom) plan(dev DeviceInfo) (*Plan, error) {
+	tm, tn := min(4, g.m), min(4, g.n)
+	var d defines
+	d.int("M", g.m)
+	d.int("N", g.n)
+	d.int("K", g.k)
+	d.bool("TRANS_A", g.transA)
+	d.bool("TRANS_B", g.transB)
+	d.bool("HAS_C", g.hasC)
+	d.int("CSM", g.csm)
+	d.int("CSN", g.csn)
+	d.int("TM", tm)
+	d.int("TN", tn)
+	d.int("NB", g.nb)
+	for i := 1; i < maxBatchDims; i++ {
+		d.int(fmt.Sprintf("BD%d", i), g.bd[i])
+	}
+	for i := 0; i < maxBatchDims; i++ {
+		d.int(fmt.Sprintf("ASB%d", i), g.asb[i])
+		d.int(fmt.Sprintf("BSB%d", i), g.bsb[i])
+	}
+	src, err := d.program("gemm.cl")
+	if err != nil {
+		return nil, err
+	}
+	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
+	if g.hasC {
+		args = append(args, Arg{Kind: ArgInput, Index: 2})
+	}
+	args = append(args, Arg{Kind: ArgOutput, Index: 0})
+	gl, lo := launchSize([]int{ceilDiv(g.n, tn), ceilDiv(g.m, tm), g.nb}, dev)
+	return &Plan{
+		Source:     src,
+		Launches:   []Launch{{Kernel: "gemm", Global: gl, Local: lo, Args: args}},
+		AliasInput: -1,
+	}, nil
+}
+
+// gemmOp is ONNX Gemm: Y = alpha·A'·B' + beta·C, A' = transA ? Aᵀ : A (M×K),
+// B' = transB ? Bᵀ : B (K×N), C optional and broadcast to M×N.
+type gemmOp struct{}
+
+func (gemmOp) geometry(p Params, in [][]int) (gemmGeom, error) {
+	const typ = "Gemm"
+	var g gemmGeom
+	if err := checkCounts(typ, in, nil, 2, 3, 0); err != nil {
+		return g, err
+	}
+	for _, name := range []string{"transA", "transB"} {
+		if v := p.Int(name, 0); v != 0 && v != 1 {
+			return g, fmt.Errorf("%s: %s %d: want 0 or 1", typ, name, v)
+		}
+	}
+	a, b := in[0], in[1]
+	if len(a) != 2 || len(b) != 2 {
+		return g, fmt.Errorf("%s: A %v and B %v must both be 2-D", typ, a, b)
+	}
+	g.transA, g.transB = p.Int("transA", 0) == 1, p.Int("transB", 0) == 1
+	g.m, g.k = a[0], a[1]
+	if g.transA {
+		g.m, g.k = a[1], a[0]
+	}
+	kb, n := b[0], b[1]
+	if g.transB {
+		kb, n = b[1], b[0]
+	}
+	if kb != g.k {
+		return g, fmt.Errorf("%s: inner dimensions differ: A %v (transA %v) gives K = %d, B %v (transB %v) gives K = %d", typ, a, g.transA, g.k, b, g.transB, kb)
+	}
+	g.n = n
+	g.nb = 1
+	g.bd = [4]int{1, 1, 1, 1}
+	if len(in) == 3 {
+		c := in[2]
+		if len(c) > 2 {
+			return g, fmt.Errorf("%s: C has shape %v: want rank 0 to 2, broadcastable to [%d %d]", typ, c, g.m, g.n)
+		}
+		bs, err := broadcastShapes(typ, []int{g.m, g.n}, c)
+		if err != nil || !sameShape(bs, []int{g.m, g.n}) {
+			return g, fmt.Errorf("%s: C has shape %v, which does not broadcast to [%d %d]", typ, c, g.m, g.n)
+		}
+		st := broadcastStrides(c, []int{g.m, g.n})
+		g.hasC, g.csm, g.csn = true, st[0], st[1]
+	}
+	return g, nil
+}
+
+func (o gemmOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
+	g, err := o.geometry(paramsOr(p), in)
+	if err != nil {
+		return nil, err
+	}
+	return [][]int{{g.m, g.n}}, nil
+}
+
+func (o gemmOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
+	p = paramsOr(p)
+	shapes, err := o.OutputShapes(p, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOut("Gemm", out, shapes); err != nil {
+		return nil, err
+	}
+	g, _ := o.geometry(p, in)
+	plan, err := g.plan(dev)
+	if err != nil {
+		return nil, err
+	}
+	alpha, beta := p.Float("alpha", 1), p.Float("beta", 1)
+	l := &plan.Launches[0]
+	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: alpha}, Arg{Kind: ArgFloat, Float: beta})
+	return plan, nil
+}
+
+func (o gemmOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
+	p = paramsOr(p)
+	shapes, err := checkTensors("Gemm", in)
+	if err != nil {
+		return nil, err
+	}
+	want, err := o.OutputShapes(p, shapes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOut("Gemm", out, want); err != nil {
+		return nil, err
+	}
+	g, _ := o.geometry(p, shapes)
+	alpha, beta := float64(p.Float("alpha", 1)), float64(p.Float("beta", 1))
+	a, b := in[0], in[1]
+	aAt := func(m, k int) float64 {
+		if g.transA {
+			return float64(a.Data[k*g.m+m])
+		}
+		return float64(a.Data[m*g.k+k])
+	}
+	bAt := func(k, n int) float64 {
+		if g.transB {
+			return float64(b.Data[n*g.k+k])
+		}
+		return float64(b.Data[k*g.n+n])
+	}
+	y := make([]float32, g.m*g.n)
+	for m := 0; m < g.m; m++ {
+		for n := 0; n < g.n; n++ {
+			var s float64
+			for k := 0; k < g.k; k++ {
+				s += aAt(m, k) * bAt(k, n)
+			}
+			v := alpha * s
+			if g.hasC {
+				c := in[2]
+				// C broadcasts by numpy's rule: a size-1 (or missing) dimension repeats.
+				ci := 0
+				switch len(c.Shape) {
+				case 1:
+					if c.Shape[0] != 1 {
+						ci = n
+					}
+				case 2:
+					if c.Shape[0] != 1 {
+						ci = m * c.Shape[1]
+					}
+					if c.Shape[1] != 1 {
+						ci += n
+					}
+				}
+				v += beta * float64(c.Data[ci])
+			}
+			y[m*g.n+n] = float32(v)
+		}
+	}
+	return []*HostTensor{{Shape: []int{g.m, g.n}, Data: y}}, nil
+}
+
+// matmulOp is ONNX MatMul, numpy's matmul: [..., M, K] × [..., K, N] with the leading
+// (batch) dimensions broadcast; a 1-D A is a row [1, K] and a 1-D B a column [K, 1],
+// and that dimension is dropped from the result.
+type matmulOp struct{}
+
+type matmulShape struct {
+	geom  gemmGeom
+	out   []int
+	batch []int // the output's batch dimensions
+}
+
+func (matmulOp) shape(in [][]int) (matmulShape, error) {
+	const typ = "MatMul"
+	var r matmulShape
+	if err := checkCounts(typ, in, nil, 2, 2, 0); err != nil {
+		return r, err
+	}
+	a, b := in[0], in[1]
+	if len(a) == 0 || len(b) == 0 {
+		return r, fmt.Errorf("%s: A %v and B %v must have rank 1 or more", typ, a, b)
+	}
+	a2, b2 := a, b
+	if len(a) == 1 {
+		a2 = []int{1, a[0]}
+	}
+	if len(b) == 1 {
+		b2 = []int{b[0], 1}
+	}
+	m, k := a2[len(a2)-2], a2[len(a2)-1]
+	kb, n := b2[len(b2)-2], b2[len(b2)-1]
+	if k != kb {
+		return r, fmt.Errorf("%s: inner dimensions differ: A %v has K = %d, B %v has K = %d", typ, a, k, b, kb)
+	}
+	ab, bb := a2[:len(a2)-2], b2[:len(b2)-2]
+	batch, err := broadcastShapes(typ, ab, bb)
+	if err != nil {
+		return r, fmt.Errorf("%s: batch dimensions of A %v and B %v do not broadcast", typ, a, b)
+	}
+	r.batch = batch
+	r.out = cloneShape(batch)
+	if len(a) > 1 {
+		r.out = append(r.out, m)
+	}
+	if len(b) > 1 {
+		r.out = append(r.out, n)
+	}
+	if err := checkShape(typ, "output 0", r.out); err != nil {
+		return r, err
+	}
+	// Batch strides in elements: each batch of A is one M×K matrix.
+	as := broadcastStrides(ab, batch)
+	bs := broadcastStrides(bb, batch)
+	for i := range as {
+		as[i] *= m * k
+		bs[i] *= k * n
+	}
+	dims, st := coalesce(batch, as, bs)
+	if len(dims) > maxBatchDims {
+		return r, fmt.Errorf("%s: A %v and B %v need %d batch index dimensions after merging, the kernel handles %d", typ, a, b, len(dims), maxBatchDims)
+	}
+	g := gemmGeom{m: m, n: n, k: k, nb: numel(batch), bd: [4]int{1, 1, 1, 1}}
+	off := maxBatchDims - len(dims)
+	for i := range dims {
+		g.bd[off+i], g.asb[off+i], g.bsb[off+i] = dims[i], st[0][i], st[1][i]
+	}
+	r.geom = g
+	return r, nil
+}
+
+func (o matmulOp) OutputShapes(_ Params, in [][]int) ([][]int, error) {
+	s, err := o.shape(in)
+	if err != nil {
+		return nil, err
+	}
+	return [][]int{s.out}, nil
+}
+
+func (o matmulOp) Plan(_ Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
+	s, err := o.shape(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOut("MatMul", out, [][]int{s.out}); err != nil {
+		return nil, err
+	}
+	plan, err := s.geom.plan(dev)
+	if err != nil {
+		return nil, err
+	}
+	l := &plan.Launches[0]
+	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: 1}, Arg{Kind: ArgFloat, Float: 0})
+	return plan, nil
+}
+
+func (o matmulOp) Reference(_ Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
+	shapes, err := checkTensors("MatMul", in)
+	if err != nil {
+		return nil, err
+	}
+	s, err := o.shape(shapes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOut("MatMul", out, [][]int{s.out}); err != nil {
+		return nil, err
+	}
+	a, b := in[0], in[1]
+	M, N, K := s.geom.m, s.geom.n, s.geom.k
+	// matrix finds the start of the matrix of t for output batch index bi: t's batch
+	// dimensions align at the right with the output's, size-1 ones repeating.
+	matrix := func(t *HostTensor, bi []int, size int) int {
+		tb := t.Shape[:max(0, len(t.Shape)-2)]
+		off := 0
+		for j, d := range tb {
+			k := bi[len(bi)-len(tb)+j]
+			if d == 1 {
+				k = 0
+			}
+			off = off*d + k
+		}
+		return off * size
+	}
+	nb := numel(s.batch)
+	y := make([]float32, nb*M*N)
+	bi := make([]int, len(s.batch))
+	for z := 0; z < nb; z++ {
+		r := z
+		for j := len(bi) - 1; j >= 0; j-- {
+			bi[j] = r % s.batch[j]
+			r /= s.batch[j]
+		}
+		ao, bo := matrix(a, bi, M*K), matrix(b, bi, K*N)
+		for m := 0; m < M; m++ {
+			for n := 0; n < N; n++ {
+				var acc float64
+				for k := 0; k < K; k++ {
+					acc += float64(a.Data[ao+m*K+k]) * float64(b.Data[bo+k*N+n])
+				}
+				y[(z*M+m)*N+n] = float32(acc)
+			}
+		}
+	}
+	return []*HostTensor{{Shape: cloneShape(s.out), Data: y}}, nil
+}

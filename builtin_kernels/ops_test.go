@@ -1,0 +1,378 @@
+package builtinkernels
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"clhost/host/cl"
+)
+
+// testEnv is the device every kernel test runs on: CLHOST_TEST_DEVICE (a cl.Select
+// spec, "cpu" by default, e.g. "oclgrind" to run under the simulator).
+type testEnv struct {
+	ctx *cl.Context
+	dev DeviceInfo
+}
+
+var (
+	envOnce sync.Once
+	envVal  *testEnv
+	envErr  error
+)
+
+func deviceEnv(t *testing.T) *testEnv {
+	t.Helper()
+	envOnce.Do(func() {
+		spec := os.Getenv("CLHOST_TEST_DEVICE")
+		if spec == "" {
+			spec = "cpu"
+		}
+		d, _, err := cl.Select(spec)
+		if err != nil {
+			envErr = fmt.Errorf("OpenCL device %q (install pocl-opencl-icd, or set CLHOST_TEST_DEVICE): %w", spec, err)
+			return
+		}
+		ctx, err := cl.NewContext(d)
+		if err != nil {
+			envErr = err
+			return
+		}
+		envVal = &testEnv{ctx: ctx, dev: DeviceInfoOf(d)}
+	})
+	if envErr != nil {
+		t.Fatal(envErr)
+	}
+	return envVal
+}
+
+// opCase is one layer instance of the harness. out is worked out by hand from the
+// ONNX definitions, never taken from the code under test.
+type opCase struct {
+	name  string
+	typ   string
+	attrs Attrs
+	in    [][]int
+	out   [][]int
+	// gen says how to fill each input: 'r' uniform [-1, 1] (the default), 'w' wide
+	// [-5, 5] to reach the bends of activations, 'p' positive [0.5, 1.5] (variances),
+	// 'n' magnitude [0.5, 1.5] of either sign (divisors).
+	gen string
+}
+
+func sh(dims ...int) []int { return dims }
+
+func shapes(s ...[]int) [][]int { return s }
+
+var opCases = []opCase{
+	// Conv: pads given as [top, left, bottom, right]; out = (in + pads - dil·(k-1) - 1)/stride + 1.
+	{name: "pad1_bias", typ: "Conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}},
+		in: shapes(sh(1, 3, 7, 5), sh(4, 3, 3, 3), sh(4)), out: shapes(sh(1, 4, 7, 5))},
+	{name: "batch2_nopad_m5", typ: "Conv", attrs: Attrs{"kernel_shape": []int{3, 3}},
+		in: shapes(sh(2, 3, 7, 5), sh(5, 3, 3, 3)), out: shapes(sh(2, 5, 5, 3))},
+	{name: "asym_pads_strides", typ: "Conv", attrs: Attrs{"pads": []int{0, 1, 2, 0}, "strides": []int{2, 3}},
+		in: shapes(sh(1, 2, 9, 7), sh(3, 2, 3, 2), sh(3)), out: shapes(sh(1, 3, 5, 3))},
+	{name: "dilations", typ: "Conv", attrs: Attrs{"pads": []int{2, 1, 1, 3}, "dilations": []int{2, 3}},
+		in: shapes(sh(1, 2, 8, 9), sh(2, 2, 3, 3)), out: shapes(sh(1, 2, 7, 7))},
+	{name: "group2", typ: "Conv", attrs: Attrs{"group": 2, "pads": []int{1, 1, 1, 1}},
+		in: shapes(sh(2, 4, 6, 5), sh(6, 2, 3, 3), sh(6)), out: shapes(sh(2, 6, 6, 5))},
+	{name: "depthwise_stride2", typ: "Conv", attrs: Attrs{"group": 5, "pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}},
+		in: shapes(sh(1, 5, 7, 6), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 4, 3))},
+	{name: "depthwise_multiplier2", typ: "Conv", attrs: Attrs{"group": 3},
+		in: shapes(sh(2, 3, 5, 5), sh(6, 1, 3, 3)), out: shapes(sh(2, 6, 3, 3))},
+	{name: "same_upper_stride2", typ: "Conv", attrs: Attrs{"auto_pad": "SAME_UPPER", "strides": []int{2, 2}},
+		in: shapes(sh(1, 2, 7, 5), sh(3, 2, 4, 4)), out: shapes(sh(1, 3, 4, 3))},
+	{name: "same_lower", typ: "Conv", attrs: Attrs{"auto_pad": "SAME_LOWER"},
+		in: shapes(sh(1, 2, 6, 5), sh(2, 2, 3, 2), sh(2)), out: shapes(sh(1, 2, 6, 5))},
+	{name: "valid_strides", typ: "Conv", attrs: Attrs{"auto_pad": "VALID", "strides": []int{2, 1}},
+		in: shapes(sh(1, 3, 7, 5), sh(2, 3, 2, 3)), out: shapes(sh(1, 2, 3, 3))},
+	{name: "conv1d", typ: "Conv", attrs: Attrs{"pads": []int{2, 1}, "strides": []int{2}, "dilations": []int{2}},
+		in: shapes(sh(2, 3, 11), sh(4, 3, 3)), out: shapes(sh(2, 4, 5))},
+	{name: "pointwise", typ: "Conv",
+		in: shapes(sh(2, 8, 5, 3), sh(7, 8, 1, 1), sh(7)), out: shapes(sh(2, 7, 5, 3))},
+	{name: "one_channel_asym_stride2", typ: "Conv", attrs: Attrs{"pads": []int{1, 1, 0, 0}, "strides": []int{2, 2}},
+		in: shapes(sh(1, 1, 6, 6), sh(4, 1, 3, 3)), out: shapes(sh(1, 4, 3, 3))},
+	{name: "convpool_4x4_stride4", typ: "Conv", attrs: Attrs{"strides": []int{4, 4}},
+		in: shapes(sh(1, 3, 16, 12), sh(10, 3, 4, 4), sh(10)), out: shapes(sh(1, 10, 4, 3))},
+
+	// Pools.
+	{name: "k2s2", typ: "MaxPool", attrs: Attrs{"kernel_shape": []int{2, 2}, "strides": []int{2, 2}},
+		in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 3, 2))},
+	{name: "k2s2_ceil", typ: "MaxPool", attrs: Attrs{"kernel_shape": []int{2, 2}, "strides": []int{2, 2}, "ceil_mode": 1},
+		in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 4, 3))},
+	// ceil gives 3 windows per side, but the third would start in the end padding.
+	{name: "ceil_drops_window_in_padding", typ: "MaxPool", attrs: Attrs{"kernel_shape": []int{2, 2}, "strides": []int{2, 2}, "pads": []int{0, 0, 1, 1}, "ceil_mode": 1},
+		in: shapes(sh(1, 2, 4, 4)), out: shapes(sh(1, 2, 2, 2))},
+	{name: "asym_pads_dilations", typ: "MaxPool", attrs: Attrs{"kernel_shape": []int{3, 3}, "pads": []int{1, 0, 2, 1}, "strides": []int{2, 2}, "dilations": []int{2, 1}},
+		in: shapes(sh(1, 2, 9, 8)), out: shapes(sh(1, 2, 4, 4))},
+	{name: "same_upper", typ: "MaxPool", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "auto_pad": "SAME_UPPER"},
+		in: shapes(sh(1, 3, 7, 5)), out: shapes(sh(1, 3, 4, 3))},
+	{name: "pool1d", typ: "MaxPool", attrs: Attrs{"kernel_shape": []int{3}, "strides": []int{2}, "pads": []int{1, 1}},
+		in: shapes(sh(2, 3, 10)), out: shapes(sh(2, 3, 5))},
+	{name: "k3s1", typ: "AveragePool", attrs: Attrs{"kernel_shape": []int{3, 3}},
+		in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 5, 3))},
+	{name: "pads_exclude", typ: "AveragePool", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}},
+		in: shapes(sh(1, 2, 7, 5)), out: shapes(sh(1, 2, 4, 3))},
+	{name: "pads_include", typ: "AveragePool", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}, "count_include_pad": 1},
+		in: shapes(sh(1, 2, 7, 5)), out: shapes(sh(1, 2, 4, 3))},
+	// The last window covers input 5, end padding 6 and 7 past the padding: the divisor
+	// counts 2 positions per side.
+	{name: "ceil_include_pad", typ: "AveragePool", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}, "ceil_mode": 1, "count_include_pad": 1},
+		in: shapes(sh(1, 2, 6, 6)), out: shapes(sh(1, 2, 4, 4))},
+	{name: "same_lower", typ: "AveragePool", attrs: Attrs{"kernel_shape": []int{2, 3}, "strides": []int{2, 2}, "auto_pad": "SAME_LOWER"},
+		in: shapes(sh(1, 2, 5, 7)), out: shapes(sh(1, 2, 3, 4))},
+	{name: "nchw", typ: "GlobalAveragePool", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 1, 1))},
+	{name: "ncw", typ: "GlobalAveragePool", in: shapes(sh(2, 3, 11)), out: shapes(sh(2, 3, 1))},
+	{name: "nchw", typ: "GlobalMaxPool", in: shapes(sh(1, 4, 3, 3)), out: shapes(sh(1, 4, 1, 1))},
+
+	// Activations.
+	{name: "4d", typ: "Relu", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5))},
+	{name: "1d", typ: "Relu", in: shapes(sh(37)), out: shapes(sh(37))},
+	{name: "default_alpha", typ: "LeakyRelu", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5))},
+	{name: "alpha0.2", typ: "LeakyRelu", attrs: Attrs{"alpha": 0.2}, in: shapes(sh(3, 11)), out: shapes(sh(3, 11))},
+	{name: "wide", typ: "Sigmoid", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5)), gen: "w"},
+	{name: "wide", typ: "Tanh", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5)), gen: "w"},
+	{name: "default", typ: "HardSigmoid", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5)), gen: "w"},
+	{name: "alpha_beta", typ: "HardSigmoid", attrs: Attrs{"alpha": 0.3, "beta": 0.4}, in: shapes(sh(5, 7)), out: shapes(sh(5, 7)), gen: "w"},
+	{name: "wide", typ: "HardSwish", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5)), gen: "w"},
+	{name: "min_max", typ: "Clip", attrs: Attrs{"min": -0.5, "max": 0.3}, in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5))},
+	{name: "min_only", typ: "Clip", attrs: Attrs{"min": 0.0}, in: shapes(sh(4, 9)), out: shapes(sh(4, 9)), gen: "w"},
+	{name: "relu6", typ: "Clip", attrs: Attrs{"min": 0.0, "max": 6.0}, in: shapes(sh(4, 9)), out: shapes(sh(4, 9)), gen: "w"},
+
+	// Arithmetic with broadcasting.
+	{name: "same_shape", typ: "Add", in: shapes(sh(2, 3, 7, 5), sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5))},
+	{name: "per_channel_c11", typ: "Add", in: shapes(sh(2, 3, 7, 5), sh(3, 1, 1)), out: shapes(sh(2, 3, 7, 5))},
+	{name: "both_broadcast", typ: "Add", in: shapes(sh(2, 1, 5), sh(3, 1)), out: shapes(sh(2, 3, 5))},
+	{name: "per_channel_1c11", typ: "Mul", in: shapes(sh(2, 3, 7, 5), sh(1, 3, 1, 1)), out: shapes(sh(2, 3, 7, 5))},
+	{name: "interleaved", typ: "Mul", in: shapes(sh(4, 1, 3, 1), sh(1, 5, 1, 2)), out: shapes(sh(4, 5, 3, 2))},
+	{name: "same_shape", typ: "Mul", in: shapes(sh(3, 7), sh(3, 7)), out: shapes(sh(3, 7))},
+	{name: "scalar_1", typ: "Sub", in: shapes(sh(2, 3, 7, 5), sh(1)), out: shapes(sh(2, 3, 7, 5))},
+	{name: "scalar_first", typ: "Sub", in: shapes(sh(1), sh(2, 3)), out: shapes(sh(2, 3))},
+	{name: "same_shape", typ: "Sub", in: shapes(sh(3, 7), sh(3, 7)), out: shapes(sh(3, 7))},
+	{name: "rank0_divisor", typ: "Div", in: shapes(sh(2, 3, 7, 5), sh()), out: shapes(sh(2, 3, 7, 5)), gen: "rn"},
+	{name: "same_shape", typ: "Div", in: shapes(sh(3, 7), sh(3, 7)), out: shapes(sh(3, 7)), gen: "rn"},
+	{name: "last_axis", typ: "Div", in: shapes(sh(2, 3, 5), sh(5)), out: shapes(sh(2, 3, 5)), gen: "rn"},
+
+	{name: "nchw", typ: "BatchNormalization",
+		in:  shapes(sh(2, 3, 7, 5), sh(3), sh(3), sh(3), sh(3)),
+		out: shapes(sh(2, 3, 7, 5)), gen: "rrrrp"},
+	{name: "nc_eps", typ: "BatchNormalization", attrs: Attrs{"epsilon": 1e-3},
+		in:  shapes(sh(3, 4), sh(4), sh(4), sh(4), sh(4)),
+		out: shapes(sh(3, 4)), gen: "rrrrp"},
+
+	{name: "axis1_three", typ: "Concat", attrs: Attrs{"axis": 1},
+		in: shapes(sh(2, 3, 4, 5), sh(2, 2, 4, 5), sh(2, 1, 4, 5)), out: shapes(sh(2, 6, 4, 5))},
+	{name: "axis0", typ: "Concat", attrs: Attrs{"axis": 0},
+		in: shapes(sh(1, 3, 2), sh(2, 3, 2)), out: shapes(sh(3, 3, 2))},
+	{name: "axis_minus1", typ: "Concat", attrs: Attrs{"axis": -1},
+		in: shapes(sh(2, 3, 4), sh(2, 3, 1)), out: shapes(sh(2, 3, 5))},
+	{name: "single", typ: "Concat", attrs: Attrs{"axis": 2},
+		in: shapes(sh(2, 3, 4)), out: shapes(sh(2, 3, 4))},
+
+	{name: "default_axis", typ: "Flatten", in: shapes(sh(2, 3, 4, 5)), out: shapes(sh(2, 60))},
+	{name: "axis0", typ: "Flatten", attrs: Attrs{"axis": 0}, in: shapes(sh(2, 3, 4, 5)), out: shapes(sh(1, 120))},
+	{name: "axis_minus1", typ: "Flatten", attrs: Attrs{"axis": -1}, in: shapes(sh(2, 3, 4, 5)), out: shapes(sh(24, 5))},
+	{name: "shape_input", typ: "Reshape", in: shapes(sh(2, 3, 4), sh(2)), out: shapes(sh(6, 4))},
+	{name: "shape_attr", typ: "Reshape", attrs: Attrs{"shape": []int{0, -1}}, in: shapes(sh(2, 3, 4)), out: shapes(sh(2, 12))},
+	{name: "4d", typ: "Identity", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5))},
+
+	{name: "bias_n", typ: "Gemm", in: shapes(sh(5, 7), sh(7, 3), sh(3)), out: shapes(sh(5, 3))},
+	{name: "transA_alpha_beta_c_m1", typ: "Gemm", attrs: Attrs{"transA": 1, "alpha": 0.5, "beta": 2.0},
+		in: shapes(sh(7, 5), sh(7, 3), sh(5, 1)), out: shapes(sh(5, 3))},
+	{name: "transB_full_c", typ: "Gemm", attrs: Attrs{"transB": 1},
+		in: shapes(sh(5, 7), sh(3, 7), sh(5, 3)), out: shapes(sh(5, 3))},
+	{name: "both_trans_no_c", typ: "Gemm", attrs: Attrs{"transA": 1, "transB": 1},
+		in: shapes(sh(7, 5), sh(3, 7)), out: shapes(sh(5, 3))},
+	{name: "fc_batch1_scalar_c", typ: "Gemm", attrs: Attrs{"beta": 0.5},
+		in: shapes(sh(1, 9), sh(9, 10), sh()), out: shapes(sh(1, 10))},
+	{name: "fc_transB", typ: "Gemm", attrs: Attrs{"transB": 1},
+		in: shapes(sh(3, 64), sh(10, 64), sh(10)), out: shapes(sh(3, 10))},
+	{name: "2d", typ: "MatMul", in: shapes(sh(5, 7), sh(7, 3)), out: shapes(sh(5, 3))},
+	{name: "batched_a", typ: "MatMul", in: shapes(sh(2, 5, 7), sh(7, 3)), out: shapes(sh(2, 5, 3))},
+	{name: "broadcast_batches", typ: "MatMul", in: shapes(sh(2, 1, 5, 7), sh(3, 7, 4)), out: shapes(sh(2, 3, 5, 4))},
+	{name: "vector_a", typ: "MatMul", in: shapes(sh(7), sh(2, 7, 3)), out: shapes(sh(2, 3))},
+	{name: "vector_b", typ: "MatMul", in: shapes(sh(2, 5, 7), sh(7)), out: shapes(sh(2, 5))},
+
+	{name: "last_axis", typ: "Softmax", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5)), gen: "w"},
+	{name: "axis1", typ: "Softmax", attrs: Attrs{"axis": 1}, in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5)), gen: "w"},
+	{name: "axis0", typ: "Softmax", attrs: Attrs{"axis": 0}, in: shapes(sh(4, 10)), out: shapes(sh(4, 10)), gen: "w"},
+	{name: "axis_minus2", typ: "Softmax", attrs: Attrs{"axis": -2}, in: shapes(sh(3, 6, 4)), out: shapes(sh(3, 6, 4)), gen: "w"},
+}
+
+// Every pair of layouts, including a format to itself, plus a rank-3 tensor padded to
+// B,F,Y,X.
+func init() {
+	formats := []string{"BFYX", "BYXF", "YXFB", "FYXB"}
+	for _, from := range formats {
+		for _, to := range formats {
+			opCases = append(opCases, opCase{name: from + "_to_" + to, typ: ReorderType,
+				attrs: Attrs{"from": from, "to": to}, in: shapes(sh(2, 3, 5, 7)), out: shapes(sh(2, 3, 5, 7))})
+		}
+	}
+	opCases = append(opCases, opCase{name: "rank3_lowercase", typ: ReorderType,
+		attrs: Attrs{"from": "bfyx", "to": "byxf"}, in: shapes(sh(2, 3, 4)), out: shapes(sh(2, 3, 4))})
+}
+
+func (c opCase) inputs() []*HostTensor {
+	h := fnv.New64a()
+	h.Write([]byte(c.typ + "/" + c.name))
+	rng := rand.New(rand.NewPCG(h.Sum64(), 1))
+	ts := make([]*HostTensor, len(c.in))
+	for i, s := range c.in {
+		kind := byte('r')
+		if i < len(c.gen) {
+			kind = c.gen[i]
+		}
+		d := make([]float32, numel(s))
+		for j := range d {
+			u := rng.Float64()
+			switch kind {
+			case 'w':
+				d[j] = float32(10*u - 5)
+			case 'p':
+				d[j] = float32(0.5 + u)
+			case 'n':
+				v := 0.5 + u
+				if rng.IntN(2) == 0 {
+					v = -v
+				}
+				d[j] = float32(v)
+			default:
+				d[j] = float32(2*u - 1)
+			}
+		}
+		ts[i] = &HostTensor{Shape: cloneShape(s), Data: d}
+	}
+	return ts
+}
+
+// closeTo is the harness's tolerance: |got-want| ≤ 1e-4·max(1, |want|). NaN never
+// passes, so an output element the kernel left unwritten (RunPlan fills with NaN) fails.
+func closeTo(got, want float32) bool {
+	if math.IsNaN(float64(got)) || math.IsNaN(float64(want)) {
+		return false
+	}
+	if math.IsInf(float64(want), 0) {
+		return got == want
+	}
+	d := math.Abs(float64(got) - float64(want))
+	return d <= 1e-4*math.Max(1, math.Abs(float64(want)))
+}
+
+func compare(t *testing.T, what string, got, want *HostTensor) {
+	t.Helper()
+	if !sameShape(got.Shape, want.Shape) {
+		t.Fatalf("%s: shape %v, want %v", what, got.Shape, want.Shape)
+	}
+	if len(got.Data) != len(want.Data) {
+		t.Fatalf("%s: %d values, want %d", what, len(got.Data), len(want.Data))
+	}
+	bad := 0
+	for i := range want.Data {
+		if !closeTo(got.Data[i], want.Data[i]) {
+			if bad < 5 {
+				t.Errorf("%s: element %d (index %v): got %v, want %v", what, i, unravel(i, want.Shape), got.Data[i], want.Data[i])
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d elements differ", what, bad, len(want.Data))
+	}
+}
+
+func unravel(i int, s []int) []int {
+	idx := make([]int, len(s))
+	for j := len(s) - 1; j >= 0; j-- {
+		idx[j] = i % s[j]
+		i /= s[j]
+	}
+	return idx
+}
+
+// checkLaunches holds a plan to what OpenCL accepts: 1 to 3 dimensions, local sizes that
+// divide the global ones and fit the device's work-group limit.
+func checkLaunches(t *testing.T, p *Plan, dev DeviceInfo) {
+	t.Helper()
+	for i, l := range p.Launches {
+		if len(l.Global) < 1 || len(l.Global) > 3 {
+			t.Errorf("launch %d: %d global dimensions", i, len(l.Global))
+		}
+		if l.Local == nil {
+			continue
+		}
+		if len(l.Local) != len(l.Global) {
+			t.Errorf("launch %d: local %v for global %v", i, l.Local, l.Global)
+			continue
+		}
+		total := 1
+		for d := range l.Local {
+			if l.Local[d] < 1 || l.Global[d]%l.Local[d] != 0 {
+				t.Errorf("launch %d: local %v does not divide global %v", i, l.Local, l.Global)
+			}
+			total *= l.Local[d]
+		}
+		if dev.MaxWorkGroupSize > 0 && total > dev.MaxWorkGroupSize {
+			t.Errorf("launch %d: work-group of %d items, the device allows %d", i, total, dev.MaxWorkGroupSize)
+		}
+	}
+}
+
+// TestOpsMatchReference is the harness: every op on the device against its CPU
+// reference over the case table. CLHOST_TEST_CASES narrows it to cases whose
+// "type/name" contains the given text (for slow simulators such as oclgrind).
+func TestOpsMatchReference(t *testing.T) {
+	env := deviceEnv(t)
+	filter := os.Getenv("CLHOST_TEST_CASES")
+	for _, c := range opCases {
+		if filter != "" && !strings.Contains(c.typ+"/"+c.name, filter) {
+			continue
+		}
+		t.Run(c.typ+"/"+c.name, func(t *testing.T) {
+			t.Parallel()
+			op, ok := Lookup(c.typ)
+			if !ok {
+				t.Fatalf("layer type %q is not registered", c.typ)
+			}
+			if si, ok := op.(ShapeInferrer); ok && !(c.typ == "Reshape" && !c.attrs.Has("shape")) {
+				got, err := si.OutputShapes(c.attrs, c.in)
+				if err != nil {
+					t.Fatalf("OutputShapes: %v", err)
+				}
+				if err := checkOut(c.typ, got, c.out); err != nil {
+					t.Fatalf("OutputShapes %v, the table says %v", got, c.out)
+				}
+			}
+			plan, err := op.Plan(c.attrs, c.in, c.out, env.dev)
+			if err != nil {
+				t.Fatalf("Plan: %v", err)
+			}
+			checkLaunches(t, plan, env.dev)
+			in := c.inputs()
+			want, err := op.Reference(c.attrs, in, c.out)
+			if err != nil {
+				t.Fatalf("Reference: %v", err)
+			}
+			q, err := env.ctx.NewQueue(cl.QueueOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Release()
+			got, err := RunPlan(env.ctx, q, plan, in, c.out)
+			if err != nil {
+				t.Fatalf("RunPlan: %v", err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d outputs, reference has %d", len(got), len(want))
+			}
+			for i := range want {
+				compare(t, fmt.Sprintf("output %d", i), got[i], want[i])
+			}
+		})
+	}
+}

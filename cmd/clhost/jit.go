@@ -1,0 +1,207 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"clhost/customlayer"
+	"clhost/host/cl"
+	"clhost/jit"
+)
+
+func init() {
+	register(command{name: "jit", summary: "print the program text of a custom layer instance (and build it with --build)", run: func(args []string) error {
+		return runJit(args, os.Stdout, os.Stderr)
+	}})
+}
+
+// tensorList is a repeatable --input/--output flag: DIMS[:FORMAT][:TYPE].
+type tensorList []jit.Tensor
+
+func (l *tensorList) String() string { return fmt.Sprint(len(*l), " tensors") }
+
+func (l *tensorList) Set(v string) error {
+	t, err := parseTensorSpec(v)
+	if err != nil {
+		return err
+	}
+	*l = append(*l, t)
+	return nil
+}
+
+// parseTensorSpec reads DIMS[:FORMAT][:TYPE], e.g. 1x96x55x55, 1x3x8x8:byxf, 4x10:half.
+// Without a format the tensor takes the one the layer declares.
+func parseTensorSpec(s string) (jit.Tensor, error) {
+	t := jit.Tensor{Format: customlayer.ANY}
+	parts := strings.Split(s, ":")
+	if parts[0] == "" {
+		return t, fmt.Errorf("%q: no dimensions (want e.g. 1x96x55x55[:byxf][:half])", s)
+	}
+	for _, d := range strings.Split(parts[0], "x") {
+		n, err := strconv.Atoi(strings.TrimSpace(d))
+		if err != nil || n < 1 {
+			return t, fmt.Errorf("%q: dimension %q is not a positive integer (want e.g. 1x96x55x55)", s, d)
+		}
+		t.Shape = append(t.Shape, n)
+	}
+	if len(t.Shape) > 4 {
+		return t, fmt.Errorf("%q: %d dimensions, at most 4", s, len(t.Shape))
+	}
+	haveFormat := false
+	for _, p := range parts[1:] {
+		if f, ok := customlayer.ParseFormat(p); ok {
+			if haveFormat {
+				return t, fmt.Errorf("%q: two formats", s)
+			}
+			t.Format, haveFormat = f, true
+			continue
+		}
+		if t.Type != "" || p == "" {
+			return t, fmt.Errorf("%q: %q is neither a format (bfyx, byxf, yxfb, fyxb, any) nor an element type", s, p)
+		}
+		t.Type = p
+	}
+	return t, nil
+}
+
+// paramList is a repeatable --param NAME=VALUE flag.
+type paramList struct {
+	m     jit.ParamMap
+	order []string
+}
+
+func (p *paramList) String() string { return strings.Join(p.order, ",") }
+
+func (p *paramList) Set(v string) error {
+	name, val, ok := strings.Cut(v, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return fmt.Errorf("%q: want NAME=VALUE (e.g. negative_slope=0.1 or width=2,3,4)", v)
+	}
+	if p.m == nil {
+		p.m = jit.ParamMap{}
+	}
+	if _, dup := p.m[name]; dup {
+		return fmt.Errorf("parameter %q given twice", name)
+	}
+	p.m[name] = jit.ParseValue(val)
+	p.order = append(p.order, name)
+	return nil
+}
+
+func runJit(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("jit")
+	var configs stringList
+	var inputs, outputs tensorList
+	var params paramList
+	fs.Var(&configs, "c", "custom-layer configuration `file` (XML); repeatable")
+	layerType := fs.String("l", "", "the custom layer `type` to instantiate")
+	fs.Var(&inputs, "input", "an input tensor `DIMS[:FORMAT][:TYPE]` (e.g. 1x96x55x55, 1x3x8x8:byxf:half); repeat in port order")
+	fs.Var(&outputs, "output", "an output tensor `DIMS[:FORMAT][:TYPE]`; repeat in port order")
+	fs.Var(&params, "param", "a layer parameter `NAME=VALUE` (0.1 is a float, 3 an int, 2,3,4 a list); repeatable")
+	name := fs.String("name", "", "the layer instance name used in messages (default: the type)")
+	build := fs.Bool("build", false, "also compile the program on the device and report the result")
+	dev := deviceFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case len(configs) == 0:
+		return usagef("no configuration: give -c FILE")
+	case *layerType == "":
+		return usagef("no layer type: give -l TYPE")
+	case len(outputs) == 0:
+		return usagef("no output tensor: give --output DIMS[:FORMAT]")
+	}
+	if *dev != "" && !*build {
+		return usagef("-d only matters with --build")
+	}
+
+	reg, err := loadConfigs(configs, stderr)
+	if err != nil {
+		return configError(err)
+	}
+	layer, ok := reg.Lookup(*layerType)
+	if !ok {
+		var have []string
+		for _, l := range reg.Layers() {
+			have = append(have, strconv.Quote(l.Name))
+		}
+		return fmt.Errorf("no custom layer of type %q in %s (it defines %s)", *layerType, strings.Join(configs, ", "), strings.Join(have, ", "))
+	}
+	inst := jit.Instance{Name: *name, Inputs: inputs, Outputs: outputs, Params: params.m}
+	if inst.Name == "" {
+		inst.Name = layer.Name
+	}
+	prog, err := jit.Generate(layer, inst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(stdout, prog.Source); err != nil {
+		return err
+	}
+	local := "chosen by the driver"
+	if len(prog.Local) > 0 {
+		local = joinInts(prog.Local)
+	}
+	fmt.Fprintf(stderr, "clhost: entry %s, options %q, global work size %s, local %s\n", prog.Entry, prog.Options, joinInts(prog.Global), local)
+	if !*build {
+		return nil
+	}
+	return buildProgram(layer, prog, *dev, stderr)
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// buildProgram compiles prog on the selected device and checks that the entry exists
+// with one argument per declared buffer.
+func buildProgram(layer *customlayer.Layer, prog *jit.Program, spec string, stderr io.Writer) error {
+	d, err := selectDevice(spec)
+	if err != nil {
+		return err
+	}
+	ctx, err := cl.NewContext(d)
+	if err != nil {
+		return err
+	}
+	defer ctx.Release()
+	p, err := ctx.BuildProgram(prog.Source, prog.Options)
+	if err != nil {
+		var be *cl.BuildError
+		if errors.As(err, &be) {
+			return fmt.Errorf("build failed on %s (options %q); build log:\n%s", d, prog.Options, strings.TrimRight(be.Log, "\n"))
+		}
+		return fmt.Errorf("build failed on %s: %w", d, err)
+	}
+	defer p.Release()
+	if log := strings.TrimSpace(p.Log); log != "" {
+		fmt.Fprintf(stderr, "clhost: build log:\n%s\n", log)
+	}
+	k, err := p.Kernel(prog.Entry)
+	if err != nil {
+		names, _ := p.KernelNames()
+		return fmt.Errorf("layer type %q: entry %q is not a kernel of the program (it has %s): %w", layer.Name, prog.Entry, strings.Join(names, ", "), err)
+	}
+	defer k.Release()
+	n, err := k.NumArgs()
+	if err != nil {
+		return err
+	}
+	if n != layer.NumBuffers() {
+		return fmt.Errorf("layer type %q: kernel %q takes %d arguments but the configuration declares %d buffers", layer.Name, prog.Entry, n, layer.NumBuffers())
+	}
+	fmt.Fprintln(stderr, "ok")
+	return nil
+}

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"clhost/host"
+	"clhost/host/tensorio"
+)
+
+func init() {
+	register(command{name: "run", summary: "run a model once: inputs from .npy (or seeded random), outputs to .npy", run: runRun})
+}
+
+// engineFlags are the flags every command that opens an engine shares.
+type engineFlags struct {
+	model       *string
+	configs     stringList
+	device      *string
+	dumpKernels *string
+	dumpTensors *string
+	cacheDir    *string
+	batch       *int
+	inOrder     *bool
+}
+
+func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
+	ef.model = fs.String("m", "", "model file (.clm, .json or .onnx)")
+	fs.Var(&ef.configs, "c", "custom-layer configuration XML (repeatable; later files replace earlier layers)")
+	ef.device = fs.String("d", "", "device: cpu, gpu, an index from 'clhost devices', or part of its name (default: first GPU, else first CPU)")
+	ef.dumpKernels = fs.String("dump-kernels", "", "write every compiled program to this folder")
+	ef.dumpTensors = fs.String("dump-tensors", "", "write every tensor of the inference to this folder as .npy")
+	ef.cacheDir = fs.String("cache-dir", defaultCacheDir(), "program binary cache folder (\"\" to disable)")
+	ef.batch = fs.Int("batch", 0, "batch size for models with a dynamic batch dimension (default: the model's, or 1)")
+	ef.inOrder = fs.Bool("in-order", false, "use an in-order queue even where the device runs out of order")
+}
+
+func defaultCacheDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "clhost", "programs")
+	}
+	return ""
+}
+
+// openEngine loads the model and opens an engine for it; stderr receives the notes.
+func (ef *engineFlags) open(profile bool) (*host.Engine, *host.Network, error) {
+	if *ef.model == "" {
+		return nil, nil, usagef("missing -m MODEL")
+	}
+	if *ef.batch < 0 {
+		return nil, nil, usagef("-batch %d: must be positive", *ef.batch)
+	}
+	m, err := loadModelBatch(*ef.model, *ef.batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := host.NewEngine(host.Options{
+		Device:      *ef.device,
+		Configs:     ef.configs,
+		DumpKernels: *ef.dumpKernels,
+		DumpTensors: *ef.dumpTensors,
+		Profile:     profile,
+		CacheDir:    *ef.cacheDir,
+		InOrder:     *ef.inOrder,
+		Log:         os.Stderr,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := e.Compile(m)
+	if err != nil {
+		e.Close()
+		return nil, nil, fmt.Errorf("%s: %w", *ef.model, err)
+	}
+	return e, n, nil
+}
+
+func runRun(args []string) error {
+	fs := newFlagSet("run")
+	var ef engineFlags
+	addEngineFlags(fs, &ef)
+	var inputs stringList
+	fs.Var(&inputs, "i", "input NAME=FILE.npy (repeatable; FILE.npy alone for a single-input model)")
+	outDir := fs.String("o", "out", "folder for the outputs, written as <output name>.npy")
+	check := fs.Bool("check", false, "also run the CPU reference of every built-in layer and print the largest errors")
+	profile := fs.Bool("profile", false, "print the device time of every layer")
+	seed := fs.Int64("seed", 1, "seed of the random data for inputs not given with -i")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	e, n, err := ef.open(*profile)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	for _, c := range n.CustomLayers() {
+		fmt.Fprintf(os.Stderr, "clhost: custom layer %s runs on %s\n", c, e.Device.Name)
+	}
+	in, err := readInputs(n, inputs, *seed, os.Stderr)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*outDir, 0o755); err != nil {
+		return fmt.Errorf("output folder: %w", err)
+	}
+	ctx := context.Background()
+	var outs map[string]*host.Tensor
+	var report []host.OutputError
+	if *check {
+		outs, report, err = n.Check(ctx, in)
+	} else {
+		outs, err = n.Infer(ctx, in)
+	}
+	if err != nil {
+		return err
+	}
+	for _, o := range n.Outputs() {
+		t := outs[o.Name]
+		path := filepath.Join(*outDir, safeName(o.Name)+".npy")
+		if err := tensorio.WriteFile(path, t.Shape, t.Data); err != nil {
+			return err
+		}
+		fmt.Printf("output %s %v -> %s\n  %s\n", o.Name, t.Shape, path, summarize(t.Data))
+	}
+	if *check {
+		failed := false
+		fmt.Println("check against the CPU reference:")
+		for _, r := range report {
+			verdict := "ok"
+			if r.MaxAbs > 1e-3 && r.MaxRel > 1e-3 {
+				verdict, failed = "MISMATCH", true
+			}
+			fmt.Printf("  %-20s max abs error %.3g, max rel error %.3g  %s\n", r.Output, r.MaxAbs, r.MaxRel, verdict)
+		}
+		if failed {
+			return fmt.Errorf("device results differ from the CPU reference by more than 1e-3")
+		}
+	}
+	if *profile {
+		printProfile(os.Stdout, n.Profile())
+	}
+	return nil
+}
+
+// readInputs reads the -i files and fills the other inputs with seeded random data.
+func readInputs(n *host.Network, specs []string, seed int64, log io.Writer) (map[string]*host.Tensor, error) {
+	want := n.Inputs()
+	in := map[string]*host.Tensor{}
+	for _, s := range specs {
+		name, file, ok := strings.Cut(s, "=")
+		if !ok {
+			if len(want) != 1 {
+				return nil, usagef("-i %s: name the input (NAME=FILE.npy); the model has %d inputs", s, len(want))
+			}
+			name, file = want[0].Name, s
+		}
+		var shape []int
+		found := false
+		for _, w := range want {
+			if w.Name == name {
+				shape, found = w.Shape, true
+			}
+		}
+		if !found {
+			names := make([]string, len(want))
+			for i, w := range want {
+				names[i] = w.Name
+			}
+			return nil, usagef("-i %s: the model has no input %q (inputs: %s)", s, name, strings.Join(names, ", "))
+		}
+		a, err := tensorio.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %w", name, err)
+		}
+		if !sameShape(a.Shape, shape) {
+			return nil, fmt.Errorf("input %q: %s has shape %v (%s), the model wants %v", name, file, a.Shape, a.DType, shape)
+		}
+		in[name] = &host.Tensor{Shape: a.Shape, Data: a.Data}
+	}
+	rng := rand.New(rand.NewSource(seed))
+	for _, w := range want {
+		if _, ok := in[w.Name]; ok {
+			continue
+		}
+		data := make([]float32, elementsOf(w.Shape))
+		for i := range data {
+			data[i] = float32(rng.NormFloat64())
+		}
+		fmt.Fprintf(log, "clhost: input %q %v: random normal data (seed %d)\n", w.Name, w.Shape, seed)
+		in[w.Name] = &host.Tensor{Shape: w.Shape, Data: data}
+	}
+	return in, nil
+}
+
+func printProfile(w io.Writer, prof []host.LayerTime) {
+	var total uint64
+	for _, p := range prof {
+		total += p.DeviceNs
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "layer\ttype\tkernels\tdevice ms\tshare")
+	for _, p := range prof {
+		typ := p.Type
+		if p.Custom {
+			typ += " (custom)"
+		}
+		share := 0.0
+		if total > 0 {
+			share = 100 * float64(p.DeviceNs) / float64(total)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f%%\n", p.Layer, typ, p.Kernels, float64(p.DeviceNs)/1e6, share)
+	}
+	fmt.Fprintf(tw, "total\t\t\t%.3f\t\n", float64(total)/1e6)
+	tw.Flush()
+}
+
+func summarize(d []float32) string {
+	if len(d) == 0 {
+		return "empty"
+	}
+	lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
+	for _, v := range d {
+		f := float64(v)
+		lo, hi, sum = math.Min(lo, f), math.Max(hi, f), sum+f
+	}
+	head := d[:min(5, len(d))]
+	parts := make([]string, len(head))
+	for i, v := range head {
+		parts[i] = fmt.Sprintf("%.4g", v)
+	}
+	return fmt.Sprintf("min %.4g max %.4g mean %.4g first [%s]", lo, hi, sum/float64(len(d)), strings.Join(parts, " "))
+}
+
+func safeName(s string) string {
+	r := strings.NewReplacer("/", "_", "\\", "_", ":", "_", " ", "_")
+	s = r.Replace(s)
+	if s == "" || s == "." || s == ".." {
+		return "_"
+	}
+	return s
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func elementsOf(s []int) int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}

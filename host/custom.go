@@ -1,0 +1,372 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"clhost/builtin_kernels"
+	"clhost/configs"
+	"clhost/customlayer"
+	"clhost/host/cl"
+	"clhost/host/graph"
+	"clhost/host/model"
+	"clhost/jit"
+)
+
+// loadConfigs builds the custom-layer registry: the global configuration (embedded, or
+// every *.xml of CLHOST_CONFIG_DIR), then opts.ConfigFS, then opts.Configs. Problems of
+// all files are reported together.
+func loadConfigs(opts Options, logf func(string, ...any)) (*customlayer.Registry, error) {
+	reg := customlayer.NewRegistry(func(s string) { logf("%s", s) })
+	var all customlayer.Errors
+	add := func(err error, file string) {
+		if err == nil {
+			return
+		}
+		var es customlayer.Errors
+		if errors.As(err, &es) {
+			all = append(all, es...)
+			return
+		}
+		all = append(all, &customlayer.Error{File: file, Msg: err.Error()})
+	}
+	if !opts.NoGlobalConfig {
+		if dir := os.Getenv(configs.EnvDir); dir != "" {
+			files, err := filepath.Glob(filepath.Join(dir, "*.xml"))
+			if err != nil || len(files) == 0 {
+				add(fmt.Errorf("%s=%s: no *.xml configuration in that folder", configs.EnvDir, dir), dir)
+			}
+			sort.Strings(files)
+			for _, f := range files {
+				add(reg.Load(f), f)
+			}
+		} else {
+			add(reg.LoadFS(configs.FS, configs.GlobalFile), configs.GlobalFile)
+		}
+	}
+	for _, c := range opts.ConfigFS {
+		add(reg.LoadFS(c.FS, c.Path), c.Path)
+	}
+	for _, p := range opts.Configs {
+		add(reg.Load(p), p)
+	}
+	if len(all) > 0 {
+		return nil, all
+	}
+	return reg, nil
+}
+
+// executionOrder is the order layers are enqueued in, and their dependency levels.
+func executionOrder(m *model.Model) ([]int, [][]int, error) {
+	if err := graph.InferShapes(m); err != nil {
+		return nil, nil, err
+	}
+	g, err := graph.Build(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g.Order(), g.Levels(), nil
+}
+
+// layerParams presents a model layer's attributes as JIT parameters.
+type layerParams struct{ l *model.Layer }
+
+func (p layerParams) Param(name string) (jit.Value, bool) {
+	a := p.l.Attr(name)
+	if a == nil {
+		return jit.Value{}, false
+	}
+	switch a.Kind {
+	case model.AttrInt:
+		return jit.Int(a.Int), true
+	case model.AttrFloat:
+		return jit.Float(float64(a.Float)), true
+	case model.AttrInts:
+		return jit.Ints(a.Ints...), true
+	case model.AttrFloats:
+		f := make([]float64, len(a.Floats))
+		for i, v := range a.Floats {
+			f[i] = float64(v)
+		}
+		return jit.Floats(f...), true
+	case model.AttrString:
+		return jit.String(a.Str), true
+	}
+	return jit.Value{}, false
+}
+
+// matchData finds the constant input of the layer that a Data binding names: the exact
+// name, or the last "."/"/"-separated part of the constant's name.
+func (n *Network) matchData(l *model.Layer, name string) (string, error) {
+	var consts []string
+	for _, in := range l.Inputs {
+		if n.isConstant(in) {
+			consts = append(consts, in)
+		}
+	}
+	for _, c := range consts {
+		if c == name {
+			return c, nil
+		}
+	}
+	var found []string
+	for _, c := range consts {
+		i := strings.LastIndexAny(c, "./")
+		if c[i+1:] == name {
+			found = append(found, c)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		if len(consts) == 0 {
+			return "", fmt.Errorf("Data %q: the layer has no constant inputs", name)
+		}
+		return "", fmt.Errorf("Data %q: no constant input of the layer has that name (constants: %s)", name, strings.Join(consts, ", "))
+	}
+	return "", fmt.Errorf("Data %q: several constant inputs match (%s)", name, strings.Join(found, ", "))
+}
+
+// reorderLaunch prepares a reorder between BFYX and another format for one tensor.
+func (n *Network) reorderLaunch(l *model.Layer, from, to customlayer.Format, shape []int, src, dst *cl.Buffer) (launch, error) {
+	op, ok := builtinkernels.Lookup("clhost.Reorder")
+	if !ok {
+		return launch{}, errors.New("the reorder kernel is not registered")
+	}
+	d4, err := jit.Dims4(shape)
+	if err != nil {
+		return launch{}, err
+	}
+	s4 := d4[:]
+	attrs := builtinkernels.Attrs{"from": from.String(), "to": to.String()}
+	plan, err := op.Plan(attrs, [][]int{s4}, [][]int{s4}, builtinkernels.DeviceInfoOf(n.engine.Device))
+	if err != nil {
+		return launch{}, fmt.Errorf("reorder %s→%s: %w", from, to, err)
+	}
+	if len(plan.Launches) != 1 {
+		return launch{}, fmt.Errorf("reorder %s→%s: plan has %d launches, want 1", from, to, len(plan.Launches))
+	}
+	prog, err := n.engine.programs.get("clhost.Reorder", plan.Source, plan.Options)
+	if err != nil {
+		return launch{}, buildErrorf(l.Name, "clhost.Reorder", err)
+	}
+	n.useProgram(prog)
+	la := plan.Launches[0]
+	k, err := prog.prog.Kernel(la.Kernel)
+	if err != nil {
+		return launch{}, err
+	}
+	n.kernels = append(n.kernels, k)
+	for ai, a := range la.Args {
+		var err error
+		switch a.Kind {
+		case builtinkernels.ArgInput:
+			err = k.SetArgBuffer(ai, src)
+		case builtinkernels.ArgOutput:
+			err = k.SetArgBuffer(ai, dst)
+		case builtinkernels.ArgInt:
+			err = k.SetArgInt32(ai, a.Int)
+		case builtinkernels.ArgFloat:
+			err = k.SetArgFloat32(ai, a.Float)
+		default:
+			err = fmt.Errorf("unexpected argument kind %d", a.Kind)
+		}
+		if err != nil {
+			return launch{}, err
+		}
+	}
+	prog.addInstance(fmt.Sprintf("%s: reorder %s→%s of %v, global %v", l.Name, from, to, shape, la.Global))
+	return launch{kernel: k, global: la.Global, local: la.Local}, nil
+}
+
+// needsReorder tells whether a declared format differs from the network's BFYX.
+func needsReorder(f customlayer.Format) bool {
+	return f != customlayer.BFYX && f != customlayer.ANY
+}
+
+// bindCustom binds a layer to a user's kernel: JIT text, build, load-time checks of
+// the entry and its argument count, arguments by arg-index, and reorders for tensors the
+// layer declares in another format.
+func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
+	where := fmt.Sprintf("layer %q (%s, custom layer from %s)", l.Name, l.Type, cfg.Origin)
+	stepIdx := len(n.steps)
+	s := &step{layer: l.Name, typ: l.Type, custom: true}
+	inst := jit.Instance{Name: l.Name, Params: layerParams{l}}
+	argBuf := map[int]*cl.Buffer{}
+	var bound []*deviceTensor
+	var pre, post []launch
+
+	for _, t := range cfg.Inputs() {
+		if t.Port >= len(l.Inputs) || l.Inputs[t.Port] == "" {
+			return fmt.Errorf("%s: Tensor arg-index %d binds input port %d, but the layer has %d inputs", where, t.ArgIndex, t.Port, len(l.Inputs))
+		}
+		in, err := n.input(l.Inputs[t.Port])
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		bound = append(bound, in)
+		if err := growTensors(&inst.Inputs, t.Port); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		inst.Inputs[t.Port] = jit.Tensor{Shape: in.shape, Type: n.typeOf(in.name), Format: t.Format}
+		buf := in.buf
+		if needsReorder(t.Format) {
+			tmp, err := n.scratch(4 * elements(in.shape))
+			if err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			la, err := n.reorderLaunch(l, customlayer.BFYX, t.Format, in.shape, in.buf, tmp)
+			if err != nil {
+				return fmt.Errorf("%s: input %d: %w", where, t.Port, err)
+			}
+			n.engine.logf("layer %q: input %d reordered BFYX→%s for the custom kernel", l.Name, t.Port, t.Format)
+			pre = append(pre, la)
+			buf = tmp
+		}
+		argBuf[t.ArgIndex] = buf
+	}
+	outputs := map[int]*deviceTensor{}
+	for _, t := range cfg.Outputs() {
+		if t.Port >= len(l.Outputs) {
+			return fmt.Errorf("%s: Tensor arg-index %d binds output port %d, but the layer has %d outputs", where, t.ArgIndex, t.Port, len(l.Outputs))
+		}
+		out, ok := outputs[t.Port]
+		if !ok {
+			var err error
+			if out, err = n.allocate(l.Outputs[t.Port], stepIdx); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			outputs[t.Port] = out
+		}
+		if err := growTensors(&inst.Outputs, t.Port); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		inst.Outputs[t.Port] = jit.Tensor{Shape: out.shape, Type: n.typeOf(out.name), Format: t.Format}
+		buf := out.buf
+		if needsReorder(t.Format) {
+			tmp, err := n.scratch(4 * elements(out.shape))
+			if err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			la, err := n.reorderLaunch(l, t.Format, customlayer.BFYX, out.shape, tmp, out.buf)
+			if err != nil {
+				return fmt.Errorf("%s: output %d: %w", where, t.Port, err)
+			}
+			n.engine.logf("layer %q: output %d reordered %s→BFYX after the custom kernel", l.Name, t.Port, t.Format)
+			post = append(post, la)
+			buf = tmp
+		}
+		argBuf[t.ArgIndex] = buf
+	}
+	for i, name := range l.Outputs {
+		if _, ok := outputs[i]; !ok {
+			return fmt.Errorf("%s: the model gives the layer output %d (%q), which the config binds to no Tensor", where, i, name)
+		}
+	}
+	for _, d := range cfg.Data {
+		name, err := n.matchData(l, d.Name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		t, err := n.input(name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		argBuf[d.ArgIndex] = t.buf
+	}
+	for i := range inst.Inputs {
+		if inst.Inputs[i].Shape == nil && i < len(l.Inputs) {
+			// A port the config does not bind still informs the defines' NUM_INPUTS only
+			// through bound ports; fill its shape so INPUTn defines stay meaningful.
+			if t, err := n.inputShapeOnly(l.Inputs[i]); err == nil {
+				inst.Inputs[i] = jit.Tensor{Shape: t.shape, Type: n.typeOf(t.name), Format: customlayer.BFYX}
+			}
+		}
+	}
+	prog, err := jit.Generate(cfg, inst)
+	if err != nil {
+		return err
+	}
+	cp, err := n.engine.programs.get(l.Type, prog.Source, prog.Options)
+	if err != nil {
+		return buildErrorf(l.Name, l.Type, err)
+	}
+	n.useProgram(cp)
+	names, err := cp.prog.KernelNames()
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	found := false
+	for _, k := range names {
+		found = found || k == prog.Entry
+	}
+	if !found {
+		return fmt.Errorf("%s: kernel entry %q is not in the built program (its kernels: %s)", where, prog.Entry, strings.Join(names, ", "))
+	}
+	k, err := cp.prog.Kernel(prog.Entry)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	n.kernels = append(n.kernels, k)
+	nargs, err := k.NumArgs()
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if nargs != cfg.NumBuffers() {
+		return fmt.Errorf("%s: kernel %q takes %d arguments, but the config declares %d buffers (Tensor and Data)", where, prog.Entry, nargs, cfg.NumBuffers())
+	}
+	for i := 0; i < nargs; i++ {
+		if err := k.SetArgBuffer(i, argBuf[i]); err != nil {
+			return fmt.Errorf("%s: argument %d: %w", where, i, err)
+		}
+	}
+	s.launches = append(append(append(s.launches, pre...), launch{kernel: k, global: prog.Global, local: prog.Local}), post...)
+	s.deps = depsOf(bound)
+	s.prog = cp
+	s.desc = fmt.Sprintf("inputs %v outputs %v global %v local %v", tensorShapes(inst.Inputs), tensorShapes(inst.Outputs), prog.Global, prog.Local)
+	cp.addInstance(fmt.Sprintf("%s (%s): %s", l.Name, l.Type, s.desc))
+	n.steps = append(n.steps, s)
+	return nil
+}
+
+func growTensors(ts *[]jit.Tensor, port int) error {
+	if port < 0 || port > 64 {
+		return fmt.Errorf("port index %d out of range", port)
+	}
+	for len(*ts) <= port {
+		*ts = append(*ts, jit.Tensor{})
+	}
+	return nil
+}
+
+func tensorShapes(ts []jit.Tensor) [][]int {
+	out := make([][]int, len(ts))
+	for i, t := range ts {
+		out[i] = t.Shape
+	}
+	return out
+}
+
+func (n *Network) typeOf(name string) string {
+	if t := n.Model.Tensor(name); t != nil {
+		if s := t.Type.CLName(); s != "" {
+			return s
+		}
+	}
+	return "float"
+}
+
+// scratch allocates a device buffer owned by the network.
+func (n *Network) scratch(size int) (*cl.Buffer, error) {
+	b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, size)
+	if err != nil {
+		return nil, err
+	}
+	n.owned = append(n.owned, b)
+	return b, nil
+}

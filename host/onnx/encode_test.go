@@ -32,8 +32,19 @@ func onnxModel(opset int64, graph pb) pb {
 	return pb{}.varint(1, 7).msg(7, graph).msg(8, pb{}.str(1, "").varint(2, uint64(opset)))
 }
 
-// vinfo is a float ValueInfoProto; dims are int (dim_value) or string (dim_param).
+// vinfo is a tensor ValueInfoProto; dims are int (dim_value) or string (dim_param). With
+// no dims it declares no shape at all (see vscalar for a rank-0 shape).
 func vinfo(name string, elem int, dims ...any) pb {
+	if len(dims) == 0 {
+		return pb{}.str(1, name).msg(2, pb{}.msg(1, pb{}.varint(1, uint64(elem))))
+	}
+	return vshape(name, elem, dims)
+}
+
+// vscalar declares a rank-0 tensor.
+func vscalar(name string, elem int) pb { return vshape(name, elem, nil) }
+
+func vshape(name string, elem int, dims []any) pb {
 	shape := pb{}
 	for _, d := range dims {
 		switch d := d.(type) {

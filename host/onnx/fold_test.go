@@ -312,8 +312,10 @@ func TestFoldBatchNormLeavesOthers(t *testing.T) {
 			m.Tensor("Wa").Data = nil
 			m.Inputs = append(m.Inputs, "Wa")
 		},
-		"training mode":  func(m *model.Model) { m.Layers[1].Attrs = append(m.Layers[1].Attrs, int1("training_mode", 1)) },
-		"custom conv":    func(m *model.Model) { m.Layers[0].Attrs = append(m.Layers[0].Attrs, model.Attr{Name: "domain", Kind: model.AttrString, Str: "x"}) },
+		"training mode": func(m *model.Model) { m.Layers[1].Attrs = append(m.Layers[1].Attrs, int1("training_mode", 1)) },
+		"custom conv": func(m *model.Model) {
+			m.Layers[0].Attrs = append(m.Layers[0].Attrs, model.Attr{Name: "domain", Kind: model.AttrString, Str: "x"})
+		},
 		"float16 scale":  func(m *model.Model) { s := m.Tensor("scalea"); s.Type, s.Data = model.Float16, s.Data[:12] },
 		"bias too short": func(m *model.Model) { b := m.Tensor("Ba"); b.Shape, b.Data = []int{5}, b.Data[:20] },
 		"not after conv": func(m *model.Model) { m.Layers[0].Type = "Relu" },

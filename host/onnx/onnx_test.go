@@ -110,7 +110,9 @@ func wantConst(t *testing.T, m *model.Model, name string, typ model.DataType, sh
 func ints(name string, v ...int64) model.Attr {
 	return model.Attr{Name: name, Kind: model.AttrInts, Ints: v}
 }
-func int1(name string, v int64) model.Attr { return model.Attr{Name: name, Kind: model.AttrInt, Int: v} }
+func int1(name string, v int64) model.Attr {
+	return model.Attr{Name: name, Kind: model.AttrInt, Int: v}
+}
 func flt(name string, v float32) model.Attr {
 	return model.Attr{Name: name, Kind: model.AttrFloat, Float: v}
 }

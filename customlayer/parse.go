@@ -601,6 +601,12 @@ func ParseFloat(s string) (float64, error) {
 func (p *parser) buffers(e *etree.Element, l *Layer, label string) {
 	p.attrs(e, label, "Buffers")
 	used := map[int]string{}
+	type portKey struct {
+		kind TensorKind
+		port int
+	}
+	portFormat := map[portKey]Tensor{}
+	portElem := map[portKey]string{}
 	allOK := true
 	count, ntensor, ndata, noutput := 0, 0, 0, 0
 	claim := func(c *etree.Element, elem string, idx int) {
@@ -654,6 +660,12 @@ func (p *parser) buffers(e *etree.Element, l *Layer, label string) {
 				claim(c, elem, idx)
 			}
 			if ok {
+				k := portKey{t.Kind, t.Port}
+				if prev, seen := portFormat[k]; seen && prev.Format != t.Format {
+					p.errorf(t.Line, label, elem, "%s port %d is also bound by %s with format %v; a port has one format", t.Kind, t.Port, portElem[k], prev.Format)
+				} else if !seen {
+					portFormat[k], portElem[k] = t, elem
+				}
 				l.Tensors = append(l.Tensors, t)
 			}
 		case isTag(c, "Data"):

@@ -23,7 +23,13 @@ type OutputError struct {
 // the built-in layers, and returns the largest errors per graph output. A custom layer
 // has no CPU reference: the CPU path takes the device's result for it, so the comparison
 // measures the built-in layers around it.
+//
+// The engine must have been opened with Options.KeepIntermediates, so that the outputs
+// of custom layers are still in their buffers when the inference ends.
 func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, []OutputError, error) {
+	if !n.engine.opts.KeepIntermediates && n.engine.opts.DumpTensors == "" && len(n.CustomLayers()) > 0 {
+		return nil, nil, fmt.Errorf("Check needs an engine opened with KeepIntermediates: custom-layer outputs would be overwritten by buffer reuse")
+	}
 	outs, err := n.Infer(ctx, inputs)
 	if err != nil {
 		return nil, nil, err

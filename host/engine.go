@@ -39,6 +39,10 @@ type Options struct {
 	DumpKernels string
 	// DumpTensors, when set, is a folder that receives every tensor of each inference.
 	DumpTensors string
+	// KeepIntermediates gives every activation a buffer of its own, so all of them can
+	// be read after an inference (Network.Check, tensor dumps); otherwise activations
+	// whose lifetimes do not overlap share buffers.
+	KeepIntermediates bool
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool
 	// InOrder forces an in-order queue even where the device supports out-of-order

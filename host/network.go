@@ -61,15 +61,19 @@ type Network struct {
 	inputs  []*deviceTensor
 	outputs []*deviceTensor
 	owned   []*cl.Buffer // buffers to release (aliases appear once)
+	slotBuf map[string]*cl.Buffer
+	mem     []*memTensor
 	kernels []*cl.Kernel
 	progs   []*program
 
 	mu       sync.Mutex
 	released bool
 	profile  []LayerTime
+	slots    []*memSlot
 	// PlannedBytes is the device memory of activations; SumBytes the sum of every
-	// activation's size (what a network without buffer reuse would take).
-	PlannedBytes, SumBytes int64
+	// activation's size (what a network without buffer reuse would take); PeakLiveBytes
+	// the largest total of activations alive at one time (the bound a plan can reach).
+	PlannedBytes, SumBytes, PeakLiveBytes int64
 }
 
 // LayerTime is the device time of one layer in the last inference (Options.Profile).
@@ -143,6 +147,17 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 			n.release()
 		}
 	}()
+	prepared := make([]*preparedLayer, len(order))
+	for si, li := range order {
+		p, err := n.prepare(&m.Layers[li])
+		if err != nil {
+			return nil, err
+		}
+		prepared[si] = p
+	}
+	if err := n.planBuffers(prepared); err != nil {
+		return nil, err
+	}
 	for _, name := range m.Inputs {
 		t, err := n.allocate(name, -1)
 		if err != nil {
@@ -151,13 +166,13 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 		n.inputs = append(n.inputs, t)
 	}
 	stepOf := make(map[int]int, len(order))
-	for _, li := range order {
-		l := &m.Layers[li]
-		stepOf[li] = len(n.steps)
-		if err := n.bindLayer(l); err != nil {
+	for si, li := range order {
+		stepOf[li] = si
+		if err := n.bindLayer(prepared[si]); err != nil {
 			return nil, err
 		}
 	}
+	n.addReuseDeps()
 	for _, lv := range levels {
 		var idx []int
 		for _, li := range lv {
@@ -216,28 +231,18 @@ func (e *Engine) checkImplemented(m *model.Model) error {
 	return nil
 }
 
-// allocate creates the device buffer of an activation tensor.
+// allocate binds an activation tensor to the buffer the memory plan gave it.
 func (n *Network) allocate(name string, ready int) (*deviceTensor, error) {
 	t := n.Model.Tensor(name)
 	if t == nil || t.Shape == nil {
 		return nil, fmt.Errorf("tensor %q has no known shape", name)
 	}
-	if t.Type != model.Float32 {
-		return nil, fmt.Errorf("tensor %q is %s: activations must be float32", name, t.Type)
+	buf, ok := n.slotBuf[name]
+	if !ok {
+		return nil, fmt.Errorf("tensor %q has no planned buffer", name)
 	}
-	size := 4 * t.Elements()
-	if size == 0 {
-		return nil, fmt.Errorf("tensor %q has an empty shape %v", name, t.Shape)
-	}
-	buf, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, size)
-	if err != nil {
-		return nil, fmt.Errorf("tensor %q %v: %w", name, t.Shape, err)
-	}
-	n.owned = append(n.owned, buf)
 	dt := &deviceTensor{name: name, shape: append([]int(nil), t.Shape...), buf: buf, ready: ready}
 	n.tensors[name] = dt
-	n.SumBytes += int64(size)
-	n.PlannedBytes += int64(size)
 	return dt, nil
 }
 
@@ -295,17 +300,27 @@ func depsOf(ts []*deviceTensor) []int {
 	return deps
 }
 
-// bindLayer binds one layer: a custom kernel where a config defines its type, else the
-// built-in.
-func (n *Network) bindLayer(l *model.Layer) error {
-	if cfg, ok := n.engine.Layers.Lookup(l.Type); ok {
-		return n.bindCustom(l, cfg)
+func containsInt(l []int, v int) bool {
+	for _, x := range l {
+		if x == v {
+			return true
+		}
 	}
-	return n.bindBuiltin(l)
+	return false
 }
 
-func (n *Network) bindBuiltin(l *model.Layer) error {
-	op, _ := builtinkernels.Lookup(l.Type)
+func sortInts(l []int) { sort.Ints(l) }
+
+// bindLayer binds one layer: a custom kernel where a config defines its type, else the
+// built-in.
+func (n *Network) bindLayer(p *preparedLayer) error {
+	if p.custom != nil {
+		return n.bindCustom(p.l, p.custom)
+	}
+	return n.bindBuiltin(p.l, p.plan)
+}
+
+func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 	ins := make([]*deviceTensor, 0, len(l.Inputs))
 	inShapes := make([][]int, 0, len(l.Inputs))
 	for _, name := range l.Inputs {
@@ -328,10 +343,6 @@ func (n *Network) bindBuiltin(l *model.Layer) error {
 			return fmt.Errorf("layer %q (%s): output %q has no known shape", l.Name, l.Type, name)
 		}
 		outShapes[i] = t.Shape
-	}
-	plan, err := op.Plan(l, inShapes, outShapes, builtinkernels.DeviceInfoOf(n.engine.Device))
-	if err != nil {
-		return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
 	}
 	stepIdx := len(n.steps)
 	s := &step{layer: l.Name, typ: l.Type}

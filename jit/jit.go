@@ -75,6 +75,12 @@ var clTypes = map[string]bool{
 	"int": true, "uint": true, "long": true, "ulong": true,
 }
 
+// ElementTypes lists the OpenCL C element types a Tensor may have.
+const ElementTypes = "float, half, double, char, uchar, short, ushort, int, uint, long, ulong"
+
+// IsElementType reports whether s is one of ElementTypes.
+func IsElementType(s string) bool { return clTypes[s] }
+
 // Generate assembles the program of one instance of layer l.
 func Generate(l *customlayer.Layer, inst Instance) (*Program, error) {
 	if l == nil {

@@ -60,8 +60,11 @@ func parseTensorSpec(s string) (jit.Tensor, error) {
 			t.Format, haveFormat = f, true
 			continue
 		}
-		if t.Type != "" || p == "" {
-			return t, fmt.Errorf("%q: %q is neither a format (bfyx, byxf, yxfb, fyxb, any) nor an element type", s, p)
+		if !jit.IsElementType(p) {
+			return t, fmt.Errorf("%q: %q is neither a format (bfyx, byxf, yxfb, fyxb, any) nor an element type (%s)", s, p, jit.ElementTypes)
+		}
+		if t.Type != "" {
+			return t, fmt.Errorf("%q: two element types", s)
 		}
 		t.Type = p
 	}

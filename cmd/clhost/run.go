@@ -52,6 +52,11 @@ func defaultCacheDir() string {
 
 // openEngine loads the model and opens an engine for it; stderr receives the notes.
 func (ef *engineFlags) open(profile bool) (*host.Engine, *host.Network, error) {
+	return ef.openWith(host.Options{Profile: profile})
+}
+
+// openWith is open with more engine options set by the command.
+func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, error) {
 	if *ef.model == "" {
 		return nil, nil, usagef("missing -m MODEL")
 	}
@@ -62,16 +67,10 @@ func (ef *engineFlags) open(profile bool) (*host.Engine, *host.Network, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := host.NewEngine(host.Options{
-		Device:      *ef.device,
-		Configs:     ef.configs,
-		DumpKernels: *ef.dumpKernels,
-		DumpTensors: *ef.dumpTensors,
-		Profile:     profile,
-		CacheDir:    *ef.cacheDir,
-		InOrder:     *ef.inOrder,
-		Log:         os.Stderr,
-	})
+	o.Device, o.Configs = *ef.device, ef.configs
+	o.DumpKernels, o.DumpTensors = *ef.dumpKernels, *ef.dumpTensors
+	o.CacheDir, o.InOrder, o.Log = *ef.cacheDir, *ef.inOrder, os.Stderr
+	e, err := host.NewEngine(o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,7 +98,7 @@ func runRun(args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	e, n, err := ef.open(*profile)
+	e, n, err := ef.openWith(host.Options{Profile: *profile, KeepIntermediates: *check})
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func TestValidateTable(t *testing.T) {
 
 func TestValidateOverride(t *testing.T) {
 	dir := writeConfig(t, map[string]string{
-		"k.cl":    "__kernel void mine(__global float* a, __global float* b) {}\n",
+		"k.cl": "__kernel void mine(__global float* a, __global float* b) {}\n",
 		"mine.xml": `<CustomLayer name="ReLU" type="SimpleGPU" version="1">
   <Kernel entry="mine"><Source filename="k.cl"/></Kernel>
   <Buffers><Tensor arg-index="0" type="input" port-index="0"/><Tensor arg-index="1" type="output" port-index="0"/></Buffers>
@@ -103,9 +103,10 @@ func TestValidateReportsEverything(t *testing.T) {
 	if errors.As(err, new(usageError)) {
 		t.Error("a bad file is a failure (exit 1), not a usage error")
 	}
-	want := "4 problems in the custom-layer configuration:\n" +
+	want := "5 problems in the custom-layer configuration:\n" +
 		bad + `:2: layer "ReLU": Source "gone.cl": cannot read ` + filepath.Join(dir, "gone.cl") + ": no such file or directory\n" +
 		bad + `:5: layer "ReLU": Tensor #2: arg-index 0 is already used by Tensor #1` + "\n" +
+		bad + `:3: layer "ReLU": Buffers: gap in the arg-index sequence: no buffer has arg-index 1 (the 2 buffers must use 0 to 1)` + "\n" +
 		bad + `:7: layer "ReLU": WorkSizes: global: formula "X,Y,F,B": 4 entries, at most 3 are allowed` + "\n" +
 		broken + ":3: malformed XML: unexpected EOF"
 	if err.Error() != want {

@@ -468,6 +468,8 @@ func describeJSONError(data []byte, err error) string {
 		return fmt.Sprintf("at %s: field %q: expected %s, got %s", lineCol(data, typ.Offset), typ.Field, typ.Type, typ.Value)
 	case errors.Is(err, io.EOF):
 		return "empty file"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON ends before the model does (truncated file?)"
 	}
 	return err.Error()
 }

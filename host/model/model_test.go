@@ -481,6 +481,7 @@ func TestJSONErrors(t *testing.T) {
 		want string
 	}{
 		{"empty", nil, "m.json: empty file"},
+		{"truncated", valid[:len(valid)/2], "m.json: the JSON ends before the model does"},
 		{"syntax", []byte("{\n  \"name\": ,\n}"), "not valid JSON at line 2, column 11"},
 		{"type", edit(`"version": 1`, `"version": "1"`), `field "version": expected int, got string`},
 		{"unknown field", edit(`"inputs": ["x"]`, `"input": ["x"]`), `unknown field "input"`},

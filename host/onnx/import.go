@@ -25,7 +25,7 @@ type importer struct {
 	alias      map[string]string // output of a folded Identity/Dropout → its input
 	aliasNode  map[string]string // output of a folded Identity/Dropout → that node's name
 	layers     []model.Layer
-	layerOf    map[string]int  // tensor name → index of the layer producing it
+	layerOf    map[string]int  // tensor name → index of the layer producing it (for resolveAliases)
 	names      map[string]bool // layer names in use
 	params     map[string]int  // dim_param symbol → size
 	inputs     []string
@@ -90,16 +90,12 @@ func (im *importer) run() (*model.Model, error) {
 		outputs[o.name] = true
 	}
 
-	im.aliasNode = map[string]string{}
-	im.legacy = map[string]bool{}
 	for i := range g.nodes {
 		if err := im.node(i, &g.nodes[i]); err != nil {
 			return nil, err
 		}
 	}
-	if err := im.resolveAliases(outputs); err != nil {
-		return nil, err
-	}
+	im.resolveAliases(outputs)
 	for i := range im.layers {
 		if err := im.normalize(&im.layers[i]); err != nil {
 			return nil, fmt.Errorf("node %q (%s): %w", im.layers[i].Name, im.layers[i].Type, err)
@@ -570,7 +566,7 @@ func halfToFloat(h uint16) float32 {
 // copied. When the copy is a graph output, the producer's tensor takes the output's name
 // instead, so the graph's outputs keep their names; where that cannot be (the source is a
 // graph input or another graph output), the copy stays as an Identity layer.
-func (im *importer) resolveAliases(outputs map[string]bool) error {
+func (im *importer) resolveAliases(outputs map[string]bool) {
 	rename := map[string]string{}
 	im.renames = rename
 	for _, o := range im.g.outputs {
@@ -614,7 +610,6 @@ func (im *importer) resolveAliases(outputs map[string]bool) error {
 			}
 		}
 	}
-	return nil
 }
 
 // resolve follows folded copies back to the tensor they copy. The walk is bounded so a

@@ -104,17 +104,19 @@ func (o Options) decode(data []byte, dir, name string) (*model.Model, error) {
 		return nil, fmt.Errorf("opset %d is outside the range clhost reads (7 to 21); convert the model with onnx.version_converter", opset)
 	}
 	im := &importer{
-		opt:      o,
-		dir:      dir,
-		opset:    opset,
-		g:        mp.graph,
-		consts:   map[string]*model.Tensor{},
-		declared: map[string]*model.Tensor{},
-		producer: map[string]string{},
-		alias:    map[string]string{},
-		layerOf:  map[string]int{},
-		names:    map[string]bool{},
-		params:   map[string]int{},
+		opt:       o,
+		dir:       dir,
+		opset:     opset,
+		g:         mp.graph,
+		consts:    map[string]*model.Tensor{},
+		declared:  map[string]*model.Tensor{},
+		producer:  map[string]string{},
+		alias:     map[string]string{},
+		aliasNode: map[string]string{},
+		legacy:    map[string]bool{},
+		layerOf:   map[string]int{},
+		names:     map[string]bool{},
+		params:    map[string]int{},
 	}
 	m, err := im.run()
 	if err != nil {

@@ -1,0 +1,344 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"clhost/host/cl"
+	"clhost/host/model"
+)
+
+func newTestEngine(t testing.TB, opts Options) *Engine {
+	t.Helper()
+	if opts.Device == "" && opts.DeviceHandle == nil {
+		opts.Device = "cpu"
+	}
+	e, err := NewEngine(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+func randomTensor(rng *rand.Rand, shape ...int) *Tensor {
+	d := make([]float32, elements(shape))
+	for i := range d {
+		d[i] = float32(rng.NormFloat64())
+	}
+	return &Tensor{Shape: shape, Data: d}
+}
+
+// diamond: x → a (Relu), x → b (Sigmoid), a+b → c (Add), c → three consumers d, e, f,
+// outputs e and f... and the Add joins the branches.
+func diamondModel(t testing.TB) *model.Model {
+	b := model.NewBuilder("diamond")
+	x := b.Input("x", model.Float32, 2, 3, 5, 7)
+	a := b.Layer("Relu", "a", []string{x})
+	s := b.Layer("Sigmoid", "b", []string{x})
+	c := b.Layer("Add", "c", []string{a, s})
+	d := b.Layer("Relu", "d", []string{c})
+	e := b.Layer("LeakyRelu", "e", []string{c}, model.FloatAttr("alpha", 0.2))
+	f := b.Layer("Mul", "f", []string{c, d})
+	b.Output(e, f)
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func sigmoid(v float32) float32 { return float32(1 / (1 + math.Exp(-float64(v)))) }
+
+func TestDiamondLevelsWaitListsAndResults(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	n, err := e.Compile(diamondModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels := n.Levels()
+	want := [][]string{{"a", "b"}, {"c"}, {"d", "e"}, {"f"}}
+	if fmt.Sprint(levels) != fmt.Sprint(want) {
+		t.Errorf("levels %v, want %v", levels, want)
+	}
+	steps := n.Steps()
+	wantSteps := []string{"a<-", "b<-", "c<-a,b", "d<-c", "e<-c", "f<-c,d"}
+	if !slices.Equal(steps, wantSteps) {
+		t.Errorf("wait lists %v, want %v", steps, wantSteps)
+	}
+	rng := rand.New(rand.NewSource(3))
+	x := randomTensor(rng, 2, 3, 5, 7)
+	out, err := n.Infer(context.Background(), map[string]*Tensor{"x": x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 {
+		t.Fatalf("%d outputs, want 2", len(out))
+	}
+	for i, v := range x.Data {
+		c := max(v, 0) + sigmoid(v)
+		wantE := c
+		if c < 0 {
+			wantE = 0.2 * c
+		}
+		wantF := c * max(c, 0)
+		if d := math.Abs(float64(out["e"].Data[i] - wantE)); d > 1e-5 {
+			t.Fatalf("e[%d] = %v, want %v", i, out["e"].Data[i], wantE)
+		}
+		if d := math.Abs(float64(out["f"].Data[i] - wantF)); d > 1e-5 {
+			t.Fatalf("f[%d] = %v, want %v", i, out["f"].Data[i], wantF)
+		}
+	}
+}
+
+func TestInputErrors(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	n, err := e.Compile(diamondModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cases := map[string]map[string]*Tensor{
+		`input "x" [2 3 5 7] is missing`:   {},
+		`input "x" has shape [1 3 5 7]`:    {"x": {Shape: []int{1, 3, 5, 7}, Data: make([]float32, 105)}},
+		`input "x" has 3 values for shape`: {"x": {Shape: []int{2, 3, 5, 7}, Data: make([]float32, 3)}},
+		`"y" is not an input of the model`: {"x": {Shape: []int{2, 3, 5, 7}, Data: make([]float32, 210)}, "y": {}},
+	}
+	for want, in := range cases {
+		if _, err := n.Infer(ctx, in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q, got %v", want, err)
+		}
+	}
+}
+
+func TestUnknownLayerTypesListedAtOnce(t *testing.T) {
+	b := model.NewBuilder("unknown")
+	x := b.Input("x", model.Float32, 1, 4)
+	y := b.Tensor("y", model.Float32, 1, 4)
+	b.LayerOutputs("Frobnicate", "f1", []string{x}, []string{y})
+	z := b.Tensor("z", model.Float32, 1, 4)
+	b.LayerOutputs("Twiddle", "t1", []string{y}, []string{z})
+	b.Output(z)
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, Options{})
+	_, err = e.Compile(m)
+	for _, want := range []string{
+		`no implementation for layer type "Frobnicate" (layer "f1"): load a custom-layer config (-c) that defines it`,
+		`no implementation for layer type "Twiddle" (layer "t1")`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in %v", want, err)
+		}
+	}
+}
+
+// TestConcurrentInferIsSerialAndIdentical: 32 goroutines share one Network; each result
+// must be bit-identical to the serial run of the same input (run with -race in CI).
+func TestConcurrentInferIsSerialAndIdentical(t *testing.T) {
+	e := newTestEngine(t, Options{})
+	n, err := e.Compile(diamondModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 32
+	rng := rand.New(rand.NewSource(9))
+	inputs := make([]*Tensor, workers)
+	serial := make([]map[string]*Tensor, workers)
+	for i := range inputs {
+		inputs[i] = randomTensor(rng, 2, 3, 5, 7)
+		if serial[i], err = n.Infer(context.Background(), map[string]*Tensor{"x": inputs[i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for rep := 0; rep < 3; rep++ {
+				out, err := n.Infer(context.Background(), map[string]*Tensor{"x": inputs[w]})
+				if err != nil {
+					errs <- err
+					return
+				}
+				for name, o := range out {
+					for i, v := range o.Data {
+						if math.Float32bits(v) != math.Float32bits(serial[w][name].Data[i]) {
+							errs <- fmt.Errorf("worker %d output %s[%d]: %v vs serial %v", w, name, i, v, serial[w][name].Data[i])
+							return
+						}
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	// InferAsync gives the same answer.
+	p := n.InferAsync(context.Background(), map[string]*Tensor{"x": inputs[0]})
+	out, err := p.Wait()
+	if err != nil || math.Float32bits(out["e"].Data[5]) != math.Float32bits(serial[0]["e"].Data[5]) {
+		t.Errorf("InferAsync: %v", err)
+	}
+}
+
+// TestResourceHygiene: many inferences leave the number of live OpenCL objects and the
+// Go heap flat; closing the engine releases every object it created.
+func TestResourceHygiene(t *testing.T) {
+	base := cl.LiveObjects()
+	e, err := NewEngine(Options{Device: "cpu", NoGlobalConfig: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := e.Compile(diamondModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]*Tensor{"x": randomTensor(rand.New(rand.NewSource(1)), 2, 3, 5, 7)}
+	ctx := context.Background()
+	run := func(k int) {
+		for i := 0; i < k; i++ {
+			if _, err := n.Infer(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run(200)
+	afterWarm := cl.LiveObjects()
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	heap0 := ms.HeapInuse
+	run(10000)
+	if got := cl.LiveObjects(); got != afterWarm {
+		t.Errorf("live OpenCL objects went from %d to %d over 10000 inferences", afterWarm, got)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	if grow := int64(ms.HeapInuse) - int64(heap0); grow > 4<<20 {
+		t.Errorf("heap grew by %d bytes over 10000 inferences", grow)
+	}
+	e.Close()
+	e.Close()
+	if got := cl.LiveObjects(); got != base {
+		t.Errorf("after Close: %d live OpenCL objects, want %d", got, base)
+	}
+	if _, err := n.Infer(ctx, in); err == nil {
+		t.Error("Infer after Close succeeded")
+	}
+}
+
+// TestDeviceFaultsAreRecoverable: a model too large for the device, a custom kernel
+// that fails to build and a launch the device refuses each end in an error naming the
+// layer, and the engine then runs a sane model.
+func TestDeviceFaultsAreRecoverable(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "bad.cl", "__kernel void bad(__global const float* a, __global float* b) { b[0] = a[0] +; }\n")
+	writeFile(t, dir, "big.cl", "__kernel void big(__global const float* a, __global float* b) { int i = get_global_id(0); b[i] = a[i]; }\n")
+	writeFile(t, dir, "faults.xml", `<CustomLayers>
+<CustomLayer name="BadBuild" type="SimpleGPU" version="1">
+  <Kernel entry="bad"><Source filename="bad.cl"/></Kernel>
+  <Buffers><Tensor arg-index="0" type="input" port-index="0"/><Tensor arg-index="1" type="output" port-index="0"/></Buffers>
+</CustomLayer>
+<CustomLayer name="HugeGroup" type="SimpleGPU" version="1">
+  <Kernel entry="big"><Source filename="big.cl"/></Kernel>
+  <Buffers><Tensor arg-index="0" type="input" port-index="0"/><Tensor arg-index="1" type="output" port-index="0"/></Buffers>
+  <WorkSizes global="B*F*Y*X*1024" local="B*F*Y*X*1024"/>
+</CustomLayer>
+</CustomLayers>`)
+	e := newTestEngine(t, Options{Configs: []string{dir + "/faults.xml"}, Log: io.Discard})
+	oneLayer := func(typ string, shape ...int) *model.Model {
+		b := model.NewBuilder(typ)
+		x := b.Input("x", model.Float32, shape...)
+		y := b.Tensor("y", model.Float32, shape...)
+		b.LayerOutputs(typ, "the_"+typ, []string{x}, []string{y})
+		b.Output(y)
+		m, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	before := cl.LiveObjects()
+	// Too large: 3 × 2^29 floats = 6 GiB per tensor.
+	if _, err := e.Compile(oneLayer("Relu", 3, 1<<29)); err == nil || !strings.Contains(err.Error(), "CL_") {
+		t.Errorf("oversized model: %v", err)
+	}
+	if _, err := e.Compile(oneLayer("BadBuild", 1, 8)); err == nil || !strings.Contains(err.Error(), `layer "the_BadBuild"`) || !strings.Contains(err.Error(), "bad.cl:1") {
+		t.Errorf("build failure: %v", err)
+	}
+	if got := cl.LiveObjects(); got != before {
+		t.Errorf("failed compiles leaked %d OpenCL objects", got-before)
+	}
+	n, err := e.Compile(oneLayer("HugeGroup", 1, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]*Tensor{"x": {Shape: []int{1, 8}, Data: make([]float32, 8)}}
+	if _, err := n.Infer(context.Background(), in); err == nil || !strings.Contains(err.Error(), `layer "the_HugeGroup"`) || !strings.Contains(err.Error(), "CL_INVALID_WORK_GROUP_SIZE") {
+		t.Errorf("failed enqueue: %v", err)
+	}
+	good, err := e.Compile(diamondModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := good.Infer(context.Background(), map[string]*Tensor{"x": randomTensor(rand.New(rand.NewSource(2)), 2, 3, 5, 7)}); err != nil {
+		t.Fatalf("inference after faults: %v", err)
+	}
+}
+
+// TestMemoryPlanChain: a chain of ten layers needs two activation buffers besides the
+// input, and the results match the plain computation.
+func TestMemoryPlanChain(t *testing.T) {
+	b := model.NewBuilder("chain")
+	x := b.Input("x", model.Float32, 1, 4, 8, 8)
+	y := x
+	for i := 0; i < 10; i++ {
+		y = b.Layer("LeakyRelu", fmt.Sprintf("r%d", i), []string{y}, model.FloatAttr("alpha", 0.5))
+	}
+	b.Output(y)
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, Options{})
+	n, err := e.Compile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tensor := int64(4 * 4 * 8 * 8)
+	if n.SumBytes != 11*tensor || n.PlannedBytes != 2*tensor || n.PeakLiveBytes != 2*tensor {
+		t.Errorf("sum %d planned %d peak %d bytes; want %d, %d, %d", n.SumBytes, n.PlannedBytes, n.PeakLiveBytes, 11*tensor, 2*tensor, 2*tensor)
+	}
+	in := randomTensor(rand.New(rand.NewSource(4)), 1, 4, 8, 8)
+	for rep := 0; rep < 2; rep++ { // the second run starts with dirty reused buffers
+		out, err := n.Infer(context.Background(), map[string]*Tensor{"x": in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range in.Data {
+			want := v
+			if v < 0 {
+				want = v * float32(math.Pow(0.5, 10))
+			}
+			if d := math.Abs(float64(out["r9"].Data[i] - want)); d > 1e-6 {
+				t.Fatalf("run %d: out[%d] = %v, want %v", rep, i, out["r9"].Data[i], want)
+			}
+		}
+	}
+}

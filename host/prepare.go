@@ -1,0 +1,168 @@
+package host
+
+import (
+	"fmt"
+	"math"
+
+	"clhost/builtin_kernels"
+	"clhost/customlayer"
+	"clhost/host/cl"
+	"clhost/host/model"
+)
+
+// preparedLayer is a layer with its implementation chosen and, for a built-in, its
+// launch plan computed: enough to plan memory before any buffer exists.
+type preparedLayer struct {
+	l      *model.Layer
+	custom *customlayer.Layer
+	plan   *builtinkernels.Plan
+}
+
+// prepare chooses a layer's implementation and plans a built-in's launches.
+func (n *Network) prepare(l *model.Layer) (*preparedLayer, error) {
+	if cfg, ok := n.engine.Layers.Lookup(l.Type); ok {
+		return &preparedLayer{l: l, custom: cfg}, nil
+	}
+	op, _ := builtinkernels.Lookup(l.Type)
+	inShapes := make([][]int, len(l.Inputs))
+	for i, name := range l.Inputs {
+		if name == "" {
+			continue
+		}
+		t := n.Model.Tensor(name)
+		if t == nil || t.Shape == nil {
+			return nil, fmt.Errorf("layer %q (%s): input %q has no known shape", l.Name, l.Type, name)
+		}
+		inShapes[i] = t.Shape
+	}
+	outShapes := make([][]int, len(l.Outputs))
+	for i, name := range l.Outputs {
+		t := n.Model.Tensor(name)
+		if t == nil || t.Shape == nil {
+			return nil, fmt.Errorf("layer %q (%s): output %q has no known shape", l.Name, l.Type, name)
+		}
+		outShapes[i] = t.Shape
+	}
+	plan, err := op.Plan(l, inShapes, outShapes, builtinkernels.DeviceInfoOf(n.engine.Device))
+	if err != nil {
+		return nil, fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+	}
+	return &preparedLayer{l: l, plan: plan}, nil
+}
+
+// planBuffers decides which activations share device buffers (by liveness) and
+// allocates those buffers. Graph outputs live to the end of the inference; graph inputs
+// are rewritten by every inference, so their buffers are free once read. With
+// Options.KeepIntermediates (tensor dumps, --check) nothing is shared.
+func (n *Network) planBuffers(layers []*preparedLayer) error {
+	m := n.Model
+	root := map[string]string{} // alias → the tensor whose buffer it views
+	find := func(name string) string {
+		for {
+			r, ok := root[name]
+			if !ok {
+				return name
+			}
+			name = r
+		}
+	}
+	keep := n.engine.opts.KeepIntermediates || n.engine.opts.DumpTensors != ""
+	byName := map[string]*memTensor{}
+	var ts []*memTensor
+	add := func(name string, def int, pinned bool) error {
+		t := m.Tensor(name)
+		if t == nil || t.Shape == nil {
+			return fmt.Errorf("tensor %q has no known shape", name)
+		}
+		if t.Type != model.Float32 {
+			return fmt.Errorf("tensor %q is %s: activations must be float32", name, t.Type)
+		}
+		size := 4 * t.Elements()
+		if size <= 0 {
+			return fmt.Errorf("tensor %q has an empty shape %v", name, t.Shape)
+		}
+		mt := &memTensor{name: name, def: def, lastUse: def, bytes: size, pinned: pinned}
+		byName[name] = mt
+		ts = append(ts, mt)
+		n.SumBytes += int64(size)
+		return nil
+	}
+	for _, name := range m.Inputs {
+		if err := add(name, -1, keep); err != nil {
+			return fmt.Errorf("graph input: %w", err)
+		}
+	}
+	for si, p := range layers {
+		l := p.l
+		for _, in := range l.Inputs {
+			if t := byName[find(in)]; t != nil {
+				t.lastUse = max(t.lastUse, si)
+				t.consumer = append(t.consumer, si)
+			}
+		}
+		if p.plan != nil && p.plan.AliasInput >= 0 && len(p.plan.Launches) == 0 {
+			if p.plan.AliasInput < len(l.Inputs) {
+				for _, out := range l.Outputs {
+					root[out] = l.Inputs[p.plan.AliasInput]
+				}
+			}
+			continue
+		}
+		for _, out := range l.Outputs {
+			if err := add(out, si, keep); err != nil {
+				return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+			}
+		}
+	}
+	for _, out := range m.Outputs {
+		if t := byName[find(out)]; t != nil {
+			t.lastUse = math.MaxInt
+		}
+	}
+	slots := planMemory(ts)
+	bufs := make([]*cl.Buffer, len(slots))
+	for i, s := range slots {
+		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, s.bytes)
+		if err != nil {
+			who := ts[s.tenants[0]].name
+			return fmt.Errorf("tensor %q (%d bytes): %w", who, s.bytes, err)
+		}
+		n.owned = append(n.owned, b)
+		bufs[i] = b
+		n.PlannedBytes += int64(s.bytes)
+	}
+	n.slotBuf = map[string]*cl.Buffer{}
+	for _, t := range ts {
+		n.slotBuf[t.name] = bufs[t.slot]
+	}
+	n.mem = ts
+	n.slots = slots
+	n.PeakLiveBytes = int64(peakLive(ts, len(layers)))
+	return nil
+}
+
+// addReuseDeps orders each writer of a shared buffer after every reader and the writer
+// of the tensor that held the buffer before it: on an out-of-order queue nothing else
+// would stop a kernel from overwriting data another still reads.
+func (n *Network) addReuseDeps() {
+	for _, s := range n.slots {
+		for k := 1; k < len(s.tenants); k++ {
+			prev, cur := n.mem[s.tenants[k-1]], n.mem[s.tenants[k]]
+			if cur.def < 0 || cur.def >= len(n.steps) {
+				continue
+			}
+			st := n.steps[cur.def]
+			// The readers already wait on the writer, so they alone suffice.
+			extra := append([]int(nil), prev.consumer...)
+			if len(extra) == 0 && prev.def >= 0 {
+				extra = append(extra, prev.def)
+			}
+			for _, d := range extra {
+				if d != cur.def && !containsInt(st.deps, d) {
+					st.deps = append(st.deps, d)
+				}
+			}
+			sortInts(st.deps)
+		}
+	}
+}

@@ -69,16 +69,21 @@ func (o poolOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 	return [][]int{g.win.outShape(g.n, g.c, g.nsp)}, nil
 }
 
+// checkOut refuses MaxPool's optional Indices output by name before comparing shapes.
+func (o poolOp) checkOut(got, want [][]int) error {
+	if o.max && len(got) == 2 {
+		return fmt.Errorf("%s: the second output (Indices) is not supported", o.typ)
+	}
+	return checkOut(o.typ, got, want)
+}
+
 func (o poolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	p = paramsOr(p)
 	shapes, err := o.OutputShapes(p, in)
 	if err != nil {
 		return nil, err
 	}
-	if o.max && len(out) == 2 {
-		return nil, fmt.Errorf("%s: the second output (Indices) is not supported", o.typ)
-	}
-	if err := checkOut(o.typ, out, shapes); err != nil {
+	if err := o.checkOut(out, shapes); err != nil {
 		return nil, err
 	}
 	g, _ := o.geometry(p, in)
@@ -115,7 +120,7 @@ func (o poolOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOut(o.typ, out, want); err != nil {
+	if err := o.checkOut(out, want); err != nil {
 		return nil, err
 	}
 	g, _ := o.geometry(p, shapes)

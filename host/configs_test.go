@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"clhost/configs"
+	"clhost/host/cl"
 	"clhost/host/model"
 )
 
@@ -37,7 +38,7 @@ func TestGlobalConfigLayers(t *testing.T) {
 		if got := n.CustomLayers(); len(got) != 1 {
 			t.Fatalf("custom layers %v, want the one layer", got)
 		}
-		return ctInfer(t, n, map[string]*Tensor{"x": in}).Data()
+		return ctInfer(t, n, map[string]*Tensor{"x": in})["y"].Data
 	}
 
 	t.Run("GRN", func(t *testing.T) {
@@ -71,12 +72,12 @@ func TestGlobalConfigLayers(t *testing.T) {
 
 	t.Run("Tile", func(t *testing.T) {
 		// The output repeats the input along every dimension: 1×2×2×3 → 2×4×4×6.
-		is, os := []int{1, 2, 2, 3}, []int{2, 4, 4, 6}
+		is, ts := []int{1, 2, 2, 3}, []int{2, 4, 4, 6}
 		in := ctRand(62, is...)
-		got := run(t, ctOneLayer(t, "Tile", is, os), in)
-		want := make([]float32, elements(os))
-		ctEach(os, func(b, f, y, x int) {
-			want[bfyx(os, b, f, y, x)] = in.Data[bfyx(is, b%is[0], f%is[1], y%is[2], x%is[3])]
+		got := run(t, ctOneLayer(t, "Tile", is, ts), in)
+		want := make([]float32, elements(ts))
+		ctEach(ts, func(b, f, y, x int) {
+			want[bfyx(ts, b, f, y, x)] = in.Data[bfyx(is, b%is[0], f%is[1], y%is[2], x%is[3])]
 		})
 		ctClose(t, "Tile", got, want, 0)
 	})
@@ -112,7 +113,7 @@ func TestConfigDirEnv(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := ctRand(63, s...)
-		got := ctInfer(t, n, map[string]*Tensor{"x": in}).Data()
+		got := ctInfer(t, n, map[string]*Tensor{"x": in})["y"].Data
 		ctClose(t, "Cube", got, ctMap(in.Data, func(v float32) float32 { return v * v * v }), 1e-6)
 		if _, err := e.Compile(ctOneLayer(t, "GRN", s, s)); err == nil {
 			t.Error("a GRN layer compiled with the global configuration replaced")
@@ -129,7 +130,7 @@ func TestConfigDirEnv(t *testing.T) {
 	})
 }
 
-func mustCtDevice(t testing.TB) *clDevice {
+func mustCtDevice(t testing.TB) *cl.Device {
 	t.Helper()
 	d, err := ctDevice()
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 func newTestEngine(t testing.TB, opts Options) *Engine {
 	t.Helper()
 	if opts.Device == "" && opts.DeviceHandle == nil {
-		opts.Device = "cpu"
+		opts.Device = testDeviceSpec()
 	}
 	e, err := NewEngine(opts)
 	if err != nil {
@@ -201,7 +201,7 @@ func TestConcurrentInferIsSerialAndIdentical(t *testing.T) {
 // Go heap flat; closing the engine releases every object it created.
 func TestResourceHygiene(t *testing.T) {
 	base := cl.LiveObjects()
-	e, err := NewEngine(Options{Device: "cpu", NoGlobalConfig: true})
+	e, err := NewEngine(Options{Device: testDeviceSpec(), NoGlobalConfig: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,8 +275,9 @@ func TestDeviceFaultsAreRecoverable(t *testing.T) {
 		return m
 	}
 	before := cl.LiveObjects()
-	// Too large: 3 × 2^29 floats = 6 GiB per tensor.
-	if _, err := e.Compile(oneLayer("Relu", 3, 1<<29)); err == nil || !strings.Contains(err.Error(), "CL_") {
+	// Too large: one tensor past the device's largest allocation.
+	cols := int(e.Device.MaxAllocBytes/4/1024) + 1
+	if _, err := e.Compile(oneLayer("Relu", 1024, cols)); err == nil || !strings.Contains(err.Error(), `"x"`) {
 		t.Errorf("oversized model: %v", err)
 	}
 	if _, err := e.Compile(oneLayer("BadBuild", 1, 8)); err == nil || !strings.Contains(err.Error(), `layer "the_BadBuild"`) || !strings.Contains(err.Error(), "bad.cl:1") {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"clhost/host/cl"
+	"clhost/jit"
 )
 
 // program is one compiled program and what the kernel dump says about it.
@@ -62,8 +63,15 @@ func (c *programCache) get(layerType, source, options string) (*program, error) 
 	var err error
 	if p.prog, p.fromCache = c.loadBinary(key, options); p.prog == nil {
 		if p.prog, err = c.ctx.BuildProgram(source, options); err != nil {
+			// Point the compiler's messages at the user's files and lines, also on
+			// drivers that ignore #line file names.
+			var be *cl.BuildError
+			if errors.As(err, &be) {
+				be.Log = jit.MapBuildLog(source, be.Log)
+			}
 			return nil, err
 		}
+		p.prog.Log = jit.MapBuildLog(source, p.prog.Log)
 		c.storeBinary(key, p.prog)
 	}
 	c.programs[key] = p

@@ -137,6 +137,9 @@ func Generate(l *customlayer.Layer, inst Instance) (*Program, error) {
 
 	// Work sizes.
 	ws := l.WorkSizes
+	if len(ws.Global) == 0 { // a Layer built in Go rather than loaded
+		ws.Global, _ = formula.ParseList(customlayer.DefaultGlobal)
+	}
 	var dimLayout *Layout
 	switch {
 	case ws.Dim.Input && ws.Dim.Index >= len(prog.Inputs):
@@ -178,7 +181,7 @@ func Generate(l *customlayer.Layer, inst Instance) (*Program, error) {
 	for _, d := range l.Defines {
 		v, err := defineValue(d, inst.Params)
 		if err != nil {
-			problem("%v", err)
+			problem("Define %q: %v", d.Name, err)
 			continue
 		}
 		user.WriteString("#define ")

@@ -173,20 +173,20 @@ func arrayLiteral(ctype string, elems []string) string {
 }
 
 // defineValue returns the text after "#define NAME " for d in this instance, or "" for
-// a bare define.
+// a bare define. Errors do not name the define; the caller does.
 func defineValue(d customlayer.Define, params Params) (string, error) {
 	if d.Param != "" && params != nil {
 		if v, ok := params.Param(d.Param); ok {
 			s, err := renderValue(d.Type, v)
 			if err != nil {
-				return "", fmt.Errorf("Define %q: parameter %q = %s: %v", d.Name, d.Param, v.text(), err)
+				return "", fmt.Errorf("parameter %q = %s: %v", d.Param, v.text(), err)
 			}
 			return s, nil
 		}
 	}
 	if !d.HasDefault {
 		if d.Param != "" {
-			return "", fmt.Errorf("Define %q: the layer has no parameter %q and the define has no default", d.Name, d.Param)
+			return "", fmt.Errorf("the layer has no parameter %q and the define has no default", d.Param)
 		}
 		return "", nil
 	}
@@ -195,7 +195,7 @@ func defineValue(d customlayer.Define, params Params) (string, error) {
 	}
 	parts, err := customlayer.ParseDefineValue(d.Type, d.Default)
 	if err != nil {
-		return "", fmt.Errorf("Define %q: default %q: %v", d.Name, d.Default, err)
+		return "", fmt.Errorf("default %q: %v", d.Default, err)
 	}
 	var v Value
 	if d.Type.Elem() == customlayer.Int {
@@ -213,7 +213,7 @@ func defineValue(d customlayer.Define, params Params) (string, error) {
 	}
 	if !d.Type.IsArray() {
 		if len(parts) != 1 {
-			return "", fmt.Errorf("Define %q: default %q is not a single value", d.Name, d.Default)
+			return "", fmt.Errorf("default %q is not a single value", d.Default)
 		}
 		v.Kind = map[customlayer.DefineType]Kind{customlayer.Int: KindInt, customlayer.Float: KindFloat}[d.Type]
 	}

@@ -135,8 +135,13 @@ func writeTable(w io.Writer, path string, m *model.Model, g *graph.Graph, v *mod
 	for lv, layers := range g.Levels() {
 		for _, li := range layers {
 			l := &m.Layers[li]
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\n", lv, l.Name, l.Type,
-				v.tensorList(l.Inputs), v.tensorList(l.Outputs), v.params(l), attrText(l.Attrs))
+			row := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%d", lv, l.Name, l.Type,
+				v.tensorList(l.Inputs), v.tensorList(l.Outputs), v.params(l))
+			// The last cell is left unterminated when empty so that no line ends in blanks.
+			if attrs := attrText(l.Attrs); attrs != "" {
+				row += "\t" + attrs
+			}
+			fmt.Fprintln(tw, row)
 		}
 	}
 	if err := tw.Flush(); err != nil {

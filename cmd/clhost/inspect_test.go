@@ -134,3 +134,25 @@ func TestInspectExitCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestInspectNoTrailingBlanks(t *testing.T) {
+	b := model.NewBuilder("plain")
+	x := b.Input("x", model.Float32, 2)
+	b.Output(b.Layer("Relu", "r", []string{x}))
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "plain.clm")
+	if err := model.Save(m, path); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := inspect(&out, path, false); err != nil {
+		t.Fatal(err)
+	}
+	want := "0      r      Relu  x[2]    r[2]     0\n"
+	if !strings.Contains(out.String(), want) {
+		t.Fatalf("got:\n%q\nwant a line %q", out.String(), want)
+	}
+}

@@ -470,7 +470,7 @@ func gemmShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	}
 	a, b := in[0], in[1]
 	if len(a) != 2 || len(b) != 2 {
-		return nil, fmt.Errorf("A %v and B %v must both be matrices", a, b)
+		return nil, fmt.Errorf("inputs A %v and B %v must both be matrices", a, b)
 	}
 	transA, err := intAttr(l, "transA", 0)
 	if err != nil {
@@ -489,15 +489,15 @@ func gemmShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 		kb, n = n, kb
 	}
 	if k != kb {
-		return nil, fmt.Errorf("A %v (transA=%d) and B %v (transB=%d) do not agree on K: %d against %d", a, transA, b, transB, k, kb)
+		return nil, fmt.Errorf("inputs A %v (transA=%d) and B %v (transB=%d) do not agree on K: %d against %d", a, transA, b, transB, k, kb)
 	}
 	out := []int{m, n}
 	if present(l, 2) {
 		// C broadcasts to the result in one direction only: the result keeps its shape.
 		if c := in[2]; len(c) > 2 {
-			return nil, fmt.Errorf("C has shape %v; it must broadcast to %v", c, out)
+			return nil, fmt.Errorf("input C has shape %v; it must broadcast to %v", c, out)
 		} else if bc, err := Broadcast(out, c); err != nil || !slices.Equal(bc, out) {
-			return nil, fmt.Errorf("C has shape %v; it must broadcast to %v", c, out)
+			return nil, fmt.Errorf("input C has shape %v; it must broadcast to %v", c, out)
 		}
 	}
 	return [][]int{out}, nil
@@ -511,7 +511,7 @@ func matmulShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error)
 	}
 	a, b := in[0], in[1]
 	if len(a) == 0 || len(b) == 0 {
-		return nil, fmt.Errorf("A %v and B %v must have at least one axis", a, b)
+		return nil, fmt.Errorf("inputs A %v and B %v must have at least one axis", a, b)
 	}
 	aa, bb := a, b
 	if len(a) == 1 {
@@ -522,7 +522,7 @@ func matmulShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error)
 	}
 	ra, rb := len(aa), len(bb)
 	if aa[ra-1] != bb[rb-2] {
-		return nil, fmt.Errorf("A %v and B %v do not agree on K: %d against %d", a, b, aa[ra-1], bb[rb-2])
+		return nil, fmt.Errorf("inputs A %v and B %v do not agree on K: %d against %d", a, b, aa[ra-1], bb[rb-2])
 	}
 	batch, err := Broadcast(aa[:ra-2], bb[:rb-2])
 	if err != nil {

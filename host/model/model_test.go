@@ -520,17 +520,17 @@ func TestHalf(t *testing.T) {
 		{1, 0x3c00},
 		{-2, 0xc000},
 		{0.5, 0x3800},
-		{65504, 0x7bff},                    // largest finite
-		{65520, 0x7c00},                    // halfway to 2^16 rounds up to infinity
-		{0.1, 0x2e66},                      // 0.0999755859375 (0.1 is 0x2e66.66…)
-		{1.0 / 3, 0x3555},                  // 0x3555.55…
-		{1 + 1.0/2048, 0x3c00},             // exactly halfway between 0x3c00 and 0x3c01: even
-		{1 + 3.0/2048, 0x3c02},             // halfway between 0x3c01 and 0x3c02: even
-		{1.0 / (1 << 24), 0x0001},          // smallest subnormal
-		{1.0 / (1 << 25), 0x0000},          // half of it: tie to even zero
-		{1.5 / (1 << 25), 0x0001},          // above the tie
-		{1023.0 / (1 << 24), 0x03ff},       // largest subnormal
-		{1023.75 / (1 << 24), 0x0400},      // rounds up into the smallest normal
+		{65504, 0x7bff},               // largest finite
+		{65520, 0x7c00},               // halfway to 2^16 rounds up to infinity
+		{0.1, 0x2e66},                 // 0.0999755859375 (0.1 is 0x2e66.66…)
+		{1.0 / 3, 0x3555},             // 0x3555.55…
+		{1 + 1.0/2048, 0x3c00},        // exactly halfway between 0x3c00 and 0x3c01: even
+		{1 + 3.0/2048, 0x3c02},        // halfway between 0x3c01 and 0x3c02: even
+		{1.0 / (1 << 24), 0x0001},     // smallest subnormal
+		{1.0 / (1 << 25), 0x0000},     // half of it: tie to even zero
+		{1.5 / (1 << 25), 0x0001},     // above the tie
+		{1023.0 / (1 << 24), 0x03ff},  // largest subnormal
+		{1023.75 / (1 << 24), 0x0400}, // rounds up into the smallest normal
 		{float32(math.Inf(-1)), 0xfc00},
 	}
 	for _, c := range cases {

@@ -1,0 +1,20 @@
+package jit
+
+import "testing"
+
+func TestMapBuildLog(t *testing.T) {
+	src := "// Custom Layer Built-ins\n#define A 1\n// Custom Layer User Defines\n#line 1 \"dir/first.cl\"\nint a;\nint b;\n#line 1 \"second \\\"q\\\".cl\"\nint c;\nint d;\n"
+	cases := map[string]string{
+		// assembled line 6 is "int b;", line 2 of first.cl
+		"<kernel>:6:3: error: x":    "dir/first.cl:2:3: error: x",
+		"<kernel>:9:1: error: y":    `second "q".cl:2:1: error: y`,
+		"<source>:5: warning":       "dir/first.cl:1: warning",
+		"<kernel>:2:9: error: def":  "<kernel>:2:9 (in the generated defines): error: def",
+		"first.cl:2:3: error: kept": "first.cl:2:3: error: kept",
+	}
+	for in, want := range cases {
+		if got := MapBuildLog(src, in); got != want {
+			t.Errorf("MapBuildLog(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

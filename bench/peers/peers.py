@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Peer comparison: clhost against ONNX Runtime (CPU) and PyTorch (CPU and CUDA, TF32 off).
+
+Exports the models with random weights (seeded), runs every engine on the same inputs in
+one run, checks that the outputs agree with ONNX Runtime, and prints a table of latencies
+and ratios (peer time / clhost time: above 1 means clhost is faster).
+
+Needs: torch, torchvision, onnx, onnxruntime, numpy, and a built clhost binary.
+
+    python3 bench/peers/peers.py --clhost bin/clhost --out /tmp/peers [--models resnet18,...]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def export_models(names, out):
+    import torch
+    import torchvision
+
+    paths = {}
+    for name in names:
+        path = os.path.join(out, name + ".onnx")
+        paths[name] = path
+        if os.path.exists(path):
+            continue
+        torch.manual_seed(0)
+        if name == "convpool":
+            m = torch.nn.Sequential(torch.nn.Conv2d(3, 10, 4, stride=4, bias=True), torch.nn.MaxPool2d(2, 2))
+            shape = (1, 3, 416, 416)
+        else:
+            m = getattr(torchvision.models, name)(weights=None)
+            shape = (1, 3, 224, 224)
+        m.eval()
+        x = torch.randn(*shape)
+        torch.onnx.export(m, x, path, opset_version=13, input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}, dynamo=False)
+    return paths
+
+
+def input_shape(name, batch):
+    return (batch, 3, 416, 416) if name == "convpool" else (batch, 3, 224, 224)
+
+
+def timeit(fn, warmup, n):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    times.sort()
+    return 1e3 * times[len(times) // 2], 1e3 * sum(times) / len(times)
+
+
+def run_ort(path, x, threads, warmup, n):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    out = s.run(None, {"input": x})[0]
+    return timeit(lambda: s.run(None, {"input": x}), warmup, n), out
+
+
+def torch_model(name):
+    import torch
+    import torchvision
+
+    torch.manual_seed(0)
+    if name == "convpool":
+        m = torch.nn.Sequential(torch.nn.Conv2d(3, 10, 4, stride=4, bias=True), torch.nn.MaxPool2d(2, 2))
+    else:
+        m = getattr(torchvision.models, name)(weights=None)
+    return m.eval()
+
+
+def run_torch(name, x, device, threads, warmup, n):
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_num_threads(threads)
+    m = torch_model(name).to(device)
+    xt = torch.from_numpy(x)
+
+    def step():
+        with torch.inference_mode():
+            # Input from host memory and output back to it, as a user sees it.
+            y = m(xt.to(device))
+            return y.cpu()
+
+    out = step().numpy()
+    return timeit(step, warmup, n), out
+
+
+def run_clhost(clhost, path, batch, device, x, out_dir, n, warmup):
+    xin = os.path.join(out_dir, "x_%d.npy" % batch)
+    np.save(xin, x)
+    od = os.path.join(out_dir, "clhost_out_%s_%d" % (device, batch))
+    r = subprocess.run([clhost, "run", "-m", path, "--batch", str(batch), "-d", device, "-i", "input=" + xin, "-o", od],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("clhost run failed: " + r.stderr[-3000:])
+    out = np.load(os.path.join(od, "output.npy"))
+    r = subprocess.run([clhost, "bench", "-m", path, "--batch", str(batch), "-d", device, "-n", str(n),
+                        "--warmup", str(warmup), "--json"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("clhost bench failed: " + r.stderr[-3000:])
+    res = json.loads(r.stdout)
+    return (res["p50_ms"], res["mean_ms"]), out, res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clhost", default="bin/clhost")
+    ap.add_argument("--out", default="/tmp/clhost-peers")
+    ap.add_argument("--models", default="resnet18,mobilenet_v2,squeezenet1_1,convpool")
+    ap.add_argument("--batches", default="1,16")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--n", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--engines", default="gpu,cpu", help="clhost devices to measure: gpu, cpu")
+    ap.add_argument("--json", default="", help="also write the rows here")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    names = a.models.split(",")
+    paths = export_models(names, a.out)
+    import torch
+
+    has_cuda = torch.cuda.is_available()
+    rows = []
+    ok = True
+    for name in names:
+        for batch in [int(b) for b in a.batches.split(",")]:
+            rng = np.random.default_rng(batch)
+            x = rng.standard_normal(input_shape(name, batch), dtype=np.float32)
+            (ort_p50, ort_mean), ref = run_ort(paths[name], x, a.threads, a.warmup, a.n)
+            row = {"model": name, "batch": batch, "ort_cpu_ms": ort_p50}
+            (tc, _), tc_out = run_torch(name, x, "cpu", a.threads, min(a.warmup, 3), max(5, a.n // 5))
+            row["torch_cpu_ms"] = tc
+            if has_cuda:
+                (tg, _), tg_out = run_torch(name, x, "cuda", a.threads, a.warmup, a.n)
+                row["torch_cuda_ms"] = tg
+                row["torch_cuda_vs_ort"] = float(np.abs(tg_out - ref).max())
+            for dev in a.engines.split(","):
+                try:
+                    (p50, _), out, res = run_clhost(a.clhost, paths[name], batch, dev, x, a.out, a.n, a.warmup)
+                except RuntimeError as e:
+                    print("%s batch %d on %s: %s" % (name, batch, dev, e), file=sys.stderr)
+                    ok = False
+                    continue
+                diff = float(np.abs(out - ref).max())
+                row["clhost_%s_ms" % dev] = p50
+                row["clhost_%s_maxabs" % dev] = diff
+                row["clhost_%s_layers" % dev] = res.get("layers", [])
+                if diff > 1e-3:
+                    ok = False
+            rows.append(row)
+            print(json.dumps({k: v for k, v in row.items() if not k.endswith("_layers")}), flush=True)
+    print()
+    print("| model | batch | clhost GPU ms | PyTorch CUDA ms | ratio | clhost CPU ms | ORT CPU ms | ratio | PyTorch CPU ms | max abs diff (GPU / CPU) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        g, c = r.get("clhost_gpu_ms"), r.get("clhost_cpu_ms")
+        tg = r.get("torch_cuda_ms")
+        f = lambda v: "%.3f" % v if v is not None else "-"
+        ratio = lambda peer, mine: "%.2f×" % (peer / mine) if peer and mine else "-"
+        print("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s / %s |" % (
+            r["model"], r["batch"], f(g), f(tg), ratio(tg, g), f(c), f(r["ort_cpu_ms"]), ratio(r["ort_cpu_ms"], c),
+            f(r["torch_cpu_ms"]), ("%.1e" % r["clhost_gpu_maxabs"]) if "clhost_gpu_maxabs" in r else "-",
+            ("%.1e" % r["clhost_cpu_maxabs"]) if "clhost_cpu_maxabs" in r else "-"))
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    if not ok:
+        print("some clhost outputs differ from ONNX Runtime by more than 1e-3, or a run failed", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every built-in kernel (builtin_kernels' test matrix), every kernel of configs/ and
+# of samples/ (the host's end-to-end tests) under oclgrind, the OpenCL simulator, and fails
+# on any invalid memory access, uninitialised value or data race it reports.
+#
+# The tests select oclgrind's device through CLHOST_TEST_DEVICE; the OpenCL loader is
+# pointed at oclgrind's ICD alone, so nothing runs on another device by mistake.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+icd=/usr/lib/oclgrind/liboclgrind-rt-icd.so
+[ -f "$icd" ] || { echo "oclgrind is not installed (apt-get install oclgrind)" >&2; exit 1; }
+vendors=$(mktemp -d)
+trap 'rm -rf "$vendors"' EXIT
+echo "$icd" > "$vendors/oclgrind.icd"
+log=$(mktemp)
+export OCL_ICD_VENDORS="$vendors" CLHOST_TEST_DEVICE=0
+export OCLGRIND_CHECK_API=1 OCLGRIND_DATA_RACES=1 OCLGRIND_UNINITIALIZED=1
+export CLHOST_TEST_SMALL=1 # the suites pick their small shapes: a simulator is slow
+start=$(date +%s)
+status=0
+go test -count=1 -timeout 60m \
+	-run 'TestOpsMatchReference|TestGlobalConfig|TestCustom|TestSample|TestDiamond' \
+	./builtin_kernels ./host 2>&1 | tee "$log" | grep -E '^(ok|FAIL|---)' || true
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+if grep -E 'Invalid (read|write)|Uninitiali[sz]ed|[Dd]ata race|Oclgrind.*[Ee]rror|out of bounds' "$log" >/dev/null; then
+	echo "oclgrind reported problems:" >&2
+	grep -E -B2 -A8 'Invalid (read|write)|Uninitiali[sz]ed|[Dd]ata race|Oclgrind.*[Ee]rror|out of bounds' "$log" | head -80 >&2
+	status=1
+fi
+echo "check-kernels: $(( $(date +%s) - start )) s, status $status"
+exit $status

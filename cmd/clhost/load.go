@@ -10,9 +10,30 @@ import (
 // loadModelBatch is loadModel with a batch size for the dynamic batch dimension of an
 // ONNX model; 0 keeps the model's own. Native models have fixed shapes, so a batch that
 // differs from theirs is refused rather than silently ignored.
-func loadModelBatch(path string, batch int) (*model.Model, error) {
+//
+// inputShapes (may be nil) gives the shapes of inputs the user supplies as files: an ONNX
+// model's dynamic dimensions take them, so the batch follows the input given at run time.
+// The key "" stands for the only input of a single-input model.
+func loadModelBatch(path string, batch int, inputShapes map[string][]int) (*model.Model, error) {
 	if modelExt(path) == extONNX {
-		return onnx.Options{Batch: batch}.Load(path)
+		o := onnx.Options{Batch: batch}
+		if len(inputShapes) > 0 {
+			o.InputShapes = map[string][]int{}
+			for k, v := range inputShapes {
+				o.InputShapes[k] = v
+			}
+			if shape, ok := o.InputShapes[""]; ok {
+				delete(o.InputShapes, "")
+				m, err := onnx.Options{Batch: batch}.Load(path)
+				if err != nil {
+					return nil, err
+				}
+				if len(m.Inputs) == 1 {
+					o.InputShapes[m.Inputs[0]] = shape
+				}
+			}
+		}
+		return o.Load(path)
 	}
 	m, err := loadModel(path)
 	if err != nil || batch == 0 {

@@ -30,6 +30,9 @@ type engineFlags struct {
 	cacheDir    *string
 	batch       *int
 	inOrder     *bool
+	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
+	inputShapes map[string][]int
+	inputFiles  []string
 }
 
 func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
@@ -63,8 +66,11 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	if *ef.batch < 0 {
 		return nil, nil, usagef("-batch %d: must be positive", *ef.batch)
 	}
-	m, err := loadModelBatch(*ef.model, *ef.batch)
+	m, err := loadModelBatch(*ef.model, *ef.batch, ef.inputShapes)
 	if err != nil {
+		if len(ef.inputFiles) > 0 {
+			return nil, nil, fmt.Errorf("%w (input shapes taken from -i %s)", err, strings.Join(ef.inputFiles, ", -i "))
+		}
 		return nil, nil, err
 	}
 	o.Device, o.Configs = *ef.device, ef.configs
@@ -97,6 +103,13 @@ func runRun(args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if modelExt(*ef.model) == extONNX && *ef.batch == 0 {
+		shapes, err := inputFileShapes(inputs)
+		if err != nil {
+			return err
+		}
+		ef.inputShapes, ef.inputFiles = shapes, inputs
 	}
 	e, n, err := ef.openWith(host.Options{Profile: *profile, KeepIntermediates: *check})
 	if err != nil {
@@ -150,6 +163,23 @@ func runRun(args []string) error {
 		printProfile(os.Stdout, n.Profile())
 	}
 	return nil
+}
+
+// inputFileShapes reads the shapes of the -i files (NAME=FILE, or FILE alone under "").
+func inputFileShapes(specs []string) (map[string][]int, error) {
+	shapes := map[string][]int{}
+	for _, s := range specs {
+		name, file, ok := strings.Cut(s, "=")
+		if !ok {
+			name, file = "", s
+		}
+		a, err := tensorio.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %w", name, err)
+		}
+		shapes[name] = a.Shape
+	}
+	return shapes, nil
 }
 
 // readInputs reads the -i files and fills the other inputs with seeded random data.

@@ -48,7 +48,13 @@ def export(name, path, opset, seed, batch):
             # dynamo exporter, which starts at opset 18.
             torch.onnx.export(net, x, path, dynamo=False, **kwargs)
         except TypeError:
+            # torch before 2.5 has no dynamo argument and always uses TorchScript.
             torch.onnx.export(net, x, path, **kwargs)
+        except Exception as err:  # a torch without the TorchScript exporter
+            kwargs["opset_version"] = max(opset, 18)
+            print(f"{name}: TorchScript export failed ({err}); using the dynamo exporter at opset "
+                  f"{kwargs['opset_version']}", file=sys.stderr)
+            torch.onnx.export(net, x, path, dynamo=True, **kwargs)
 
 
 def main():
@@ -90,6 +96,8 @@ def main():
             if os.path.exists(stale):
                 os.remove(stale)
         cmd = [args.clhost, "run", "-m", model_path, "-i", f"{in_name}={input_path}", "-o", out_dir, "-d", args.device]
+        if args.batch != 1:
+            cmd += ["-batch", str(args.batch)]
         t0 = time.time()
         run = subprocess.run(cmd, capture_output=True, text=True)
         secs = time.time() - t0

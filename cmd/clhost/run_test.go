@@ -1,0 +1,106 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"clhost/host/tensorio"
+)
+
+// captureStderr runs f with os.Stderr redirected and returns what it wrote.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = w
+	done := make(chan string)
+	go func() {
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		done <- b.String()
+	}()
+	f()
+	w.Close()
+	os.Stderr = old
+	return <-done
+}
+
+const dynamicONNX = "../../host/onnx/testdata/dynamic.onnx"
+
+func TestRunCLIErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "x.npy")
+	if err := tensorio.WriteFile(good, []int{2, 3, 4, 4}, make([]float32, 96)); err != nil {
+		t.Fatal(err)
+	}
+	wrong := filepath.Join(dir, "wrong.npy")
+	if err := tensorio.WriteFile(wrong, []int{2, 3, 5}, make([]float32, 30)); err != nil {
+		t.Fatal(err)
+	}
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "--nope"}, 2, "flag provided but not defined: -nope"},
+		{[]string{"run", "-m"}, 2, "flag needs an argument: -m"},
+		{[]string{"run"}, 2, "missing -m MODEL"},
+		{[]string{"run", "-m", dynamicONNX, "-d", "cpu", "-i", "nosuch=" + good, "-o", dir}, 1, `"nosuch", which is not a graph input`},
+		{[]string{"run", "-m", dynamicONNX, "-d", "cpu", "-i", filepath.Join(dir, "missing.npy"), "-o", dir}, 1, "missing.npy"},
+		{[]string{"run", "-m", dynamicONNX, "-d", "cpu", "-i", "x=" + wrong, "-o", dir}, 1, "wrong.npy"},
+		{[]string{"run", "-m", dynamicONNX, "-d", "cpu", "-o", filepath.Join(blocker, "out")}, 1, "output folder"},
+		{[]string{"run", "-m", filepath.Join(dir, "none.onnx"), "-d", "cpu"}, 1, "none.onnx"},
+		{[]string{"run", "-m", dynamicONNX, "-d", "nosuchdevice"}, 1, `device "nosuchdevice"`},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+	}
+	for _, c := range cases {
+		var code int
+		out := captureStderr(t, func() { code = runMain(c.args) })
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		last := lines[len(lines)-1]
+		if code != c.code || !strings.Contains(last, c.want) {
+			t.Errorf("clhost %s: exit %d, last stderr line %q; want exit %d and %q", strings.Join(c.args, " "), code, last, c.code, c.want)
+		}
+		if strings.Contains(out, "goroutine ") || strings.Contains(out, "panic:") {
+			t.Errorf("clhost %s: stack trace on stderr:\n%s", strings.Join(c.args, " "), out)
+		}
+	}
+}
+
+// TestRunDynamicBatchFromInput: an ONNX model with a dynamic batch takes the batch of the
+// .npy given with -i.
+func TestRunDynamicBatchFromInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "x.npy")
+	if err := tensorio.WriteFile(in, []int{3, 3, 4, 4}, make([]float32, 144)); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	errOut := captureStderr(t, func() { code = runMain([]string{"run", "-m", dynamicONNX, "-d", "cpu", "-i", in, "-o", dir}) })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	a, err := tensorio.ReadFile(filepath.Join(dir, "y.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Shape) != 2 || a.Shape[0] != 3 {
+		t.Errorf("output shape %v, want batch 3", a.Shape)
+	}
+}

@@ -59,14 +59,14 @@ __kernel void avgpool2d(__global const float* restrict x, __global float* restri
         #pragma unroll
         for (int kx = 0; kx < KW; kx++) {
             const int ix = ix0 + kx * DW;
-            const bool in = rowIn && ix >= 0 && ix < W;
-            if (in) {
+            const bool inside = rowIn && ix >= 0 && ix < W;
+            if (inside) {
                 sum += xc[iy * W + ix];
             }
 #if COUNT_PAD
             count += (rowCounted && ix >= -PL && ix < W + PR) ? 1 : 0;
 #else
-            count += in ? 1 : 0;
+            count += inside ? 1 : 0;
 #endif
         }
     }

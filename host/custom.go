@@ -17,6 +17,18 @@ import (
 	"clhost/jit"
 )
 
+// LoadConfigs builds the custom-layer registry an engine with these options would use:
+// the global configuration first, then opts.ConfigFS, then opts.Configs. Tools that
+// inspect configurations without a device (clhost validate, clhost jit) use it too.
+func LoadConfigs(opts Options) (*customlayer.Registry, error) {
+	logf := func(format string, args ...any) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, "clhost: "+format+"\n", args...)
+		}
+	}
+	return loadConfigs(opts, logf)
+}
+
 // loadConfigs builds the custom-layer registry: the global configuration (embedded, or
 // every *.xml of CLHOST_CONFIG_DIR), then opts.ConfigFS, then opts.Configs. Problems of
 // all files are reported together.

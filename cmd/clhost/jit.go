@@ -126,7 +126,7 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 		return usagef("-d only matters with --build")
 	}
 
-	reg, err := loadConfigs(configs, stderr)
+	reg, err := loadConfigs(configs, stderr, true)
 	if err != nil {
 		return configError(err)
 	}
@@ -136,7 +136,7 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 		for _, l := range reg.Layers() {
 			have = append(have, strconv.Quote(l.Name))
 		}
-		return fmt.Errorf("no custom layer of type %q in %s (it defines %s)", *layerType, strings.Join(configs, ", "), strings.Join(have, ", "))
+		return fmt.Errorf("no custom layer of type %q in %s or the global configuration (defined: %s)", *layerType, strings.Join(configs, ", "), strings.Join(have, ", "))
 	}
 	inst := jit.Instance{Name: *name, Inputs: inputs, Outputs: outputs, Params: params.m}
 	if inst.Name == "" {
@@ -184,12 +184,12 @@ func buildProgram(layer *customlayer.Layer, prog *jit.Program, spec string, stde
 	if err != nil {
 		var be *cl.BuildError
 		if errors.As(err, &be) {
-			return fmt.Errorf("build failed on %s (options %q); build log:\n%s", d, prog.Options, strings.TrimRight(be.Log, "\n"))
+			return fmt.Errorf("build failed on %s (options %q); build log:\n%s", d, prog.Options, strings.TrimRight(jit.MapBuildLog(prog.Source, be.Log), "\n"))
 		}
 		return fmt.Errorf("build failed on %s: %w", d, err)
 	}
 	defer p.Release()
-	if log := strings.TrimSpace(p.Log); log != "" {
+	if log := strings.TrimSpace(jit.MapBuildLog(prog.Source, p.Log)); log != "" {
 		fmt.Fprintf(stderr, "clhost: build log:\n%s\n", log)
 	}
 	k, err := p.Kernel(prog.Entry)

@@ -76,7 +76,7 @@ func TestJitErrors(t *testing.T) {
 		want  string
 	}{
 		{"unknown type", []string{"-c", reluXML, "-l", "Relu", "--input", "1x2", "--output", "1x2"}, false,
-			`no custom layer of type "Relu" in ` + reluXML + ` (it defines "ReLU")`},
+			`no custom layer of type "Relu" in ` + reluXML + ` or the global configuration (defined: "GRN", "Swish", "Tile", "ReLU")`},
 		{"missing param", []string{"-c", globalXML, "-l", "Grn", "--input", "1x2", "--output", "1x2:byxf"}, false,
 			`layer "Grn" (type "Grn"): OUTPUT0 is in BYXF but the layer declares BFYX (the host must reorder it)`},
 		{"list to scalar", []string{"-c", reluXML, "-l", "ReLU", "--input", "1x2", "--output", "1x2", "--param", "negative_slope=1,2"}, false,

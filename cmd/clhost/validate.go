@@ -1,6 +1,7 @@
 package main
 
 import (
+	"clhost/host"
 	"errors"
 	"fmt"
 	"io"
@@ -21,8 +22,11 @@ func init() {
 // loadConfigs builds the custom-layer registry from the -c files in order, a later
 // definition of a layer type replacing an earlier one (noted on stderr). Every problem of
 // every file is returned at once, as a customlayer.Errors.
-func loadConfigs(paths []string, stderr io.Writer) (*customlayer.Registry, error) {
-	return customlayer.LoadRegistry(func(note string) { fmt.Fprintln(stderr, "clhost: "+note) }, paths...)
+//
+// withGlobal puts the global configuration (configs/) first, as an engine does: `clhost
+// jit` needs it to find those layers; `clhost validate` checks just the files it is given.
+func loadConfigs(paths []string, stderr io.Writer, withGlobal bool) (*customlayer.Registry, error) {
+	return host.LoadConfigs(host.Options{Configs: paths, Log: stderr, NoGlobalConfig: !withGlobal})
 }
 
 // configError turns load problems into one error listing them all, one a line.
@@ -49,7 +53,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	if len(configs) == 0 {
 		return usagef("no configuration to validate: give one or more -c FILE")
 	}
-	reg, err := loadConfigs(configs, stderr)
+	reg, err := loadConfigs(configs, stderr, false)
 	if err != nil {
 		return configError(err)
 	}

@@ -24,6 +24,7 @@ var (
 	envOnce sync.Once
 	envVal  *testEnv
 	envErr  error
+	envNote string
 )
 
 func deviceEnv(t *testing.T) *testEnv {
@@ -33,7 +34,7 @@ func deviceEnv(t *testing.T) *testEnv {
 		if spec == "" {
 			spec = "cpu"
 		}
-		d, _, err := cl.Select(spec)
+		d, note, err := cl.Select(spec)
 		if err != nil {
 			envErr = fmt.Errorf("OpenCL device %q (install pocl-opencl-icd, or set CLHOST_TEST_DEVICE): %w", spec, err)
 			return
@@ -44,10 +45,12 @@ func deviceEnv(t *testing.T) *testEnv {
 			return
 		}
 		envVal = &testEnv{ctx: ctx, dev: DeviceInfoOf(d)}
+		envNote = note
 	})
 	if envErr != nil {
 		t.Fatal(envErr)
 	}
+	t.Log(envNote)
 	return envVal
 }
 

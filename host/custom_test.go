@@ -41,16 +41,16 @@ func ctPath(t testing.TB, name string) string {
 	return p
 }
 
-// ctDevice is the CPU device, looked up once: the tests run in parallel, and looking up
-// devices from several threads at once crashes inside the OpenCL loader (see
-// TestParallelDeviceLookup... reported, not worked around in host/cl).
+// ctDevice is the test device (testDeviceSpec), looked up once: the tests run in
+// parallel, and a first device lookup from several threads at once crashes inside the
+// OpenCL loader.
 var ctDevice = sync.OnceValues(func() (*cl.Device, error) {
-	d, _, err := cl.Select("cpu")
+	d, _, err := cl.Select(testDeviceSpec())
 	return d, err
 })
 
-// ctEngine opens an engine on the CPU device whose log goes to the returned buffer; the
-// engine is closed when the test ends.
+// ctEngine opens an engine on the test device whose log goes to the returned buffer;
+// the engine is closed when the test ends.
 func ctEngine(t testing.TB, opts Options) (*Engine, *bytes.Buffer) {
 	t.Helper()
 	if opts.Device == "" && opts.DeviceHandle == nil {

@@ -13,18 +13,20 @@ vendors=$(mktemp -d)
 trap 'rm -rf "$vendors"' EXIT
 echo "$icd" > "$vendors/oclgrind.icd"
 log=$(mktemp)
-export OCL_ICD_VENDORS="$vendors" CLHOST_TEST_DEVICE=0
-export OCLGRIND_CHECK_API=1 OCLGRIND_DATA_RACES=1 OCLGRIND_UNINITIALIZED=1
+export OCL_ICD_VENDORS="$vendors" CLHOST_TEST_DEVICE=oclgrind
+# OCLGRIND_UNINITIALIZED is left off: its plugin aborts on instructions oclgrind's own
+# compiler emits. Unwritten outputs are caught instead by the NaN pre-fill of the tests.
+export OCLGRIND_CHECK_API=1 OCLGRIND_DATA_RACES=1
 export CLHOST_TEST_SMALL=1 # the suites pick their small shapes: a simulator is slow
 start=$(date +%s)
 status=0
-go test -count=1 -timeout 60m \
+go test -count=1 -parallel 1 -p 1 -timeout 60m \
 	-run 'TestOpsMatchReference|TestGlobalConfig|TestCustom|TestSample|TestDiamond' \
 	./builtin_kernels ./host 2>&1 | tee "$log" | grep -E '^(ok|FAIL|---)' || true
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
-if grep -E 'Invalid (read|write)|Uninitiali[sz]ed|[Dd]ata race|Oclgrind.*[Ee]rror|out of bounds' "$log" >/dev/null; then
+if grep -E 'Invalid (read|write)|[Dd]ata race|Oclgrind.*[Ee]rror|out of bounds' "$log" >/dev/null; then
 	echo "oclgrind reported problems:" >&2
-	grep -E -B2 -A8 'Invalid (read|write)|Uninitiali[sz]ed|[Dd]ata race|Oclgrind.*[Ee]rror|out of bounds' "$log" | head -80 >&2
+	grep -E -B2 -A8 'Invalid (read|write)|[Dd]ata race|Oclgrind.*[Ee]rror|out of bounds' "$log" | head -80 >&2
 	status=1
 fi
 echo "check-kernels: $(( $(date +%s) - start )) s, status $status"

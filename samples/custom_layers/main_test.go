@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"embed"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,9 +15,13 @@ import (
 	"clhost/host/model"
 )
 
+//go:embed custom_layers.xml kernels/*.cl
+var embedded embed.FS
+
 // TestSampleModel writes the sample model, loads it back, runs it on the CPU device with
-// custom_layers.xml and compares the output with a reference computed here in plain
-// loops from the weights in the file.
+// custom_layers.xml — read from its file, and embedded in the test binary as a program
+// would embed it — and compares the output with a reference computed here in plain loops
+// from the weights in the file.
 func TestSampleModel(t *testing.T) {
 	m, err := build(1)
 	if err != nil {
@@ -28,38 +34,52 @@ func TestSampleModel(t *testing.T) {
 	if m, err = model.Load(path); err != nil {
 		t.Fatal(err)
 	}
-	log := &bytes.Buffer{}
-	e, err := host.NewEngine(host.Options{Device: "cpu", NoGlobalConfig: true, Configs: []string{"custom_layers.xml"}, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	n, err := e.Compile(m)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, log)
-	}
-	if got, want := strings.Join(n.CustomLayers(), ", "), "block1 (ScaleShift), mix1 (ChannelMix)"; got != want {
-		t.Errorf("custom layers %q, want %q", got, want)
-	}
-
 	in := make([]float32, 3*16*16)
 	for i := range in {
 		in[i] = float32(math.Sin(float64(i) * 0.37))
 	}
-	out, err := n.Infer(context.Background(), map[string]*host.Tensor{"image": {Shape: []int{1, 3, 16, 16}, Data: in}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := out["mix1"]
 	want := reference(t, m, in)
-	if len(got.Data) != len(want) || len(want) != 4*8*8 {
-		t.Fatalf("output %v with %d values, want %d", got.Shape, len(got.Data), len(want))
-	}
-	const tol = 1e-5 // relative to 1 + |want|: float32 sums of 27 products
-	for i := range want {
-		if d := math.Abs(float64(got.Data[i] - want[i])); !(d <= tol*(1+math.Abs(float64(want[i])))) {
-			t.Fatalf("mix1[%d] = %g, want %g", i, got.Data[i], want[i])
-		}
+
+	for _, c := range []struct {
+		name string
+		opts host.Options
+	}{
+		{"config file", host.Options{Configs: []string{"custom_layers.xml"}}},
+		{"embedded config", host.Options{ConfigFS: []host.ConfigFile{{FS: embedded, Path: "custom_layers.xml"}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log := &bytes.Buffer{}
+			c.opts.Device, c.opts.NoGlobalConfig, c.opts.Log = "cpu", true, log
+			if d := os.Getenv("CLHOST_TEST_DEVICE"); d != "" {
+				c.opts.Device = d
+			}
+			e, err := host.NewEngine(c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			n, err := e.Compile(m)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, log)
+			}
+			if got, want := strings.Join(n.CustomLayers(), ", "), "block1 (ScaleShift), mix1 (ChannelMix)"; got != want {
+				t.Errorf("custom layers %q, want %q", got, want)
+			}
+			out, err := n.Infer(context.Background(), map[string]*host.Tensor{"image": {Shape: []int{1, 3, 16, 16}, Data: in}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := out["mix1"]
+			if fmt.Sprint(got.Shape) != "[1 4 8 8]" || len(got.Data) != len(want) {
+				t.Fatalf("output %v with %d values, want [1 4 8 8] with %d", got.Shape, len(got.Data), len(want))
+			}
+			const tol = 1e-5 // relative to 1 + |want|: float32 sums of 27 products
+			for i := range want {
+				if d := math.Abs(float64(got.Data[i] - want[i])); !(d <= tol*(1+math.Abs(float64(want[i])))) {
+					t.Fatalf("mix1[%d] = %g, want %g", i, got.Data[i], want[i])
+				}
+			}
+		})
 	}
 }
 

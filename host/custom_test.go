@@ -49,6 +49,15 @@ var ctDevice = sync.OnceValues(func() (*cl.Device, error) {
 	return d, err
 })
 
+// ctParallel runs the test in parallel with the others on the default device. On a device
+// named by CLHOST_TEST_DEVICE — oclgrind's simulator in `make check-kernels` — the tests
+// run one at a time: the simulator gives wrong results when several contexts run at once.
+func ctParallel(t *testing.T) {
+	if os.Getenv("CLHOST_TEST_DEVICE") == "" {
+		t.Parallel()
+	}
+}
+
 // ctEngine opens an engine on the test device whose log goes to the returned buffer;
 // the engine is closed when the test ends.
 func ctEngine(t testing.TB, opts Options) (*Engine, *bytes.Buffer) {
@@ -259,7 +268,7 @@ func ctMap(in []float32, f func(float32) float32) []float32 {
 // TestCustomFormatAny: a layer declaring format ANY takes the producer's layout (BFYX
 // here): no reorder is inserted and the kernel's defines say BFYX.
 func TestCustomFormatAny(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	b := model.NewBuilder("any")
 	x := b.Input("x", model.Float32, 2, 3, 4, 5)
 	a := b.Tensor("aff", model.Float32, 2, 3, 4, 5)
@@ -288,7 +297,7 @@ func TestCustomFormatAny(t *testing.T) {
 // its kernel, and its BYXF output reordered back to BFYX for the next layer. The kernels
 // decode positions from the BYXF layout, so data left in BFYX would give wrong results.
 func TestCustomFormatBYXFReorders(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	shape := []int{2, 3, 4, 5}
 	b := model.NewBuilder("byxf")
 	x := b.Input("x", model.Float32, shape...)
@@ -337,7 +346,7 @@ func TestCustomFormatBYXFReorders(t *testing.T) {
 // TestCustomDataBlobs: Data name= binds a constant input of the layer by its exact name
 // or by the last "."- or "/"-separated part of its name, whatever its input position.
 func TestCustomDataBlobs(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	shape := []int{1, 4, 3, 5}
 	cfg := Options{NoGlobalConfig: true, Configs: []string{ctPath(t, "data.xml")}}
 	vals := map[string][]float32{}
@@ -401,7 +410,7 @@ func TestCustomDataBlobs(t *testing.T) {
 // TestCustomArrayParams: float[] and int[] defines take their values from the layer's
 // list attributes, as compound literals whose sizeof gives the length.
 func TestCustomArrayParams(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	shape := []int{2, 3, 2, 4}
 	weights := []float32{0.1, -1.25, 3.3}
 	offsets := []int64{1, -2, 300}
@@ -429,7 +438,7 @@ func TestCustomArrayParams(t *testing.T) {
 // TestCustomDimInput1: dim="input 1" evaluates the work sizes on input 1's B, F, Y, X
 // (2·3·4·1 = 24 rows), not on the output's (120 elements).
 func TestCustomDimInput1(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	shape, rows := []int{2, 3, 4, 5}, []int{2, 3, 4, 1}
 	b := model.NewBuilder("dim")
 	x := b.Input("x", model.Float32, shape...)
@@ -455,7 +464,7 @@ func TestCustomDimInput1(t *testing.T) {
 // TestCustomTwoOutputs: a layer with two outputs, bound to kernel arguments in an order
 // unlike their ports; both feed a built-in layer and are graph outputs.
 func TestCustomTwoOutputs(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	shape := []int{1, 2, 3, 4}
 	b := model.NewBuilder("two")
 	x := b.Input("x", model.Float32, shape...)
@@ -481,7 +490,7 @@ func TestCustomTwoOutputs(t *testing.T) {
 // TestCustomOverridesBuiltin: a configuration defining Relu replaces the built-in Relu
 // for the run (a leaky ReLU with slope 0.25 instead of max(x, 0)), and the log says so.
 func TestCustomOverridesBuiltin(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	b := model.NewBuilder("override")
 	x := b.Input("x", model.Float32, 1, 2, 3, 4)
 	r := b.Layer("Relu", "r", []string{x})
@@ -505,7 +514,7 @@ func TestCustomOverridesBuiltin(t *testing.T) {
 // TestCustomMissingParameter: a define whose parameter the layer lacks, without a
 // default, fails Compile with an error naming the layer instance and the parameter.
 func TestCustomMissingParameter(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	b := model.NewBuilder("missing")
 	x := b.Input("x", model.Float32, 1, 2, 3, 4)
 	y := b.Tensor("y", model.Float32, 1, 2, 3, 4)
@@ -518,7 +527,7 @@ func TestCustomMissingParameter(t *testing.T) {
 // TestCustomKernelChecksAtCompile: an argument count unlike the declared buffers, and an
 // entry missing from the program, are Compile errors, not enqueue failures.
 func TestCustomKernelChecksAtCompile(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	cfg := Options{NoGlobalConfig: true, Configs: []string{ctPath(t, "bad_kernels.xml")}}
 	one := func(typ, name string) *model.Model {
 		b := model.NewBuilder(typ)
@@ -541,7 +550,7 @@ func TestCustomKernelChecksAtCompile(t *testing.T) {
 // TestCustomCompileErrorNamesFile: a build failure shows the compiler's message with the
 // user's .cl file and line (the JIT's #line directive), and the layer.
 func TestCustomCompileErrorNamesFile(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	b := model.NewBuilder("broken")
 	x := b.Input("x", model.Float32, 1, 2, 3, 4)
 	y := b.Tensor("y", model.Float32, 1, 2, 3, 4)
@@ -637,7 +646,7 @@ var ctBuildOptions = regexp.MustCompile(`(?m)^ \* build options: (".*")$`)
 // the same folder writes nothing; every file compiles on its own with its recorded
 // build options.
 func TestKernelDump(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	m, in, ref := ctPipeline(t)
 	dir := t.TempDir()
 	cfgPath := ctPath(t, "any.xml")
@@ -731,7 +740,7 @@ func TestKernelDump(t *testing.T) {
 // TestDumpTensors: DumpTensors writes every activation of an inference (input,
 // intermediates, output; no constants) as <tensor>.npy.
 func TestDumpTensors(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	m, in, ref := ctPipeline(t)
 	dir := t.TempDir()
 	n, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{ctPath(t, "any.xml")}, DumpTensors: dir}, m)
@@ -760,7 +769,7 @@ func TestDumpTensors(t *testing.T) {
 // TestCustomConfigFS: configurations and kernels from an fs.FS (Options.ConfigFS), as a
 // program embedding them would pass; compiler messages name the path inside the FS.
 func TestCustomConfigFS(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	fsys := fstest.MapFS{
 		"cfg/layers.xml": {Data: []byte(`<CustomLayers>
   <CustomLayer name="Negate" type="SimpleGPU" version="1">
@@ -808,7 +817,7 @@ func TestCustomConfigFS(t *testing.T) {
 // TestSeedReluExample runs the OpenVINO documentation example of samples/custom_relu
 // (example_relu_kernel, neg_slope from negative_slope) unchanged.
 func TestSeedReluExample(t *testing.T) {
-	t.Parallel()
+	ctParallel(t)
 	shape := []int{2, 3, 5, 7}
 	b := model.NewBuilder("relu")
 	x := b.Input("x", model.Float32, shape...)

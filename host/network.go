@@ -38,6 +38,8 @@ type step struct {
 	prog *program
 	// shapes and work sizes, for the kernel dump and error messages
 	desc string
+	// flops is the arithmetic of one run (multiply-adds count two), for the profile.
+	flops float64
 }
 
 // deviceTensor is a tensor living in a device buffer.
@@ -83,6 +85,9 @@ type LayerTime struct {
 	Custom   bool
 	Kernels  int
 	DeviceNs uint64
+	// Flops is the layer's arithmetic per inference for Conv, Gemm and MatMul (0 for
+	// others), so a profile can show achieved GFLOP/s.
+	Flops float64 `json:",omitempty"`
 }
 
 // Steps lists the layers in execution order with the indexes of the layers each waits
@@ -459,6 +464,7 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 	s.deps = depsOf(bound)
 	s.prog = prog
 	s.desc = fmt.Sprintf("in %v out %v; %s", inShapes, outShapes, strings.Join(descs, "; "))
+	s.flops = layerFlops(l.Type, inShapes, outShapes)
 	prog.addInstance(fmt.Sprintf("%s (%s): %s", l.Name, l.Type, s.desc))
 	n.steps = append(n.steps, s)
 	return nil
@@ -687,7 +693,7 @@ func (n *Network) recordProfile(events [][]*cl.Event) {
 		if len(s.launches) == 0 {
 			continue
 		}
-		lt := LayerTime{Layer: s.layer, Type: s.typ, Custom: s.custom, Kernels: len(s.launches)}
+		lt := LayerTime{Layer: s.layer, Type: s.typ, Custom: s.custom, Kernels: len(s.launches), Flops: s.flops}
 		for _, e := range events[si] {
 			if _, start, end, err := e.Profile(); err == nil && end >= start {
 				lt.DeviceNs += end - start
@@ -733,6 +739,33 @@ func (n *Network) Close() {
 			break
 		}
 	}
+}
+
+// layerFlops counts the multiply-adds (as two operations) of the compute-heavy layers.
+func layerFlops(typ string, in, out [][]int) float64 {
+	if len(out) == 0 || len(in) < 2 || in[1] == nil {
+		return 0
+	}
+	switch typ {
+	case "Conv":
+		w := in[1] // M × C/group × kernel...
+		k := 1
+		for _, d := range w[1:] {
+			k *= d
+		}
+		return 2 * float64(elements(out[0])) * float64(k)
+	case "Gemm", "MatMul":
+		a := in[0]
+		if len(a) == 0 {
+			return 0
+		}
+		k := a[len(a)-1]
+		if typ == "Gemm" && len(a) == 2 && a[0] != out[0][0] {
+			k = a[0] // transA
+		}
+		return 2 * float64(elements(out[0])) * float64(k)
+	}
+	return 0
 }
 
 func equalShape(a, b []int) bool {

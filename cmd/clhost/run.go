@@ -238,7 +238,7 @@ func printProfile(w io.Writer, prof []host.LayerTime) {
 		total += p.DeviceNs
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "layer\ttype\tkernels\tdevice ms\tshare")
+	fmt.Fprintln(tw, "layer\ttype\tkernels\tdevice ms\tshare\tGFLOP/s")
 	for _, p := range prof {
 		typ := p.Type
 		if p.Custom {
@@ -248,7 +248,11 @@ func printProfile(w io.Writer, prof []host.LayerTime) {
 		if total > 0 {
 			share = 100 * float64(p.DeviceNs) / float64(total)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f%%\n", p.Layer, typ, p.Kernels, float64(p.DeviceNs)/1e6, share)
+		rate := ""
+		if p.Flops > 0 && p.DeviceNs > 0 {
+			rate = fmt.Sprintf("%.0f", p.Flops/float64(p.DeviceNs))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.1f%%\t%s\n", p.Layer, typ, p.Kernels, float64(p.DeviceNs)/1e6, share, rate)
 	}
 	fmt.Fprintf(tw, "total\t\t\t%.3f\t\n", float64(total)/1e6)
 	tw.Flush()

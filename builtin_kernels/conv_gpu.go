@@ -1,0 +1,107 @@
+package builtinkernels
+
+// gemmTile is one tile configuration of conv_gpu.cl: a work-group computes TM output
+// channels × TN output pixels, each of its (TM/RM)·(TN/RN) work-items an RM × RN block,
+// stepping through K in slices of TK.
+type gemmTile struct{ tm, tn, rm, rn, tk int }
+
+// gpuTiles are tried largest first: big tiles reuse each staged value most, small ones
+// leave enough work-groups to fill the device on small layers.
+var gpuTiles = []gemmTile{
+	{128, 128, 8, 8, 8},
+	{64, 64, 4, 4, 16},
+	{32, 64, 2, 4, 16},
+	{32, 32, 4, 4, 16},
+	{16, 64, 2, 4, 16},
+}
+
+func (t gemmTile) threads() int { return (t.tm / t.rm) * (t.tn / t.rn) }
+
+// convGPUPlan plans a (non-depthwise) convolution as an implicit GEMM for GPUs: the
+// im2col matrix is never stored, local memory stages its tiles, and layers with few
+// output tiles split K over more work-groups and add the partial sums in a second kernel.
+// act holds the #define of APPLY_ACT for a fused activation; hasRes adds input 3.
+func convGPUPlan(g convGeom, act string, hasRes bool, dev DeviceInfo) (*Plan, error) {
+	p := g.n * g.win.out[0] * g.win.out[1]
+	kt := g.cg * g.win.k[0] * g.win.k[1]
+	cu := max(dev.ComputeUnits, 1)
+	tiles := func(t gemmTile) int { return ceilDiv(g.mg, t.tm) * ceilDiv(p, t.tn) * g.g }
+	var tile gemmTile
+	chosen := false
+	for _, t := range gpuTiles {
+		if t.threads() > dev.MaxWorkGroupSize || t.tm > 2*g.mg && t.tm > 16 {
+			continue
+		}
+		if tiles(t) >= 2*cu {
+			tile, chosen = t, true
+			break
+		}
+	}
+	if !chosen {
+		// Too little work for any tile size: take the smallest tile that suits the
+		// channel count and split K.
+		tile = gpuTiles[len(gpuTiles)-2]
+		if g.mg <= 16 {
+			tile = gpuTiles[len(gpuTiles)-1]
+		}
+	}
+	splitK := 1
+	if n := tiles(tile); n < cu && kt >= 16*tile.tk {
+		splitK = min(ceilDiv(2*cu, n), kt/(8*tile.tk), 32)
+		splitK = max(splitK, 1)
+	}
+	kchunk := ceilDiv(ceilDiv(kt, splitK), tile.tk) * tile.tk
+	splitK = ceilDiv(kt, kchunk)
+
+	var d defines
+	d.int("N", g.n)
+	d.int("C", g.c)
+	d.int("H", g.in[0])
+	d.int("W", g.in[1])
+	d.int("M", g.m)
+	d.int("G", g.g)
+	d.int("CG", g.cg)
+	d.int("MG", g.mg)
+	g.win.define(&d)
+	d.bool("HAS_BIAS", g.hasBias)
+	d.bool("HAS_RES", hasRes)
+	d.int("TM", tile.tm)
+	d.int("TN", tile.tn)
+	d.int("RM", tile.rm)
+	d.int("RN", tile.rn)
+	d.int("TK", tile.tk)
+	d.int("SPLITK", splitK)
+	d.int("KCHUNK", kchunk)
+	d.b.WriteString(act)
+	src, err := d.program("conv_gpu.cl")
+	if err != nil {
+		return nil, err
+	}
+	in := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
+	var extra []Arg
+	if g.hasBias {
+		extra = append(extra, Arg{Kind: ArgInput, Index: 2})
+	}
+	if hasRes {
+		extra = append(extra, Arg{Kind: ArgInput, Index: 3})
+	}
+	global := []int{ceilDiv(p, tile.tn) * (tile.tn / tile.rn), ceilDiv(g.mg, tile.tm) * (tile.tm / tile.rm), g.g * splitK}
+	local := []int{tile.tn / tile.rn, tile.tm / tile.rm, 1}
+	plan := &Plan{Source: src, AliasInput: -1}
+	if splitK == 1 {
+		args := append(append(in, extra...), Arg{Kind: ArgOutput, Index: 0})
+		plan.Launches = []Launch{{Kernel: "conv_gemm", Global: global, Local: local, Args: args}}
+		return plan, nil
+	}
+	total := g.n * g.m * g.win.out[0] * g.win.out[1]
+	plan.Scratch = []int{4 * splitK * total}
+	// conv_gemm's signature keeps the bias and residual arguments whatever SPLITK is.
+	first := append(append(in[:2:2], extra...), Arg{Kind: ArgScratch, Index: 0})
+	second := append(append([]Arg{{Kind: ArgScratch, Index: 0}}, extra...), Arg{Kind: ArgOutput, Index: 0})
+	rg, rl := launchSize([]int{total}, dev)
+	plan.Launches = []Launch{
+		{Kernel: "conv_gemm", Global: global, Local: local, Args: first},
+		{Kernel: "conv_gemm_reduce", Global: rg, Local: rl, Args: second},
+	}
+	return plan, nil
+}

@@ -1,0 +1,55 @@
+package builtinkernels
+
+import (
+	"fmt"
+	"testing"
+
+	"clhost/host/cl"
+)
+
+// TestConvGPUPlan runs the implicit-GEMM conv (the GPU path) on the test device against
+// the CPU reference, over the tile configurations and the split-K path: the device facts
+// are varied so that every branch of the plan is taken whatever device runs the test.
+func TestConvGPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	q, err := env.ctx.NewQueue(cl.QueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Release()
+	cases := []opCase{
+		{name: "3x3 pad1", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 8, 9, 7), sh(16, 8, 3, 3), sh(16)), out: shapes(sh(1, 16, 9, 7))},
+		{name: "1x1 nobias", attrs: Attrs{}, in: shapes(sh(2, 12, 5, 6), sh(20, 12, 1, 1)), out: shapes(sh(2, 20, 5, 6))},
+		{name: "1x1 stride2", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(1, 6, 7, 7), sh(10, 6, 1, 1), sh(10)), out: shapes(sh(1, 10, 4, 4))},
+		{name: "7x7 s2 p3", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}}, in: shapes(sh(1, 3, 17, 15), sh(8, 3, 7, 7), sh(8)), out: shapes(sh(1, 8, 9, 8))},
+		{name: "group2 dil2", attrs: Attrs{"group": 2, "dilations": []int{2, 2}, "pads": []int{0, 1, 2, 1}}, in: shapes(sh(1, 4, 9, 9), sh(6, 2, 3, 3), sh(6)), out: shapes(sh(1, 6, 7, 7))},
+		{name: "deep K", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 64, 4, 4), sh(40, 64, 3, 3), sh(40)), out: shapes(sh(1, 40, 4, 4))},
+	}
+	devs := []DeviceInfo{
+		{IsGPU: true, ComputeUnits: 1, MaxWorkGroupSize: 256},   // big tiles where they fit
+		{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 256}, // small tiles and split K
+		{IsGPU: true, ComputeUnits: 8, MaxWorkGroupSize: 64},    // only 64-item groups
+	}
+	for _, c := range cases {
+		ins := c.inputs()
+		want, err := convOp{}.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		for di, dev := range devs {
+			geo, err := convOp{}.geometry(c.attrs, c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := convGPUPlan(geo, "#define APPLY_ACT(v) (v)\n", false, dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s dev %d: %v", c.name, di, err)
+			}
+			compare(t, fmt.Sprintf("%s dev %d (%d launches)", c.name, di, len(plan.Launches)), got[0], want[0])
+		}
+	}
+}

@@ -1,6 +1,11 @@
 // Conv for NCHW float tensors. The layer's shapes arrive as #defines written by the Go
-// plan (N C H W M G CG MG KH KW SH SW DH DW PT PL PB PR OH OW HAS_BIAS OCT PXT MB), so the
-// window loops have constant trip counts the compiler can unroll.
+// plan (N C H W M G CG MG KH KW SH SW DH DW PT PL PB PR OH OW HAS_BIAS HAS_RESIDUAL OCT PXT
+// MB), so the window loops have constant trip counts the compiler can unroll.
+//
+// Fused work (fused.go): each output value is APPLY_ACT(conv + bias + residual), where the
+// residual (HAS_RESIDUAL) is a tensor of the output's shape read at the output's index and
+// APPLY_ACT is the layer's fused activation, (v) when there is none.
+// Arguments: x, w, [bias], [residual], y.
 //
 // conv2d: each work-item computes a register tile of OCT output channels of one group by
 // PXT neighbouring output pixels of one row, so every input value it loads feeds OCT
@@ -18,9 +23,14 @@
 #define BIAS_ARG
 #define BIAS(m) 0.0f
 #endif
+#if HAS_RESIDUAL
+#define RES_ARG , __global const float* restrict res
+#else
+#define RES_ARG
+#endif
 
 __kernel void conv2d(__global const float* restrict x,
-                     __global const float* restrict w BIAS_ARG,
+                     __global const float* restrict w BIAS_ARG RES_ARG,
                      __global float* restrict y)
 {
     const int ox0 = get_global_id(0) * PXT;
@@ -91,18 +101,22 @@ __kernel void conv2d(__global const float* restrict x,
         }
         const int m = m0 + o;
         const float bv = BIAS(m);
-        __global float* out = y + ((n * M + m) * OH + oy) * OW;
+        const int row0 = ((n * M + m) * OH + oy) * OW;
         #pragma unroll
         for (int p = 0; p < PXT; p++) {
             if (ox0 + p < OW) {
-                out[ox0 + p] = acc[o][p] + bv;
+                float v = acc[o][p] + bv;
+#if HAS_RESIDUAL
+                v += res[row0 + ox0 + p];
+#endif
+                y[row0 + ox0 + p] = APPLY_ACT(v);
             }
         }
     }
 }
 
 __kernel void conv2d_dw(__global const float* restrict x,
-                        __global const float* restrict w BIAS_ARG,
+                        __global const float* restrict w BIAS_ARG RES_ARG,
                         __global float* restrict y)
 {
     const int ox0 = get_global_id(0) * PXT;
@@ -143,11 +157,15 @@ __kernel void conv2d_dw(__global const float* restrict x,
         }
     }
     const float bv = BIAS(m);
-    __global float* out = y + ((n * M + m) * OH + oy) * OW;
+    const int row0 = ((n * M + m) * OH + oy) * OW;
     #pragma unroll
     for (int p = 0; p < PXT; p++) {
         if (ox0 + p < OW) {
-            out[ox0 + p] = acc[p] + bv;
+            float v = acc[p] + bv;
+#if HAS_RESIDUAL
+            v += res[row0 + ox0 + p];
+#endif
+            y[row0 + ox0 + p] = APPLY_ACT(v);
         }
     }
 }

@@ -5,7 +5,9 @@ import "fmt"
 func init() { Register("Conv", convOp{}) }
 
 // convOp is ONNX Conv over 1-D and 2-D NCHW data: X, W (M × C/group × kH × kW), optional
-// bias B (M).
+// bias B (M), with clhost's fused work (fused.go): an optional residual R (input 3, of the
+// output's shape; B may then be omitted as an empty name) and an activation, so
+// Y = act(conv(X, W) + B + R).
 type convOp struct{}
 
 type convGeom struct {
@@ -14,12 +16,14 @@ type convGeom struct {
 	nsp                int
 	win                window
 	hasBias            bool
+	hasResidual        bool
+	act                fusedAct
 }
 
 func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
 	const typ = "Conv"
 	var cg convGeom
-	if err := checkCounts(typ, in, nil, 2, 3, 0); err != nil {
+	if err := checkCounts(typ, in, nil, 2, 4, 0); err != nil {
 		return cg, err
 	}
 	x, w := in[0], in[1]
@@ -52,7 +56,8 @@ func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
 			return cg, fmt.Errorf("%s: kernel_shape %v does not match W's spatial shape %v", typ, p.Ints("kernel_shape", nil), w[2:])
 		}
 	}
-	if len(in) == 3 {
+	// A nil shape is an omitted input (an empty name in the model).
+	if len(in) >= 3 && in[2] != nil {
 		if len(in[2]) != 1 || in[2][0] != cg.m {
 			return cg, fmt.Errorf("%s: input 2 (B) has shape %v, want [%d]", typ, in[2], cg.m)
 		}
@@ -60,6 +65,15 @@ func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
 	}
 	cg.in = hw2(x)
 	if cg.win, err = resolveWindow(typ, p, nsp, cg.in, k, false); err != nil {
+		return cg, err
+	}
+	if len(in) == 4 && in[3] != nil {
+		if out := cg.win.outShape(cg.n, cg.m, nsp); !sameShape(in[3], out) {
+			return cg, fmt.Errorf("%s: input 3 (residual) has shape %v, want the output's shape %v", typ, in[3], out)
+		}
+		cg.hasResidual = true
+	}
+	if cg.act, err = readFusedAct(typ, p); err != nil {
 		return cg, err
 	}
 	return cg, nil
@@ -105,6 +119,8 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	d.int("MG", g.mg)
 	g.win.define(&d)
 	d.bool("HAS_BIAS", g.hasBias)
+	d.bool("HAS_RESIDUAL", g.hasResidual)
+	g.act.define(&d)
 	d.int("OCT", oct)
 	d.int("PXT", pxt)
 	d.int("MB", mb)
@@ -123,6 +139,9 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	if g.hasBias {
 		args = append(args, Arg{Kind: ArgInput, Index: 2})
 	}
+	if g.hasResidual {
+		args = append(args, Arg{Kind: ArgInput, Index: 3})
+	}
 	args = append(args, Arg{Kind: ArgOutput, Index: 0})
 	gl, lo := launchSize(global, dev)
 	return &Plan{
@@ -134,7 +153,7 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 
 func (o convOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
 	p = paramsOr(p)
-	shapes, err := checkTensors("Conv", in)
+	shapes, err := optionalTensors("Conv", in, 2, 3)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +197,11 @@ func (o convOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 							}
 						}
 					}
-					y[((n*g.m+m)*OH+oy)*OW+ox] = float32(s)
+					at := ((n*g.m+m)*OH+oy)*OW + ox
+					if g.hasResidual {
+						s += float64(in[3].Data[at])
+					}
+					y[at] = float32(g.act.apply(s))
 				}
 			}
 		}

@@ -1,6 +1,8 @@
 // Gemm and MatMul: Y[z] = alpha * op(A[z]) * op(B[z]) (+ beta * C) for each of NB
 // batches z, with op() an optional transpose. Shapes arrive as #defines written by the Go
-// plan (M N K TRANS_A TRANS_B HAS_C CSM CSN TM TN NB BD1 BD2 BD3 ASB0..3 BSB0..3).
+// plan (M N K TRANS_A TRANS_B HAS_C CSM CSN TM TN NB BD1 BD2 BD3 ASB0..3 BSB0..3), and
+// APPLY_ACT(v), Gemm's fused activation (fused.go; (v) for none and for MatMul), applied
+// to each final value: Y = act(alpha * op(A) * op(B) + beta * C).
 //
 // Each work-item computes a TM × TN register tile of Y, so every loaded value of A feeds
 // TN multiply-adds and every value of B feeds TM. Rows and columns past the edge read
@@ -102,7 +104,7 @@ __kernel void gemm(__global const float* restrict a,
 #if HAS_C
                 v += beta * c[m * CSM + n * CSN];
 #endif
-                y[m * N + n] = v;
+                y[m * N + n] = APPLY_ACT(v);
             }
         }
     }

@@ -15,6 +15,7 @@ type gemmGeom struct {
 	csm, csn       int // C's strides along m and n, 0 where broadcast
 	nb             int // batch count
 	bd, asb, bsb   [4]int
+	act            fusedAct // Gemm's fused activation; none for MatMul
 }
 
 // maxBatchDims is how many batch dimensions gemm.cl indexes after merging.
@@ -31,6 +32,7 @@ func (g gemmGeom) plan(dev DeviceInfo) (*Plan, error) {
 	d.bool("HAS_C", g.hasC)
 	d.int("CSM", g.csm)
 	d.int("CSN", g.csn)
+	g.act.define(&d)
 	d.int("TM", tm)
 	d.int("TN", tn)
 	d.int("NB", g.nb)
@@ -59,7 +61,8 @@ func (g gemmGeom) plan(dev DeviceInfo) (*Plan, error) {
 }
 
 // gemmOp is ONNX Gemm: Y = alpha·A'·B' + beta·C, A' = transA ? Aᵀ : A (M×K),
-// B' = transB ? Bᵀ : B (K×N), C optional and broadcast to M×N.
+// B' = transB ? Bᵀ : B (K×N), C optional and broadcast to M×N; with a fused activation
+// (fused.go), Y = act(alpha·A'·B' + beta·C).
 type gemmOp struct{}
 
 func (gemmOp) geometry(p Params, in [][]int) (gemmGeom, error) {
@@ -90,6 +93,10 @@ func (gemmOp) geometry(p Params, in [][]int) (gemmGeom, error) {
 		return g, fmt.Errorf("%s: inner dimensions differ: A %v (transA %v) gives K = %d, B %v (transB %v) gives K = %d", typ, a, g.transA, g.k, b, g.transB, kb)
 	}
 	g.n = n
+	var err error
+	if g.act, err = readFusedAct(typ, p); err != nil {
+		return g, err
+	}
 	g.nb = 1
 	g.bd = [4]int{1, 1, 1, 1}
 	if len(in) == 3 {
@@ -190,7 +197,7 @@ func (o gemmOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 				}
 				v += beta * float64(c.Data[ci])
 			}
-			y[m*g.n+n] = float32(v)
+			y[m*g.n+n] = float32(g.act.apply(v))
 		}
 	}
 	return []*HostTensor{{Shape: []int{g.m, g.n}, Data: y}}, nil

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +67,9 @@ type opCase struct {
 	// [-5, 5] to reach the bends of activations, 'p' positive [0.5, 1.5] (variances),
 	// 'n' magnitude [0.5, 1.5] of either sign (divisors).
 	gen string
+	// omit lists inputs given as empty names (Conv without bias but with a residual): Plan
+	// sees a nil shape and Reference a nil tensor there, as the runtime passes them.
+	omit []int
 }
 
 func sh(dims ...int) []int { return dims }
@@ -102,6 +106,46 @@ var opCases = []opCase{
 		in: shapes(sh(1, 1, 6, 6), sh(4, 1, 3, 3)), out: shapes(sh(1, 4, 3, 3))},
 	{name: "convpool_4x4_stride4", typ: "Conv", attrs: Attrs{"strides": []int{4, 4}},
 		in: shapes(sh(1, 3, 16, 12), sh(10, 3, 4, 4), sh(10)), out: shapes(sh(1, 10, 4, 3))},
+
+	// Conv with fused work (fused.go): y = act(conv + bias + residual).
+	{name: "fused_relu", typ: "Conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "clhost_activation": "Relu"},
+		in: shapes(sh(1, 3, 7, 5), sh(4, 3, 3, 3), sh(4)), out: shapes(sh(1, 4, 7, 5))},
+	{name: "fused_leaky_default_alpha", typ: "Conv", attrs: Attrs{"clhost_activation": "LeakyRelu"},
+		in: shapes(sh(2, 3, 7, 5), sh(5, 3, 3, 3)), out: shapes(sh(2, 5, 5, 3))},
+	{name: "fused_leaky_alpha0.2", typ: "Conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "clhost_activation": "LeakyRelu", "clhost_alpha": 0.2},
+		in: shapes(sh(1, 3, 7, 5), sh(4, 3, 3, 3), sh(4)), out: shapes(sh(1, 4, 7, 5))},
+	{name: "fused_clip_min_max", typ: "Conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "clhost_activation": "Clip", "clhost_min": -0.5, "clhost_max": 0.3},
+		in: shapes(sh(1, 3, 7, 5), sh(4, 3, 3, 3), sh(4)), out: shapes(sh(1, 4, 7, 5))},
+	{name: "fused_clip_relu6", typ: "Conv", attrs: Attrs{"clhost_activation": "Clip", "clhost_min": 0.0, "clhost_max": 6.0},
+		in: shapes(sh(1, 4, 6, 6), sh(3, 4, 3, 3), sh(3)), out: shapes(sh(1, 3, 4, 4)), gen: "ww"},
+	// No bounds: ±INFINITY in the program, the conv's values pass unchanged.
+	{name: "fused_clip_unbounded", typ: "Conv", attrs: Attrs{"clhost_activation": "Clip"},
+		in: shapes(sh(1, 2, 5, 5), sh(2, 2, 3, 3)), out: shapes(sh(1, 2, 3, 3))},
+	{name: "fused_sigmoid", typ: "Conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "clhost_activation": "Sigmoid"},
+		in: shapes(sh(1, 3, 7, 5), sh(4, 3, 3, 3), sh(4)), out: shapes(sh(1, 4, 7, 5)), gen: "w"},
+	{name: "fused_hardswish", typ: "Conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "clhost_activation": "HardSwish"},
+		in: shapes(sh(1, 3, 7, 5), sh(4, 3, 3, 3), sh(4)), out: shapes(sh(1, 4, 7, 5)), gen: "w"},
+	{name: "fused_residual_bias", typ: "Conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}},
+		in: shapes(sh(1, 3, 7, 5), sh(4, 3, 3, 3), sh(4), sh(1, 4, 7, 5)), out: shapes(sh(1, 4, 7, 5))},
+	{name: "fused_residual_bias_relu", typ: "Conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "clhost_activation": "Relu"},
+		in: shapes(sh(2, 3, 7, 5), sh(4, 3, 3, 3), sh(4), sh(2, 4, 7, 5)), out: shapes(sh(2, 4, 7, 5))},
+	{name: "fused_residual_nobias", typ: "Conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}},
+		in: shapes(sh(1, 3, 7, 5), sh(4, 3, 3, 3), nil, sh(1, 4, 7, 5)), out: shapes(sh(1, 4, 7, 5)), omit: []int{2}},
+	// A partial channel tile (M = 5, OCT = 4) and a partial pixel tile (OW = 3) with stride.
+	{name: "fused_residual_nobias_relu_stride2", typ: "Conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "clhost_activation": "Relu"},
+		in: shapes(sh(2, 3, 9, 6), sh(5, 3, 3, 3), nil, sh(2, 5, 5, 3)), out: shapes(sh(2, 5, 5, 3)), omit: []int{2}},
+	{name: "fused_pointwise_residual_relu", typ: "Conv", attrs: Attrs{"clhost_activation": "Relu"},
+		in: shapes(sh(2, 8, 5, 3), sh(8, 8, 1, 1), sh(8), sh(2, 8, 5, 3)), out: shapes(sh(2, 8, 5, 3))},
+	{name: "fused_group2_residual_hardswish", typ: "Conv", attrs: Attrs{"group": 2, "pads": []int{1, 1, 1, 1}, "clhost_activation": "HardSwish"},
+		in: shapes(sh(2, 4, 6, 5), sh(6, 2, 3, 3), sh(6), sh(2, 6, 6, 5)), out: shapes(sh(2, 6, 6, 5)), gen: "w"},
+	{name: "fused_depthwise_relu6", typ: "Conv", attrs: Attrs{"group": 5, "pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "clhost_activation": "Clip", "clhost_min": 0.0, "clhost_max": 6.0},
+		in: shapes(sh(1, 5, 7, 6), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 4, 3)), gen: "ww"},
+	{name: "fused_depthwise_residual_leaky", typ: "Conv", attrs: Attrs{"group": 3, "pads": []int{1, 1, 1, 1}, "clhost_activation": "LeakyRelu", "clhost_alpha": 0.1},
+		in: shapes(sh(2, 3, 5, 5), sh(6, 1, 3, 3), nil, sh(2, 6, 5, 5)), out: shapes(sh(2, 6, 5, 5)), omit: []int{2}},
+	{name: "fused_depthwise_residual_sigmoid", typ: "Conv", attrs: Attrs{"group": 4, "clhost_activation": "Sigmoid"},
+		in: shapes(sh(1, 4, 6, 6), sh(4, 1, 3, 3), sh(4), sh(1, 4, 4, 4)), out: shapes(sh(1, 4, 4, 4)), gen: "w"},
+	{name: "fused_conv1d_residual_relu", typ: "Conv", attrs: Attrs{"pads": []int{1, 1}, "clhost_activation": "Relu"},
+		in: shapes(sh(2, 3, 11), sh(4, 3, 3), sh(4), sh(2, 4, 11)), out: shapes(sh(2, 4, 11))},
 
 	// Pools.
 	{name: "k2s2", typ: "MaxPool", attrs: Attrs{"kernel_shape": []int{2, 2}, "strides": []int{2, 2}},
@@ -195,6 +239,19 @@ var opCases = []opCase{
 		in: shapes(sh(1, 9), sh(9, 10), sh()), out: shapes(sh(1, 10))},
 	{name: "fc_transB", typ: "Gemm", attrs: Attrs{"transB": 1},
 		in: shapes(sh(3, 64), sh(10, 64), sh(10)), out: shapes(sh(3, 10))},
+	// Gemm with a fused activation: y = act(alpha·A'·B' + beta·C).
+	{name: "fused_relu", typ: "Gemm", attrs: Attrs{"clhost_activation": "Relu"},
+		in: shapes(sh(5, 7), sh(7, 3), sh(3)), out: shapes(sh(5, 3))},
+	{name: "fused_relu_transB_alpha_beta", typ: "Gemm", attrs: Attrs{"transB": 1, "alpha": 0.5, "beta": 2.0, "clhost_activation": "Relu"},
+		in: shapes(sh(3, 64), sh(10, 64), sh(10)), out: shapes(sh(3, 10))},
+	{name: "fused_leaky_no_c", typ: "Gemm", attrs: Attrs{"clhost_activation": "LeakyRelu", "clhost_alpha": 0.3},
+		in: shapes(sh(6, 9), sh(9, 5)), out: shapes(sh(6, 5))},
+	{name: "fused_clip", typ: "Gemm", attrs: Attrs{"clhost_activation": "Clip", "clhost_min": -0.2, "clhost_max": 0.4},
+		in: shapes(sh(5, 7), sh(7, 3), sh(5, 3)), out: shapes(sh(5, 3))},
+	{name: "fused_sigmoid", typ: "Gemm", attrs: Attrs{"clhost_activation": "Sigmoid"},
+		in: shapes(sh(4, 8), sh(8, 6), sh(6)), out: shapes(sh(4, 6)), gen: "ww"},
+	{name: "fused_hardswish", typ: "Gemm", attrs: Attrs{"clhost_activation": "HardSwish"},
+		in: shapes(sh(4, 8), sh(8, 6), sh(6)), out: shapes(sh(4, 6)), gen: "ww"},
 	{name: "2d", typ: "MatMul", in: shapes(sh(5, 7), sh(7, 3)), out: shapes(sh(5, 3))},
 	{name: "batched_a", typ: "MatMul", in: shapes(sh(2, 5, 7), sh(7, 3)), out: shapes(sh(2, 5, 3))},
 	{name: "broadcast_batches", typ: "MatMul", in: shapes(sh(2, 1, 5, 7), sh(3, 7, 4)), out: shapes(sh(2, 3, 5, 4))},
@@ -227,6 +284,9 @@ func (c opCase) inputs() []*HostTensor {
 	rng := rand.New(rand.NewPCG(h.Sum64(), 1))
 	ts := make([]*HostTensor, len(c.in))
 	for i, s := range c.in {
+		if slices.Contains(c.omit, i) {
+			continue
+		}
 		kind := byte('r')
 		if i < len(c.gen) {
 			kind = c.gen[i]
@@ -361,12 +421,25 @@ func TestOpsMatchReference(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Reference: %v", err)
 			}
+			// RunPlan wants a tensor in every slot; an omitted input gets a NaN
+			// placeholder, which the plan must not bind (the runtime refuses that).
+			devIn := slices.Clone(in)
+			for _, i := range c.omit {
+				devIn[i] = &HostTensor{Shape: sh(1), Data: []float32{float32(math.NaN())}}
+				for _, l := range plan.Launches {
+					for _, a := range l.Args {
+						if a.Kind == ArgInput && a.Index == i {
+							t.Errorf("kernel %s binds omitted input %d", l.Kernel, i)
+						}
+					}
+				}
+			}
 			q, err := env.ctx.NewQueue(cl.QueueOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer q.Release()
-			got, err := RunPlan(env.ctx, q, plan, in, c.out)
+			got, err := RunPlan(env.ctx, q, plan, devIn, c.out)
 			if err != nil {
 				t.Fatalf("RunPlan: %v", err)
 			}

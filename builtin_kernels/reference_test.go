@@ -227,7 +227,7 @@ func TestBadInput(t *testing.T) {
 		{"Conv", Attrs{"kernel_shape": []int{2, 2}}, shapes(sh(1, 1, 5, 5), sh(1, 1, 3, 3)), shapes(sh(1, 1, 3, 3)), "kernel_shape"},
 		{"Conv", nil, shapes(sh(1, 1, 0, 5), sh(1, 1, 3, 3)), shapes(sh(1, 1, 3, 3)), "at least 1"},
 		{"Conv", nil, shapes(sh(1, 1, 2, 5, 5), sh(1, 1, 1, 3, 3)), shapes(sh(1, 1, 2, 3, 3)), "want rank 3"},
-		{"Conv", nil, shapes(sh(1, 1, 5, 5)), shapes(sh(1, 1, 5, 5)), "1 inputs, want 2 to 3"},
+		{"Conv", nil, shapes(sh(1, 1, 5, 5)), shapes(sh(1, 1, 5, 5)), "1 inputs, want 2 to 4"},
 		{"MaxPool", nil, shapes(sh(1, 1, 4, 4)), shapes(sh(1, 1, 2, 2)), "kernel_shape attribute is required"},
 		{"MaxPool", Attrs{"kernel_shape": []int{2, 2}}, shapes(sh(1, 1, 4, 4)), shapes(sh(1, 1, 3, 3), sh(1, 1, 3, 3)), "Indices"},
 		{"AveragePool", Attrs{"kernel_shape": []int{2, 2}, "ceil_mode": 2}, shapes(sh(1, 1, 4, 4)), shapes(sh(1, 1, 3, 3)), "ceil_mode 2"},

@@ -432,7 +432,7 @@ func TestCustomArrayParams(t *testing.T) {
 	})
 	ctClose(t, "y", out["y"].Data, want, 1e-6)
 	ctContains(t, "the ChannelAffine program", ctDumped(t, dump, "ChannelAffine"),
-		"#define OFFS (int []){ 1,-2,300, }\n", "#define W (float []){ ")
+		"#define OFFS (int []){ 1,-2,300, }\n", "#define W (float []){ 0.1f,-1.25f,3.3f, }\n")
 }
 
 // TestCustomDimInput1: dim="input 1" evaluates the work sizes on input 1's B, F, Y, X

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -340,6 +342,56 @@ func TestMemoryPlanChain(t *testing.T) {
 			if d := math.Abs(float64(out["r9"].Data[i] - want)); d > 1e-6 {
 				t.Fatalf("run %d: out[%d] = %v, want %v", rep, i, out["r9"].Data[i], want)
 			}
+		}
+	}
+}
+
+// TestBinaryCacheWarmAndDumpStable: a second engine loads every program from the binary
+// cache, a corrupt entry is rebuilt rather than fatal, and the kernel dump reads the same
+// whether programs were compiled or loaded.
+func TestBinaryCacheWarmAndDumpStable(t *testing.T) {
+	cache, dump := t.TempDir(), t.TempDir()
+	var logs strings.Builder
+	compile := func() *Network {
+		e := newTestEngine(t, Options{CacheDir: cache, DumpKernels: dump, Log: &logs, NoGlobalConfig: true})
+		n, err := e.Compile(diamondModel(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	compile()
+	first := logs.String()
+	if !strings.Contains(first, "kernel dump: wrote") {
+		t.Fatalf("first compile wrote no dump: %s", first)
+	}
+	entries, _ := filepath.Glob(filepath.Join(cache, "*.bin"))
+	if len(entries) == 0 {
+		t.Fatal("no cache entries written")
+	}
+	logs.Reset()
+	n := compile()
+	if strings.Contains(logs.String(), "kernel dump: wrote") {
+		t.Errorf("a compile from the cache rewrote the dump: %s", logs.String())
+	}
+	for _, p := range n.progs {
+		if !p.fromCache {
+			t.Errorf("program %s was rebuilt, not loaded from the cache", p.layerType)
+		}
+	}
+	// Corrupt every entry: the next engine rebuilds and still runs.
+	for _, e := range entries {
+		if err := os.WriteFile(e, []byte("garbage"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n = compile()
+	if _, err := n.Infer(context.Background(), map[string]*Tensor{"x": randomTensor(rand.New(rand.NewSource(5)), 2, 3, 5, 7)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range n.progs {
+		if p.fromCache {
+			t.Errorf("program %s claims the corrupt cache entry", p.layerType)
 		}
 	}
 }

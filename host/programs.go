@@ -96,6 +96,11 @@ func (c *programCache) loadBinary(key, options string) (*cl.Program, bool) {
 		_ = os.Remove(path)
 		return nil, false
 	}
+	// Replay the compiler's log of the original build, so a kernel dump reads the same
+	// whether the program was compiled or loaded.
+	if log, err := os.ReadFile(strings.TrimSuffix(path, ".bin") + ".log"); err == nil {
+		p.Log = string(log)
+	}
 	return p, true
 }
 
@@ -107,13 +112,20 @@ func (c *programCache) storeBinary(key string, p *cl.Program) {
 	if err != nil || os.MkdirAll(c.dir, 0o755) != nil {
 		return
 	}
-	// Write then rename, so a concurrent reader never sees half a file.
-	path := filepath.Join(c.dir, key[:32]+".bin")
-	tmp, err := os.CreateTemp(c.dir, "tmp-*.bin")
+	base := filepath.Join(c.dir, key[:32])
+	// The log first: a binary without its log would dump differently.
+	writeAtomic(c.dir, base+".log", []byte(p.Log))
+	writeAtomic(c.dir, base+".bin", bin)
+}
+
+// writeAtomic writes then renames, so a concurrent reader never sees half a file.
+// Failures only cost the cache entry.
+func writeAtomic(dir, path string, data []byte) {
+	tmp, err := os.CreateTemp(dir, "tmp-*")
 	if err != nil {
 		return
 	}
-	_, werr := tmp.Write(bin)
+	_, werr := tmp.Write(data)
 	cerr := tmp.Close()
 	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
 		_ = os.Remove(tmp.Name())
@@ -168,9 +180,6 @@ func dumpTrailer(p *program) string {
 	log := ""
 	if p.prog != nil {
 		log = p.prog.Log
-	}
-	if p.fromCache {
-		log = "(loaded from the program binary cache; no compiler output)"
 	}
 	if strings.TrimSpace(log) == "" {
 		log = "(empty)"

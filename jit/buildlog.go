@@ -11,8 +11,8 @@ var lineDirective = regexp.MustCompile(`^\s*#\s*line\s+(\d+)\s+"((?:[^"\\]|\\.)*
 
 // kernelRef matches a compiler's reference to a line of the program text when the
 // compiler ignores #line file names: NVIDIA writes `<kernel>:12:5`, others `<source>:12:5`
-// or `<stdin>:12:5`.
-var kernelRef = regexp.MustCompile(`<(?:kernel|source|stdin|input)>:(\d+)(:\d+)?`)
+// or `<stdin>:12:5`, and oclgrind `input.cl:12:5`.
+var kernelRef = regexp.MustCompile(`(?:<(?:kernel|source|stdin|input)>|\binput\.cl):(\d+)(:\d+)?`)
 
 // MapBuildLog rewrites the compiler's references to lines of the assembled program into
 // the user's file and line, using the program's #line directives. Compilers that honour

@@ -9,6 +9,7 @@ func TestMapBuildLog(t *testing.T) {
 		"<kernel>:6:3: error: x":    "dir/first.cl:2:3: error: x",
 		"<kernel>:9:1: error: y":    `second "q".cl:2:1: error: y`,
 		"<source>:5: warning":       "dir/first.cl:1: warning",
+		"input.cl:8:2: error: z":    `second "q".cl:1:2: error: z`,
 		"<kernel>:2:9: error: def":  "<kernel>:2:9 (in the generated defines): error: def",
 		"first.cl:2:3: error: kept": "first.cl:2:3: error: kept",
 	}

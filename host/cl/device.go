@@ -9,8 +9,12 @@ import "C"
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unsafe"
 )
+
+// discoverMu serialises platform and device discovery.
+var discoverMu sync.Mutex
 
 // Platform is an OpenCL platform (an installed driver, such as PoCL or NVIDIA's).
 type Platform struct {
@@ -79,6 +83,10 @@ type Device struct {
 // Platforms lists the installed OpenCL platforms. With no platform at all it returns an
 // error that names the packages to install.
 func Platforms() ([]*Platform, error) {
+	// Some ICD loaders initialise their vendor list lazily and crash when several
+	// threads query it for the first time at once; one lookup at a time is cheap.
+	discoverMu.Lock()
+	defer discoverMu.Unlock()
 	var n C.cl_uint
 	st := C.clGetPlatformIDs(0, nil, &n)
 	if st == -1001 /* CL_PLATFORM_NOT_FOUND_KHR, from cl_ext.h */ || (st == C.CL_SUCCESS && n == 0) {
@@ -121,6 +129,8 @@ func platformString(id C.cl_platform_id, param C.cl_platform_info) string {
 
 // Devices lists the platform's devices of the given types.
 func (p *Platform) Devices(t DeviceType) ([]*Device, error) {
+	discoverMu.Lock()
+	defer discoverMu.Unlock()
 	var n C.cl_uint
 	st := C.clGetDeviceIDs(p.id, C.cl_device_type(t), 0, nil, &n)
 	if st == C.CL_DEVICE_NOT_FOUND || (st == C.CL_SUCCESS && n == 0) {

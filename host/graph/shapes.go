@@ -258,8 +258,10 @@ func elements(shape []int) int {
 	return n
 }
 
+// convShape also accepts the residual input 3 of a fused Conv (see Fuse), which must have
+// the output's shape.
 func convShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 2, 3, 1, 1); err != nil {
+	if err := arity(l, in, 2, 4, 1, 1); err != nil {
 		return nil, err
 	}
 	x, w := in[0], in[1]
@@ -270,7 +272,11 @@ func convShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if present(l, 2) && !slices.Equal(in[2], []int{w[0]}) {
 		return nil, fmt.Errorf("bias has shape %v, want [%d]", in[2], w[0])
 	}
-	return [][]int{append([]int{x[0], w[0]}, win.Out...)}, nil
+	out := append([]int{x[0], w[0]}, win.Out...)
+	if present(l, 3) && !slices.Equal(in[3], out) {
+		return nil, fmt.Errorf("residual (input 3) has shape %v, want the output's shape %v", in[3], out)
+	}
+	return [][]int{out}, nil
 }
 
 func poolShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {

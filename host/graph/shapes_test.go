@@ -78,7 +78,7 @@ var shapeCases = []shapeCase{
 	{typ: "Conv", attrs: []model.Attr{model.FloatsAttr("strides", 1, 1)}, in: [][]int{{1, 1, 8, 8}, {1, 1, 3, 3}}, err: "attribute strides must be a list of ints"},
 	{typ: "Conv", in: [][]int{{1, 1, 8, 8}, {1, 1, 3}}, err: "weight shape [1 1 3] has rank 3, input [1 1 8 8] rank 4"},
 	{typ: "Conv", in: [][]int{{1, 1, 8, 8}, {1, 1, 3, 3}}, absent: []int{1}, err: "input 1 is required"},
-	{typ: "Conv", in: [][]int{{1, 1, 8, 8}}, err: "has 1 inputs, want 2 to 3"},
+	{typ: "Conv", in: [][]int{{1, 1, 8, 8}}, err: "has 1 inputs, want 2 to 4"},
 
 	// Pooling: the same window rule; ceil_mode rounds up but drops a window that would start
 	// in the end padding.

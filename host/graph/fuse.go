@@ -1,0 +1,278 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"clhost/host/model"
+)
+
+// Attributes of a layer with fused work, as the built-in Conv and Gemm read them
+// (builtin_kernels/fused.go): the layer computes y = act(op(x, w) + bias + residual).
+const (
+	FusedActivationAttr = "clhost_activation" // "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSwish"
+	FusedAlphaAttr      = "clhost_alpha"      // LeakyRelu's slope
+	FusedMinAttr        = "clhost_min"        // Clip's bounds
+	FusedMaxAttr        = "clhost_max"
+)
+
+// fusedActs are the activation layer types a Conv or Gemm can absorb.
+var fusedActs = []string{"Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSwish"}
+
+// FuseStats counts what Fuse folded.
+type FuseStats struct {
+	ConvActivation int // activations folded into a Conv (after its residual Add, if any)
+	ConvResidual   int // Adds folded into a Conv as its residual input 3
+	GemmActivation int // activations folded into a Gemm
+}
+
+// Layers is the number of layers Fuse removed.
+func (s FuseStats) Layers() int { return s.ConvActivation + s.ConvResidual + s.GemmActivation }
+
+func (s FuseStats) String() string {
+	return fmt.Sprintf("%d Conv+activation, %d Conv+Add, %d Gemm+activation", s.ConvActivation, s.ConvResidual, s.GemmActivation)
+}
+
+// FuseOptions tune Fuse.
+type FuseOptions struct {
+	// Keep reports layer types that must take no part in fusion, neither absorbing nor
+	// absorbed: the types a custom-layer configuration implements, whose kernels know
+	// nothing of the fused attributes. Nil keeps none.
+	Keep func(layerType string) bool
+}
+
+// Fuse is FuseWith with no types kept.
+func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{}) }
+
+// FuseWith rewrites a valid model in place so that fewer layers do the same work, and
+// returns what it folded. Run it after shape inference (InferShapes) and after folding
+// BatchNormalization into Conv (host/onnx FoldBatchNorm, which must not see fused
+// layers). Each rule needs the intermediate tensor it removes to be read by exactly one
+// layer and not to be a graph output:
+//
+//   - Conv → Add(conv_out, other): the Add becomes the Conv's residual input 3 (input 2,
+//     the bias, becomes the empty name if the Conv had none) when other has exactly the
+//     Conv output's shape (no broadcasting) and is a graph input, a constant, or produced
+//     earlier in execution order than the Conv (so the fused Conv never waits for a
+//     branch that used to run after it). This is a ResNet block's tail.
+//   - Conv (with or without a residual) or Gemm → Relu, LeakyRelu, Clip (one input; its
+//     min/max attributes), Sigmoid or HardSwish: the activation becomes the layer's
+//     FusedActivationAttr, with FusedAlphaAttr or FusedMinAttr/FusedMaxAttr.
+//
+// The fused layer keeps its name, takes the last absorbed layer's output and its place in
+// m.Layers; the removed layers' intermediate tensors leave m.Tensors. Layers with a
+// "domain" attribute (custom operators) are never touched. On error the model is left
+// unchanged.
+func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
+	var stats FuseStats
+	g, err := Build(m)
+	if err != nil {
+		return stats, err
+	}
+	keep := func(l *model.Layer) bool {
+		return l.Has("domain") || opts.Keep != nil && opts.Keep(l.Type)
+	}
+	f := &fuser{
+		m:       m,
+		layers:  slices.Clone(m.Layers),
+		readers: map[string][]int{},
+		output:  map[string]bool{},
+		tensor:  map[string]*model.Tensor{},
+		removed: map[int]int{},
+	}
+	for i := range m.Tensors {
+		f.tensor[m.Tensors[i].Name] = &m.Tensors[i]
+	}
+	for _, o := range m.Outputs {
+		f.output[o] = true
+	}
+	for i := range f.layers {
+		for _, in := range f.layers[i].Inputs {
+			if in != "" {
+				f.readers[in] = append(f.readers[in], i)
+			}
+		}
+	}
+	// step is the original execution position of a tensor's producer, -1 for graph
+	// inputs and constants.
+	step := func(name string) int {
+		if p := g.Producer(name); p >= 0 {
+			return g.Step(p)
+		}
+		return -1
+	}
+
+	dead := map[string]bool{}
+	for _, i := range g.Order() {
+		host := &f.layers[i]
+		if host.Type != "Conv" && host.Type != "Gemm" || keep(host) || len(host.Outputs) != 1 {
+			continue
+		}
+		for {
+			out := host.Outputs[0]
+			j, ok := f.soleReader(out)
+			if !ok || keep(&f.layers[j]) || len(f.layers[j].Outputs) != 1 {
+				break
+			}
+			next := &f.layers[j]
+			if host.Type == "Conv" && next.Type == "Add" && !fused(host) {
+				other, ok := f.residual(out, next)
+				if !ok || step(other) >= g.Step(i) {
+					break
+				}
+				f.take(i, j)
+				in := slices.Clone(host.Inputs)
+				if len(in) == 2 {
+					in = append(in, "")
+				}
+				host.Inputs = append(in, other)
+				f.readers[other] = append(f.readers[other], i)
+				stats.ConvResidual++
+			} else if attrs, ok := activation(next); ok && host.String(FusedActivationAttr, "") == "" {
+				f.take(i, j)
+				host.Attrs = setAttrs(host.Attrs, attrs)
+				if host.Type == "Conv" {
+					stats.ConvActivation++
+				} else {
+					stats.GemmActivation++
+				}
+			} else {
+				break
+			}
+			dead[out] = true
+		}
+	}
+	if stats.Layers() == 0 {
+		return stats, nil
+	}
+
+	// The fused layer takes the place of the last layer it absorbed, so a list that was
+	// in execution order stays so (the residual's producer comes before the Add).
+	place := map[int]int{} // position in m.Layers → fused layer now there
+	moved := map[int]bool{}
+	for j, i := range f.removed {
+		if f.layers[i].Outputs[0] == f.layers[j].Outputs[0] {
+			place[j], moved[i] = i, true
+		}
+	}
+	layers := make([]model.Layer, 0, len(f.layers)-len(f.removed))
+	for k := range f.layers {
+		if i, ok := place[k]; ok {
+			layers = append(layers, f.layers[i])
+		} else if _, gone := f.removed[k]; !gone && !moved[k] {
+			layers = append(layers, f.layers[k])
+		}
+	}
+	tensors := make([]model.Tensor, 0, len(m.Tensors))
+	for _, t := range m.Tensors {
+		if !dead[t.Name] {
+			tensors = append(tensors, t)
+		}
+	}
+	out := *m
+	out.Layers, out.Tensors = layers, tensors
+	if err := model.Validate(&out); err != nil {
+		return FuseStats{}, fmt.Errorf("model %q after fusion (%s): %w", m.Name, stats, err)
+	}
+	m.Layers, m.Tensors = layers, tensors
+	return stats, nil
+}
+
+// fuser is FuseWith's working state. Layers are copies whose slices are cloned before
+// any change, so the caller's model stays intact until the result is committed.
+type fuser struct {
+	m       *model.Model
+	layers  []model.Layer
+	readers map[string][]int // tensor → reading layers, once per input slot
+	output  map[string]bool  // graph outputs
+	tensor  map[string]*model.Tensor
+	removed map[int]int // absorbed layer → the layer that absorbed it
+}
+
+// soleReader returns the one layer reading a tensor through one input slot, when the
+// tensor is not a graph output either.
+func (f *fuser) soleReader(name string) (int, bool) {
+	r := f.readers[name]
+	if len(r) != 1 || f.output[name] {
+		return 0, false
+	}
+	_, gone := f.removed[r[0]]
+	return r[0], !gone
+}
+
+// take makes layer i absorb layer j: i writes j's output from now on.
+func (f *fuser) take(i, j int) {
+	host, next := &f.layers[i], &f.layers[j]
+	delete(f.readers, host.Outputs[0])
+	for _, in := range next.Inputs {
+		if r := f.readers[in]; in != "" {
+			if k := slices.Index(r, j); k >= 0 {
+				f.readers[in] = slices.Delete(slices.Clone(r), k, k+1)
+			}
+		}
+	}
+	host.Outputs = slices.Clone(next.Outputs)
+	f.removed[j] = i
+}
+
+// residual returns the operand of an Add other than the Conv's output out, when it can
+// be the Conv's residual: a float32 tensor of exactly out's shape.
+func (f *fuser) residual(out string, add *model.Layer) (string, bool) {
+	if len(add.Inputs) != 2 {
+		return "", false
+	}
+	other := add.Inputs[0]
+	if other == out {
+		other = add.Inputs[1]
+	}
+	if other == out || other == "" || add.Inputs[0] != out && add.Inputs[1] != out {
+		return "", false
+	}
+	a, b := f.tensor[out], f.tensor[other]
+	if a == nil || b == nil || a.Shape == nil || a.Type != model.Float32 || b.Type != model.Float32 ||
+		!slices.Equal(a.Shape, b.Shape) {
+		return "", false
+	}
+	return other, true
+}
+
+// fused reports whether a Conv already carries a residual or an activation: an Add
+// after it can no longer move inside.
+func fused(l *model.Layer) bool {
+	return len(l.Inputs) > 3 && l.Inputs[3] != "" || l.String(FusedActivationAttr, "") != ""
+}
+
+// activation returns the fused attributes that stand for an activation layer, and
+// whether it is one Fuse folds.
+func activation(l *model.Layer) ([]model.Attr, bool) {
+	if !slices.Contains(fusedActs, l.Type) || len(l.Inputs) != 1 {
+		return nil, false
+	}
+	attrs := []model.Attr{model.StringAttr(FusedActivationAttr, l.Type)}
+	switch l.Type {
+	case "LeakyRelu":
+		attrs = append(attrs, model.FloatAttr(FusedAlphaAttr, l.Float("alpha", 0.01)))
+	case "Clip":
+		// The bounds the Clip layer itself uses, written out so the defaults of the two
+		// forms never have to agree.
+		attrs = append(attrs,
+			model.FloatAttr(FusedMinAttr, l.Float("min", -math.MaxFloat32)),
+			model.FloatAttr(FusedMaxAttr, l.Float("max", math.MaxFloat32)))
+	}
+	return attrs, true
+}
+
+// setAttrs returns a copy of attrs with set added, replacing attributes of the same names
+// and dropping stale fused parameters (an empty FusedActivationAttr may carry some).
+func setAttrs(attrs, set []model.Attr) []model.Attr {
+	out := make([]model.Attr, 0, len(attrs)+len(set))
+	for _, a := range attrs {
+		switch a.Name {
+		case FusedActivationAttr, FusedAlphaAttr, FusedMinAttr, FusedMaxAttr:
+			continue
+		}
+		out = append(out, a)
+	}
+	return append(out, set...)
+}

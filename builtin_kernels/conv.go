@@ -101,6 +101,10 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	// Depthwise: every output channel reads exactly one input plane, so a channel tile
 	// would share no input loads; give each work-item one channel instead.
 	depthwise := g.cg == 1 && g.g > 1
+	if dev.IsGPU && !depthwise && g.nsp == 2 {
+		// GPUs get the implicit GEMM with local-memory tiles (conv_gpu.cl).
+		return convGPUPlan(g, dev)
+	}
 	oct := min(4, g.mg)
 	if depthwise {
 		oct = 1

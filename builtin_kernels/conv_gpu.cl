@@ -4,7 +4,7 @@
 // slice of W) in local memory, and each work-item accumulates an RM × RN register tile.
 // The Go plan writes the shapes and the tile configuration as #defines (N C H W M G CG MG,
 // the window KH KW SH SW DH DW PT PL OH OW, TM TN TK RM RN, SPLITK KCHUNK, HAS_BIAS,
-// HAS_RES, and the fused activation macro APPLY_ACT).
+// HAS_RES, WT for weights stored K × M, and the fused activation macro APPLY_ACT).
 //
 // With SPLITK > 1 the K range is cut into SPLITK chunks (for layers with too few output
 // tiles to fill the device); each chunk writes partial sums to a scratch buffer and
@@ -79,7 +79,12 @@ void conv_gemm(__global const float* restrict x,
         for (int i = 0; i < (TM * TK) / NT; i++) {
             const int m = ma0 + i * (NT / TK);
             const int k = k0 + ka;
+#if WT
+            /* weights stored K × M (a Gemm's B without transB) */
+            As[ka][m] = (m0 + m < MG && k < kend) ? wg[k * MG + m0 + m] : 0.0f;
+#else
             As[ka][m] = (m0 + m < MG && k < kend) ? wg[(m0 + m) * KT + k] : 0.0f;
+#endif
         }
         #pragma unroll
         for (int i = 0; i < (TN * TK) / NT; i++) {

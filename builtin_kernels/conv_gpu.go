@@ -20,8 +20,16 @@ func (t gemmTile) threads() int { return (t.tm / t.rm) * (t.tn / t.rn) }
 // convGPUPlan plans a (non-depthwise) convolution as an implicit GEMM for GPUs: the
 // im2col matrix is never stored, local memory stages its tiles, and layers with few
 // output tiles split K over more work-groups and add the partial sums in a second kernel.
-// act holds the #define of APPLY_ACT for a fused activation; hasRes adds input 3.
-func convGPUPlan(g convGeom, act string, hasRes bool, dev DeviceInfo) (*Plan, error) {
+// A fused activation (g.act) and residual (input 3, g.hasResidual) are applied as the
+// outputs are written.
+func convGPUPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
+	return implicitGemmPlan(g, false, dev)
+}
+
+// implicitGemmPlan is convGPUPlan with the weight layout chosen: wt means weights stored
+// K × M rather than M × K (a Gemm's B operand without transB).
+func implicitGemmPlan(g convGeom, wt bool, dev DeviceInfo) (*Plan, error) {
+	hasRes := g.hasResidual
 	p := g.n * g.win.out[0] * g.win.out[1]
 	kt := g.cg * g.win.k[0] * g.win.k[1]
 	cu := max(dev.ComputeUnits, 1)
@@ -65,6 +73,7 @@ func convGPUPlan(g convGeom, act string, hasRes bool, dev DeviceInfo) (*Plan, er
 	g.win.define(&d)
 	d.bool("HAS_BIAS", g.hasBias)
 	d.bool("HAS_RES", hasRes)
+	d.bool("WT", wt)
 	d.int("TM", tile.tm)
 	d.int("TN", tile.tn)
 	d.int("RM", tile.rm)
@@ -72,7 +81,7 @@ func convGPUPlan(g convGeom, act string, hasRes bool, dev DeviceInfo) (*Plan, er
 	d.int("TK", tile.tk)
 	d.int("SPLITK", splitK)
 	d.int("KCHUNK", kchunk)
-	d.b.WriteString(act)
+	g.act.define(&d)
 	src, err := d.program("conv_gpu.cl")
 	if err != nil {
 		return nil, err
@@ -104,4 +113,26 @@ func convGPUPlan(g convGeom, act string, hasRes bool, dev DeviceInfo) (*Plan, er
 		{Kernel: "conv_gemm_reduce", Global: rg, Local: rl, Args: second},
 	}
 	return plan, nil
+}
+
+// gemmGPUPlan runs a plain Gemm — Y = A·B' + bias, the fully connected layer — on the
+// implicit-GEMM kernel as a 1×1 convolution over M images of K channels, so it gets the
+// same tiling and split-K. It reports false for forms that do not map (batched,
+// transposed A, alpha or beta other than 1, a C that is not a per-column bias).
+func gemmGPUPlan(g gemmGeom, p Params, dev DeviceInfo) (*Plan, bool, error) {
+	if g.nb != 1 || g.transA || p.Float("alpha", 1) != 1 {
+		return nil, false, nil
+	}
+	if g.hasC && (p.Float("beta", 1) != 1 || g.csm != 0 || g.csn != 1) {
+		return nil, false, nil
+	}
+	cg := convGeom{
+		n: g.m, c: g.k, m: g.n, g: 1, cg: g.k, mg: g.n,
+		in: [2]int{1, 1}, nsp: 2,
+		win:     window{k: [2]int{1, 1}, s: [2]int{1, 1}, d: [2]int{1, 1}, out: [2]int{1, 1}},
+		hasBias: g.hasC,
+		act:     g.act,
+	}
+	plan, err := implicitGemmPlan(cg, !g.transB, dev)
+	return plan, err == nil, err
 }

@@ -23,6 +23,8 @@ func TestConvGPUPlan(t *testing.T) {
 		{name: "1x1 stride2", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(1, 6, 7, 7), sh(10, 6, 1, 1), sh(10)), out: shapes(sh(1, 10, 4, 4))},
 		{name: "7x7 s2 p3", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}}, in: shapes(sh(1, 3, 17, 15), sh(8, 3, 7, 7), sh(8)), out: shapes(sh(1, 8, 9, 8))},
 		{name: "group2 dil2", attrs: Attrs{"group": 2, "dilations": []int{2, 2}, "pads": []int{0, 1, 2, 1}}, in: shapes(sh(1, 4, 9, 9), sh(6, 2, 3, 3), sh(6)), out: shapes(sh(1, 6, 7, 7))},
+		{name: "relu residual", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}, in: shapes(sh(1, 8, 6, 5), sh(8, 8, 3, 3), sh(8), sh(1, 8, 6, 5)), out: shapes(sh(1, 8, 6, 5))},
+		{name: "clip nobias residual", attrs: Attrs{FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 20, 3, 3), sh(24, 20, 1, 1), nil, sh(1, 24, 3, 3)), out: shapes(sh(1, 24, 3, 3))},
 		{name: "deep K", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 64, 4, 4), sh(40, 64, 3, 3), sh(40)), out: shapes(sh(1, 40, 4, 4))},
 	}
 	devs := []DeviceInfo{
@@ -41,7 +43,7 @@ func TestConvGPUPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan, err := convGPUPlan(geo, "#define APPLY_ACT(v) (v)\n", false, dev)
+			plan, err := convGPUPlan(geo, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -50,6 +52,43 @@ func TestConvGPUPlan(t *testing.T) {
 				t.Fatalf("%s dev %d: %v", c.name, di, err)
 			}
 			compare(t, fmt.Sprintf("%s dev %d (%d launches)", c.name, di, len(plan.Launches)), got[0], want[0])
+		}
+	}
+}
+
+// TestGemmGPUPlan: fully connected layers through the implicit-GEMM kernel, both weight
+// layouts, with and without bias and activation, against the Gemm reference.
+func TestGemmGPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	q, err := env.ctx.NewQueue(cl.QueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Release()
+	cases := []opCase{
+		{name: "linear", attrs: Attrs{"transB": 1}, in: shapes(sh(3, 70), sh(33, 70), sh(33)), out: shapes(sh(3, 33))},
+		{name: "kn relu", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(2, 50), sh(50, 17)), out: shapes(sh(2, 17))},
+		{name: "bias 1xN", attrs: Attrs{"transB": 1}, in: shapes(sh(5, 300), sh(9, 300), sh(1, 9)), out: shapes(sh(5, 9))},
+	}
+	for _, c := range cases {
+		ins := c.inputs()
+		want, err := gemmOp{}.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, dev := range []DeviceInfo{{IsGPU: true, ComputeUnits: 1, MaxWorkGroupSize: 256}, {IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 256}} {
+			plan, err := gemmOp{}.Plan(c.attrs, c.in, c.out, dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if plan.Launches[0].Kernel != "conv_gemm" {
+				t.Fatalf("%s: planned %s, want the implicit-GEMM kernel", c.name, plan.Launches[0].Kernel)
+			}
+			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			compare(t, fmt.Sprintf("%s (%d launches)", c.name, len(plan.Launches)), got[0], want[0])
 		}
 	}
 }

@@ -35,7 +35,7 @@ const (
 )
 
 // FusedActivations lists the activation kinds a Conv or Gemm accepts in
-// FusedActivationAttr, for the graph pass.
+// FusedActivationAttr (host/graph's tests check that Fuse folds each of them).
 func FusedActivations() []string {
 	return []string{ActRelu, ActLeakyRelu, ActClip, ActSigmoid, ActHardSwish}
 }

@@ -132,6 +132,11 @@ func (o gemmOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		return nil, err
 	}
 	g, _ := o.geometry(p, in)
+	if dev.IsGPU {
+		if plan, ok, err := gemmGPUPlan(g, p, dev); ok || err != nil {
+			return plan, err
+		}
+	}
 	plan, err := g.plan(dev)
 	if err != nil {
 		return nil, err

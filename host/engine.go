@@ -43,6 +43,9 @@ type Options struct {
 	// be read after an inference (Network.Check, tensor dumps); otherwise activations
 	// whose lifetimes do not overlap share buffers.
 	KeepIntermediates bool
+	// NoFuse keeps every layer as the model has it: no BatchNormalization folding, no
+	// activation or residual fusion.
+	NoFuse bool
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool
 	// InOrder forces an in-order queue even where the device supports out-of-order

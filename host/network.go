@@ -12,7 +12,9 @@ import (
 
 	"clhost/builtin_kernels"
 	"clhost/host/cl"
+	"clhost/host/graph"
 	"clhost/host/model"
+	"clhost/host/onnx"
 )
 
 // Tensor is a float32 tensor in host memory, C order.
@@ -138,11 +140,19 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	if err := model.Validate(m); err != nil {
 		return nil, err
 	}
-	order, levels, err := executionOrder(m)
-	if err != nil {
+	// Passes rewrite the model; the caller's stays as it was.
+	m = m.Clone()
+	if err := graph.InferShapes(m); err != nil {
 		return nil, err
 	}
 	if err := e.checkImplemented(m); err != nil {
+		return nil, err
+	}
+	if err := e.optimize(m); err != nil {
+		return nil, err
+	}
+	order, levels, err := executionOrder(m)
+	if err != nil {
 		return nil, err
 	}
 	n := &Network{engine: e, Model: m, tensors: map[string]*deviceTensor{}}
@@ -206,6 +216,31 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	e.networks = append(e.networks, n)
 	e.mu.Unlock()
 	return n, nil
+}
+
+// optimize folds BatchNormalization into convolutions and fuses activations and
+// residual additions into the layers before them, unless Options.NoFuse says otherwise
+// or a tensor dump wants every intermediate tensor. Layer types a custom layer overrides
+// are left alone: the user's kernel would not know the fused attributes.
+func (e *Engine) optimize(m *model.Model) error {
+	if e.opts.NoFuse || e.opts.DumpTensors != "" {
+		return nil
+	}
+	custom := func(typ string) bool { _, ok := e.Layers.Lookup(typ); return ok }
+	if !custom("Conv") && !custom("BatchNormalization") {
+		// Before Fuse: the fold must never see a Conv that already carries an activation.
+		if k := onnx.FoldBatchNorm(m); k > 0 {
+			e.logf("fused %d BatchNormalization layers into their convolutions", k)
+		}
+	}
+	st, err := graph.FuseWith(m, graph.FuseOptions{Keep: custom})
+	if err != nil {
+		return fmt.Errorf("fusion pass: %w", err)
+	}
+	if st.Layers() > 0 {
+		e.logf("fusion: %s", st)
+	}
+	return nil
 }
 
 // checkImplemented lists every layer type that neither a custom layer nor a built-in

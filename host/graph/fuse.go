@@ -74,7 +74,6 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 		return l.Has("domain") || opts.Keep != nil && opts.Keep(l.Type)
 	}
 	f := &fuser{
-		m:       m,
 		layers:  slices.Clone(m.Layers),
 		readers: map[string][]int{},
 		output:  map[string]bool{},
@@ -123,10 +122,10 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				}
 				f.take(i, j)
 				in := slices.Clone(host.Inputs)
-				if len(in) == 2 {
-					in = append(in, "")
+				for len(in) < 3 {
+					in = append(in, "") // no bias
 				}
-				host.Inputs = append(in, other)
+				host.Inputs = append(in[:3], other)
 				f.readers[other] = append(f.readers[other], i)
 				stats.ConvResidual++
 			} else if attrs, ok := activation(next); ok && host.String(FusedActivationAttr, "") == "" {
@@ -182,7 +181,6 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 // fuser is FuseWith's working state. Layers are copies whose slices are cloned before
 // any change, so the caller's model stays intact until the result is committed.
 type fuser struct {
-	m       *model.Model
 	layers  []model.Layer
 	readers map[string][]int // tensor → reading layers, once per input slot
 	output  map[string]bool  // graph outputs

@@ -62,7 +62,7 @@ func FoldBatchNorm(m *model.Model) int {
 			continue
 		}
 		conv := &m.Layers[ci]
-		if conv.Type != "Conv" || conv.Has("domain") || len(conv.Outputs) != 1 || len(conv.Inputs) < 2 || len(conv.Inputs) > 3 {
+		if conv.Type != "Conv" || conv.Has("domain") || conv.Has("clhost_activation") || len(conv.Outputs) != 1 || len(conv.Inputs) < 2 || len(conv.Inputs) > 3 {
 			continue
 		}
 		w := constF32(conv.Inputs[1])

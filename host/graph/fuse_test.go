@@ -1,0 +1,581 @@
+package graph_test
+
+// Fuse is checked twice over: the rewritten structure against what the rules say, and
+// the numbers, the fused model against the unfused one, through the built-in layers' CPU
+// references (which implement the fused attributes) and through an Engine on the OpenCL
+// device.
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"clhost/builtin_kernels"
+	"clhost/host"
+	"clhost/host/graph"
+	"clhost/host/model"
+)
+
+// modelBuilder wraps model.Builder with seeded random weights.
+type modelBuilder struct {
+	*model.Builder
+	rng *rand.Rand
+}
+
+func newModel(name string) *modelBuilder {
+	return &modelBuilder{Builder: model.NewBuilder(name), rng: rand.New(rand.NewPCG(7, uint64(len(name))))}
+}
+
+// weights declares a float32 constant of uniform values in [-scale, scale].
+func (b *modelBuilder) weights(name string, scale float64, shape ...int) string {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(scale * (2*b.rng.Float64() - 1))
+	}
+	return b.ConstFloat32(name, shape, v)
+}
+
+func (b *modelBuilder) build(t *testing.T) *model.Model {
+	t.Helper()
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := graph.InferShapes(m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+var pads1 = model.IntsAttr("pads", 1, 1, 1, 1)
+
+// resnetModel has a basic block (conv, relu, conv without bias, + input, relu), a
+// downsampling block whose Add names the shortcut first and whose shortcut conv runs
+// before the main branch's last conv, and a classifier Gemm → Relu.
+func resnetModel(t *testing.T) *model.Model {
+	b := newModel("resnet")
+	x := b.Input("x", model.Float32, 2, 4, 8, 8)
+	c1 := b.Layer("Conv", "c1", []string{x, b.weights("w1", 0.3, 4, 4, 3, 3), b.weights("b1", 0.1, 4)}, pads1)
+	r1 := b.Layer("Relu", "r1", []string{c1})
+	c2 := b.Layer("Conv", "c2", []string{r1, b.weights("w2", 0.3, 4, 4, 3, 3)}, pads1)
+	a1 := b.Layer("Add", "a1", []string{c2, x})
+	r2 := b.Layer("Relu", "r2", []string{a1})
+	c3 := b.Layer("Conv", "c3", []string{r2, b.weights("w3", 0.3, 8, 4, 3, 3), b.weights("b3", 0.1, 8)}, pads1, model.IntsAttr("strides", 2, 2))
+	r3 := b.Layer("LeakyRelu", "r3", []string{c3}, model.FloatAttr("alpha", 0.2))
+	c4 := b.Layer("Conv", "c4", []string{r3, b.weights("w4", 0.3, 8, 8, 3, 3), b.weights("b4", 0.1, 8)}, pads1)
+	ds := b.Layer("Conv", "ds", []string{r2, b.weights("wd", 0.3, 8, 4, 1, 1), b.weights("bd", 0.1, 8)}, model.IntsAttr("strides", 2, 2))
+	a2 := b.Layer("Add", "a2", []string{ds, c4})
+	r4 := b.Layer("Relu", "r4", []string{a2})
+	gp := b.Layer("GlobalAveragePool", "gp", []string{r4})
+	fl := b.Layer("Flatten", "fl", []string{gp})
+	fc := b.Layer("Gemm", "fc", []string{fl, b.weights("wf", 0.5, 8, 5), b.weights("bf", 0.1, 5)})
+	y := b.LayerOutputs("Relu", "fc_relu", []string{fc}, []string{"y"})
+	b.Output(y...)
+	return b.build(t)
+}
+
+// mobileModel has MobileNetV2-style expand (Clip 0..6), depthwise (Clip 0..6) and
+// projection convs with the input added back (that Add's output a graph output), then
+// Sigmoid and HardSwish after convs.
+func mobileModel(t *testing.T) *model.Model {
+	b := newModel("mobile")
+	x := b.Input("x", model.Float32, 1, 6, 9, 9)
+	relu6 := []model.Attr{model.FloatAttr("min", 0), model.FloatAttr("max", 6)}
+	e := b.Layer("Conv", "e", []string{x, b.weights("we", 1, 12, 6, 1, 1), b.weights("be", 0.5, 12)})
+	e6 := b.Layer("Clip", "e6", []string{e}, relu6...)
+	d := b.Layer("Conv", "d", []string{e6, b.weights("wd", 1, 12, 1, 3, 3), b.weights("bd", 0.5, 12)}, pads1, model.IntAttr("group", 12))
+	d6 := b.Layer("Clip", "d6", []string{d}, relu6...)
+	p := b.Layer("Conv", "p", []string{d6, b.weights("wp", 0.3, 6, 12, 1, 1), b.weights("bp", 0.1, 6)})
+	a := b.LayerOutputs("Add", "a", []string{x, p}, []string{"y1"})[0]
+	s := b.Layer("Conv", "s", []string{a, b.weights("ws", 0.5, 6, 6, 3, 3)}, pads1)
+	sg := b.Layer("Sigmoid", "sg", []string{s})
+	h := b.Layer("Conv", "h", []string{sg, b.weights("wh", 2, 3, 6, 1, 1), b.weights("bh", 1, 3)})
+	y2 := b.LayerOutputs("HardSwish", "hs", []string{h}, []string{"y2"})
+	b.Output(a)
+	b.Output(y2...)
+	return b.build(t)
+}
+
+// noFuseModel is built of patterns Fuse must leave alone, but for c8 (Relu folds, the
+// Add after it cannot: an activation comes after the residual).
+func noFuseModel(t *testing.T) *model.Model {
+	b := newModel("nofuse")
+	x := b.Input("x", model.Float32, 1, 3, 6, 6)
+	w := func(name string) string { return b.weights(name, 0.5, 3, 3, 1, 1) }
+	// c1 has two readers.
+	c1 := b.Layer("Conv", "c1", []string{x, w("w1")})
+	r1 := b.Layer("Relu", "r1", []string{c1})
+	s1 := b.Layer("Add", "s1", []string{c1, r1})
+	// c2 is a graph output.
+	c2 := b.Layer("Conv", "c2", []string{x, w("w2")})
+	r2 := b.Layer("Relu", "r2", []string{c2})
+	// c3's Add broadcasts a per-channel constant.
+	c3 := b.Layer("Conv", "c3", []string{x, w("w3")})
+	s3 := b.Layer("Add", "s3", []string{c3, b.weights("k3", 1, 1, 3, 1, 1)})
+	// c4 is added to itself.
+	c4 := b.Layer("Conv", "c4", []string{x, w("w4")})
+	s4 := b.Layer("Add", "s4", []string{c4, c4})
+	// Tanh is not among the fused activations.
+	c5 := b.Layer("Conv", "c5", []string{x, w("w5")})
+	t5 := b.Layer("Tanh", "t5", []string{c5})
+	// c8: Relu, then an Add that would have to come before it.
+	c8 := b.Layer("Conv", "c8", []string{x, w("w8")})
+	r8 := b.Layer("Relu", "r8", []string{c8})
+	s8 := b.Layer("Add", "s8", []string{r8, x})
+	// c9's Add operand comes from a branch that runs after c9.
+	c9 := b.Layer("Conv", "c9", []string{x, w("w9")})
+	g1 := b.Layer("Sigmoid", "g1", []string{x})
+	g2 := b.Layer("Sigmoid", "g2", []string{g1})
+	s9 := b.Layer("Add", "s9", []string{c9, g2})
+	b.Output(s1, c2, r2, s3, s4, t5, s8, s9)
+	return b.build(t)
+}
+
+func layerNamed(t *testing.T, m *model.Model, name string) *model.Layer {
+	t.Helper()
+	for i := range m.Layers {
+		if m.Layers[i].Name == name {
+			return &m.Layers[i]
+		}
+	}
+	t.Fatalf("no layer %q; layers: %v", name, layerNames(m))
+	return nil
+}
+
+func layerNames(m *model.Model) []string {
+	var out []string
+	for _, l := range m.Layers {
+		out = append(out, l.Name)
+	}
+	return out
+}
+
+func tensorNames(m *model.Model) []string {
+	var out []string
+	for _, t := range m.Tensors {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// checkLayer compares a layer's inputs, outputs and fused attributes.
+func checkLayer(t *testing.T, m *model.Model, name string, inputs, outputs []string, act string, params map[string]float32) {
+	t.Helper()
+	l := layerNamed(t, m, name)
+	if !slices.Equal(l.Inputs, inputs) || !slices.Equal(l.Outputs, outputs) {
+		t.Errorf("%s: inputs %q outputs %q, want %q %q", name, l.Inputs, l.Outputs, inputs, outputs)
+	}
+	if got := l.String(graph.FusedActivationAttr, ""); got != act {
+		t.Errorf("%s: %s %q, want %q", name, graph.FusedActivationAttr, got, act)
+	}
+	for k, v := range params {
+		if a := l.Attr(k); a == nil || a.Kind != model.AttrFloat || a.Float != v {
+			t.Errorf("%s: attribute %s is %+v, want float %v", name, k, a, v)
+		}
+	}
+}
+
+// checkListOrder checks that every layer of m.Layers reads only graph inputs, constants
+// and outputs of layers listed before it.
+func checkListOrder(t *testing.T, m *model.Model) {
+	t.Helper()
+	have := map[string]bool{}
+	for _, in := range m.Inputs {
+		have[in] = true
+	}
+	for _, tn := range m.Tensors {
+		if tn.IsConst() {
+			have[tn.Name] = true
+		}
+	}
+	for _, l := range m.Layers {
+		for _, in := range l.Inputs {
+			if in != "" && !have[in] {
+				t.Errorf("layer %q reads %q before any layer listed earlier writes it; order %v", l.Name, in, layerNames(m))
+			}
+		}
+		for _, o := range l.Outputs {
+			have[o] = true
+		}
+	}
+}
+
+func TestFuseResNetBlocks(t *testing.T) {
+	m := resnetModel(t)
+	stats, err := graph.Fuse(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 2, GemmActivation: 1}); stats != want {
+		t.Errorf("stats %+v, want %+v", stats, want)
+	}
+	if stats.Layers() != 7 || !strings.Contains(stats.String(), "2 Conv+Add") {
+		t.Errorf("Layers() %d, String() %q", stats.Layers(), stats)
+	}
+	checkLayer(t, m, "c1", []string{"x", "w1", "b1"}, []string{"r1"}, "Relu", nil)
+	checkLayer(t, m, "c2", []string{"r1", "w2", "", "x"}, []string{"r2"}, "Relu", nil)
+	checkLayer(t, m, "c3", []string{"r2", "w3", "b3"}, []string{"r3"}, "LeakyRelu", map[string]float32{graph.FusedAlphaAttr: 0.2})
+	// The shortcut conv ds runs before c4, so c4 absorbs the Add with ds as residual.
+	checkLayer(t, m, "c4", []string{"r3", "w4", "b4", "ds"}, []string{"r4"}, "Relu", nil)
+	checkLayer(t, m, "ds", []string{"r2", "wd", "bd"}, []string{"ds"}, "", nil)
+	checkLayer(t, m, "fc", []string{"fl", "wf", "bf"}, []string{"y"}, "Relu", nil)
+	if got, want := layerNames(m), []string{"c1", "c2", "c3", "ds", "c4", "gp", "fl", "fc"}; !slices.Equal(got, want) {
+		t.Errorf("layers %v, want %v", got, want)
+	}
+	for _, dead := range []string{"c1", "c2", "a1", "c3", "c4", "a2", "fc"} {
+		if m.Tensor(dead) != nil {
+			t.Errorf("tensor %q of a removed layer is still declared", dead)
+		}
+	}
+	for _, live := range []string{"x", "r1", "r2", "r3", "ds", "r4", "gp", "fl", "y", "w1", "b4"} {
+		if m.Tensor(live) == nil {
+			t.Errorf("tensor %q is gone; tensors %v", live, tensorNames(m))
+		}
+	}
+	checkListOrder(t, m)
+	if err := model.Validate(m); err != nil {
+		t.Fatal(err)
+	}
+	// Shape inference accepts the fused Conv's residual input, as the runtime needs.
+	if err := graph.InferShapes(m); err != nil {
+		t.Fatal(err)
+	}
+	// A fused model has nothing left to fuse.
+	if again, err := graph.Fuse(m); err != nil || again != (graph.FuseStats{}) {
+		t.Errorf("second Fuse: %+v, %v", again, err)
+	}
+}
+
+func TestFuseMobileBlocks(t *testing.T) {
+	m := mobileModel(t)
+	stats, err := graph.Fuse(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1}); stats != want {
+		t.Errorf("stats %+v, want %+v", stats, want)
+	}
+	relu6 := map[string]float32{graph.FusedMinAttr: 0, graph.FusedMaxAttr: 6}
+	checkLayer(t, m, "e", []string{"x", "we", "be"}, []string{"e6"}, "Clip", relu6)
+	checkLayer(t, m, "d", []string{"e6", "wd", "bd"}, []string{"d6"}, "Clip", relu6)
+	checkLayer(t, m, "p", []string{"d6", "wp", "bp", "x"}, []string{"y1"}, "", nil)
+	checkLayer(t, m, "s", []string{"y1", "ws"}, []string{"sg"}, "Sigmoid", nil)
+	checkLayer(t, m, "h", []string{"sg", "wh", "bh"}, []string{"y2"}, "HardSwish", nil)
+	if len(m.Layers) != 5 {
+		t.Errorf("layers %v", layerNames(m))
+	}
+	checkListOrder(t, m)
+}
+
+// A Clip without bounds fuses with the bounds the Clip layer uses, written out.
+func TestFuseClipDefaults(t *testing.T) {
+	b := newModel("clip")
+	x := b.Input("x", model.Float32, 1, 2, 4, 4)
+	c := b.Layer("Conv", "c", []string{x, b.weights("w", 1, 2, 2, 1, 1)})
+	b.Output(b.Layer("Clip", "k", []string{c}, model.FloatAttr("max", 0.5)))
+	m := b.build(t)
+	if _, err := graph.Fuse(m); err != nil {
+		t.Fatal(err)
+	}
+	checkLayer(t, m, "c", []string{"x", "w"}, []string{"k"}, "Clip", map[string]float32{graph.FusedMinAttr: -math.MaxFloat32, graph.FusedMaxAttr: 0.5})
+}
+
+func TestFuseLeavesOthersAlone(t *testing.T) {
+	m := noFuseModel(t)
+	before := layerNames(m)
+	stats, err := graph.Fuse(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (graph.FuseStats{ConvActivation: 1}); stats != want {
+		t.Errorf("stats %+v, want %+v", stats, want)
+	}
+	// c8 takes r8's place, right after its own.
+	want := slices.DeleteFunc(slices.Clone(before), func(n string) bool { return n == "r8" })
+	if got := layerNames(m); !slices.Equal(got, want) {
+		t.Errorf("layers %v, want %v", got, want)
+	}
+	checkLayer(t, m, "c8", []string{"x", "w8"}, []string{"r8"}, "Relu", nil)
+	checkLayer(t, m, "s8", []string{"r8", "x"}, []string{"s8"}, "", nil)
+	for _, name := range []string{"c1", "c2", "c3", "c4", "c5", "c9"} {
+		l := layerNamed(t, m, name)
+		if len(l.Inputs) != 2 || l.Outputs[0] != name || l.Has(graph.FusedActivationAttr) {
+			t.Errorf("%s was changed: %+v", name, l)
+		}
+	}
+}
+
+// Layers of a custom domain, Clips with bound inputs and kept types stay as they are.
+func TestFuseSkips(t *testing.T) {
+	build := func() *model.Model {
+		b := newModel("skips")
+		x := b.Input("x", model.Float32, 1, 2, 4, 4)
+		w := func(name string) string { return b.weights(name, 1, 2, 2, 1, 1) }
+		c1 := b.Layer("Conv", "c1", []string{x, w("w1")})
+		r1 := b.Layer("Relu", "r1", []string{c1}, model.StringAttr("domain", "com.example"))
+		c2 := b.Layer("Conv", "c2", []string{x, w("w2")})
+		k2 := b.Layer("Clip", "k2", []string{c2, b.ConstFloat32("lo", nil, []float32{0}), b.ConstFloat32("hi", nil, []float32{1})})
+		c3 := b.Layer("Conv", "c3", []string{x, w("w3")})
+		s3 := b.Layer("Add", "s3", []string{c3, x})
+		c4 := b.Layer("Conv", "c4", []string{x, w("w4")}, model.StringAttr("domain", "com.example"))
+		r4 := b.Layer("Relu", "r4", []string{c4})
+		b.Output(r1, k2, s3, r4)
+		return b.build(t)
+	}
+	m := build()
+	stats, err := graph.Fuse(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (graph.FuseStats{ConvResidual: 1}); stats != want {
+		t.Errorf("stats %+v, want %+v (only c3's Add folds)", stats, want)
+	}
+	m = build()
+	stats, err = graph.FuseWith(m, graph.FuseOptions{Keep: func(typ string) bool { return typ == "Add" }})
+	if err != nil || stats != (graph.FuseStats{}) || len(m.Layers) != 8 {
+		t.Errorf("with Add kept: %+v, %v, layers %v", stats, err, layerNames(m))
+	}
+
+	m = resnetModel(t)
+	stats, err = graph.FuseWith(m, graph.FuseOptions{Keep: func(typ string) bool { return typ == "Relu" }})
+	if want := (graph.FuseStats{ConvActivation: 1, ConvResidual: 2}); err != nil || stats != want {
+		t.Errorf("resnet with Relu kept: %+v, %v; want %+v (c3's LeakyRelu and both Adds)", stats, err, want)
+	}
+	m = resnetModel(t)
+	if stats, err = graph.FuseWith(m, graph.FuseOptions{Keep: func(typ string) bool { return typ == "Conv" }}); err != nil || stats != (graph.FuseStats{GemmActivation: 1}) {
+		t.Errorf("resnet with Conv kept: %+v, %v", stats, err)
+	}
+}
+
+// A Conv that lists its omitted bias and residual as empty names takes the residual in
+// slot 3.
+func TestFuseEmptyInputNames(t *testing.T) {
+	b := newModel("empty")
+	x := b.Input("x", model.Float32, 1, 2, 3, 3)
+	c := b.Layer("Conv", "c", []string{x, b.weights("w", 1, 2, 2, 1, 1), "", ""})
+	b.Output(b.Layer("Add", "a", []string{c, x}))
+	m := b.build(t)
+	if _, err := graph.Fuse(m); err != nil {
+		t.Fatal(err)
+	}
+	checkLayer(t, m, "c", []string{"x", "w", "", "x"}, []string{"a"}, "", nil)
+}
+
+// The graph pass and the built-in kernels agree on the attribute names and on the
+// activations: every kind the kernels accept is one Fuse folds.
+func TestFuseContractMatchesKernels(t *testing.T) {
+	pairs := [][2]string{
+		{graph.FusedActivationAttr, builtinkernels.FusedActivationAttr},
+		{graph.FusedAlphaAttr, builtinkernels.FusedAlphaAttr},
+		{graph.FusedMinAttr, builtinkernels.FusedMinAttr},
+		{graph.FusedMaxAttr, builtinkernels.FusedMaxAttr},
+	}
+	for _, p := range pairs {
+		if p[0] != p[1] {
+			t.Errorf("graph writes %q, the kernels read %q", p[0], p[1])
+		}
+	}
+	for _, act := range builtinkernels.FusedActivations() {
+		b := newModel("act")
+		x := b.Input("x", model.Float32, 1, 2, 3, 3)
+		c := b.Layer("Conv", "c", []string{x, b.weights("w", 1, 2, 2, 1, 1)})
+		b.Output(b.Layer(act, "a", []string{c}))
+		m := b.build(t)
+		stats, err := graph.Fuse(m)
+		if err != nil || stats != (graph.FuseStats{ConvActivation: 1}) {
+			t.Errorf("%s: %+v, %v", act, stats, err)
+			continue
+		}
+		checkLayer(t, m, "c", []string{"x", "w"}, []string{"a"}, act, nil)
+	}
+}
+
+func TestFuseRefusesInvalidModel(t *testing.T) {
+	m := &model.Model{Name: "bad", Layers: []model.Layer{{Name: "r", Type: "Relu", Inputs: []string{"nowhere"}, Outputs: []string{"r"}}}, Outputs: []string{"r"}}
+	if _, err := graph.Fuse(m); err == nil || !strings.Contains(err.Error(), "nowhere") {
+		t.Errorf("error %v, want one naming the unknown input", err)
+	}
+}
+
+// randomInputs gives every graph input values uniform in [-scale, scale].
+func randomInputs(m *model.Model, scale float64) map[string]*builtinkernels.HostTensor {
+	rng := rand.New(rand.NewPCG(11, 3))
+	out := map[string]*builtinkernels.HostTensor{}
+	for _, name := range m.Inputs {
+		t := m.Tensor(name)
+		v := make([]float32, t.Elements())
+		for i := range v {
+			v[i] = float32(scale * (2*rng.Float64() - 1))
+		}
+		out[name] = &builtinkernels.HostTensor{Shape: slices.Clone(t.Shape), Data: v}
+	}
+	return out
+}
+
+// runReference runs a model on the CPU references of the built-in layers.
+func runReference(t *testing.T, m *model.Model, inputs map[string]*builtinkernels.HostTensor) map[string]*builtinkernels.HostTensor {
+	t.Helper()
+	g, err := graph.Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string]*builtinkernels.HostTensor{}
+	for k, v := range inputs {
+		vals[k] = v
+	}
+	for i := range m.Tensors {
+		if tn := &m.Tensors[i]; tn.IsConst() {
+			d, err := tn.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals[tn.Name] = &builtinkernels.HostTensor{Shape: tn.Shape, Data: d}
+		}
+	}
+	for _, li := range g.Order() {
+		l := &m.Layers[li]
+		op, ok := builtinkernels.Lookup(l.Type)
+		if !ok {
+			t.Fatalf("layer %q: no built-in %s", l.Name, l.Type)
+		}
+		ins := make([]*builtinkernels.HostTensor, len(l.Inputs))
+		for k, name := range l.Inputs {
+			if name != "" {
+				ins[k] = vals[name]
+			}
+		}
+		outShapes := make([][]int, len(l.Outputs))
+		for k, o := range l.Outputs {
+			outShapes[k] = m.Tensor(o).Shape
+		}
+		res, err := op.Reference(l, ins, outShapes)
+		if err != nil {
+			t.Fatalf("layer %q (%s): %v", l.Name, l.Type, err)
+		}
+		for k, o := range l.Outputs {
+			vals[o] = res[k]
+		}
+	}
+	out := map[string]*builtinkernels.HostTensor{}
+	for _, o := range m.Outputs {
+		out[o] = vals[o]
+	}
+	return out
+}
+
+// closeTo is |got-want| ≤ 1e-4·max(1, |want|); NaN never passes.
+func closeTo(got, want float32) bool {
+	d := math.Abs(float64(got) - float64(want))
+	return d <= 1e-4*math.Max(1, math.Abs(float64(want)))
+}
+
+func compareOutputs(t *testing.T, what string, names []string, got, want func(string) ([]int, []float32)) {
+	t.Helper()
+	for _, name := range names {
+		gs, gd := got(name)
+		ws, wd := want(name)
+		if !slices.Equal(gs, ws) || len(gd) != len(wd) {
+			t.Errorf("%s: output %q has shape %v (%d values), want %v (%d)", what, name, gs, len(gd), ws, len(wd))
+			continue
+		}
+		bad := 0
+		for i := range wd {
+			if !closeTo(gd[i], wd[i]) {
+				if bad < 3 {
+					t.Errorf("%s: output %q element %d: %v, want %v", what, name, i, gd[i], wd[i])
+				}
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: output %q: %d of %d values differ", what, name, bad, len(wd))
+		}
+	}
+}
+
+// testModels are the models of the numeric tests, with the input scale that reaches the
+// bends of their activations.
+var testModels = []struct {
+	name  string
+	build func(*testing.T) *model.Model
+	scale float64
+}{
+	{"resnet", resnetModel, 1},
+	{"mobile", mobileModel, 3},
+	{"nofuse", noFuseModel, 1},
+}
+
+// TestFusedMatchesUnfusedReference: the CPU references of the fused model give the
+// unfused model's outputs within 1e-4 relative.
+func TestFusedMatchesUnfusedReference(t *testing.T) {
+	for _, tm := range testModels {
+		t.Run(tm.name, func(t *testing.T) {
+			plain, fusedM := tm.build(t), tm.build(t)
+			stats, err := graph.Fuse(fusedM)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stats.Layers() == 0 {
+				t.Fatal("nothing fused")
+			}
+			in := randomInputs(plain, tm.scale)
+			want := runReference(t, plain, in)
+			got := runReference(t, fusedM, in)
+			look := func(vals map[string]*builtinkernels.HostTensor) func(string) ([]int, []float32) {
+				return func(n string) ([]int, []float32) { return vals[n].Shape, vals[n].Data }
+			}
+			compareOutputs(t, "reference", plain.Outputs, look(got), look(want))
+		})
+	}
+}
+
+// TestFusedMatchesUnfusedOnDevice compiles both forms on the OpenCL device
+// (CLHOST_TEST_DEVICE, default the CPU) and compares their outputs within 1e-4 relative.
+func TestFusedMatchesUnfusedOnDevice(t *testing.T) {
+	spec := os.Getenv("CLHOST_TEST_DEVICE")
+	if spec == "" {
+		spec = "cpu"
+	}
+	e, err := host.NewEngine(host.Options{Device: spec, NoGlobalConfig: true})
+	if err != nil {
+		t.Fatalf("OpenCL device %q: %v", spec, err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	for _, tm := range testModels {
+		t.Run(tm.name, func(t *testing.T) {
+			plain, fusedM := tm.build(t), tm.build(t)
+			if _, err := graph.Fuse(fusedM); err != nil {
+				t.Fatal(err)
+			}
+			in := map[string]*host.Tensor{}
+			for k, v := range randomInputs(plain, tm.scale) {
+				in[k] = &host.Tensor{Shape: v.Shape, Data: v.Data}
+			}
+			run := func(m *model.Model) map[string]*host.Tensor {
+				n, err := e.Compile(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := n.Infer(ctx, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			want, got := run(plain), run(fusedM)
+			look := func(vals map[string]*host.Tensor) func(string) ([]int, []float32) {
+				return func(n string) ([]int, []float32) { return vals[n].Shape, vals[n].Data }
+			}
+			compareOutputs(t, "device", plain.Outputs, look(got), look(want))
+		})
+	}
+}

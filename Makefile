@@ -20,8 +20,12 @@ build: deps
 vet:
 	$(GO) vet ./...
 
+# test: vet, every test on PoCL, the concurrency tests under the race detector, and every
+# kernel under oclgrind (make check-kernels; about half a minute).
 test: deps vet
 	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race -run 'Concurrent|Async|Hygiene' ./host
+	@$(MAKE) --no-print-directory check-kernels
 
 # lint runs staticcheck (fetched through the Go module proxy on first use).
 lint:

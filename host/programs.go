@@ -152,12 +152,15 @@ func (c *programCache) dump(dir string, progs []*program) ([]string, error) {
 	var written []string
 	for _, p := range progs {
 		name := fmt.Sprintf("%s_%s.cl", safeFileName(p.layerType), p.key[:6])
-		text := p.source + dumpTrailer(p)
+		head, log := p.source+dumpTrailer(p), dumpLog(p)
 		path := filepath.Join(dir, name)
-		if old, err := os.ReadFile(path); err == nil && string(old) == text {
+		// Text, instances and options decide whether the file is current: some drivers
+		// (NVIDIA's, through its own compiled-kernel cache) print a build log on the first
+		// build of a text only, and the dump must not change with that.
+		if old, err := os.ReadFile(path); err == nil && strings.HasPrefix(string(old), head) {
 			continue
 		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(head+log), 0o644); err != nil {
 			return written, fmt.Errorf("kernel dump: %w", err)
 		}
 		written = append(written, path)
@@ -165,6 +168,7 @@ func (c *programCache) dump(dir string, progs []*program) ([]string, error) {
 	return written, nil
 }
 
+// dumpTrailer opens the dump's closing comment: the instances and build options.
 func dumpTrailer(p *program) string {
 	p.mu.Lock()
 	inst := append([]string(nil), p.instances...)
@@ -177,6 +181,11 @@ func dumpTrailer(p *program) string {
 		b.WriteString(" *   " + commentSafe(s) + "\n")
 	}
 	fmt.Fprintf(&b, " * build options: %q\n", p.options)
+	return b.String()
+}
+
+// dumpLog closes the comment with the build log.
+func dumpLog(p *program) string {
 	log := ""
 	if p.prog != nil {
 		log = p.prog.Log
@@ -184,6 +193,7 @@ func dumpTrailer(p *program) string {
 	if strings.TrimSpace(log) == "" {
 		log = "(empty)"
 	}
+	var b strings.Builder
 	b.WriteString(" * build log:\n")
 	for _, line := range strings.Split(log, "\n") {
 		b.WriteString(" *   " + commentSafe(line) + "\n")

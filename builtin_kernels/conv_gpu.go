@@ -15,7 +15,32 @@ var gpuTiles = []gemmTile{
 	{16, 64, 2, 4, 16},
 }
 
+// tunerTiles are further configurations only the tuner tries: larger register tiles
+// (more multiply-adds per local-memory read) on fewer work-items.
+var tunerTiles = []gemmTile{
+	{128, 64, 8, 8, 8},
+	{64, 128, 8, 8, 8},
+	{64, 64, 8, 8, 8},
+	{64, 32, 4, 4, 16},
+}
+
 func (t gemmTile) threads() int { return (t.tm / t.rm) * (t.tn / t.rn) }
+
+// valid checks the divisibility conv_gpu.cl's loading loops rely on.
+func (t gemmTile) valid() bool {
+	nt := t.threads()
+	return t.tm%t.rm == 0 && t.tn%t.rn == 0 && nt%t.tk == 0 && nt%t.tn == 0 &&
+		(t.tm*t.tk)%nt == 0 && (t.tn*t.tk)%nt == 0
+}
+
+// autoSplitK is the K split the heuristic picks for a tile count: enough work-groups for
+// every compute unit twice over, each still with a few K slices to run.
+func autoSplitK(tiles, kt, tk, cu int) int {
+	if tiles >= cu || kt < 16*tk {
+		return 1
+	}
+	return max(min(ceilDiv(2*cu, tiles), kt/(8*tk), 32), 1)
+}
 
 // convGPUPlan plans a (non-depthwise) convolution as an implicit GEMM for GPUs: the
 // im2col matrix is never stored, local memory stages its tiles, and layers with few
@@ -29,7 +54,13 @@ func convGPUPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
 // implicitGemmPlan is convGPUPlan with the weight layout chosen: wt means weights stored
 // K × M rather than M × K (a Gemm's B operand without transB).
 func implicitGemmPlan(g convGeom, wt bool, dev DeviceInfo) (*Plan, error) {
-	hasRes := g.hasResidual
+	tile, splitK := heuristicTile(g, dev)
+	return implicitGemmTiled(g, wt, tile, splitK, dev)
+}
+
+// heuristicTile picks a tile configuration without measuring: the largest tile that
+// still gives two work-groups per compute unit, else a small tile with K split.
+func heuristicTile(g convGeom, dev DeviceInfo) (gemmTile, int) {
 	p := g.n * g.win.out[0] * g.win.out[1]
 	kt := g.cg * g.win.k[0] * g.win.k[1]
 	cu := max(dev.ComputeUnits, 1)
@@ -53,11 +84,14 @@ func implicitGemmPlan(g convGeom, wt bool, dev DeviceInfo) (*Plan, error) {
 			tile = gpuTiles[len(gpuTiles)-1]
 		}
 	}
-	splitK := 1
-	if n := tiles(tile); n < cu && kt >= 16*tile.tk {
-		splitK = min(ceilDiv(2*cu, n), kt/(8*tile.tk), 32)
-		splitK = max(splitK, 1)
-	}
+	return tile, autoSplitK(tiles(tile), kt, tile.tk, cu)
+}
+
+// implicitGemmTiled writes the plan for one tile configuration and K split.
+func implicitGemmTiled(g convGeom, wt bool, tile gemmTile, splitK int, dev DeviceInfo) (*Plan, error) {
+	hasRes := g.hasResidual
+	p := g.n * g.win.out[0] * g.win.out[1]
+	kt := g.cg * g.win.k[0] * g.win.k[1]
 	kchunk := ceilDiv(ceilDiv(kt, splitK), tile.tk) * tile.tk
 	splitK = ceilDiv(kt, kchunk)
 
@@ -126,13 +160,88 @@ func gemmGPUPlan(g gemmGeom, p Params, dev DeviceInfo) (*Plan, bool, error) {
 	if g.hasC && (p.Float("beta", 1) != 1 || g.csm != 0 || g.csn != 1) {
 		return nil, false, nil
 	}
-	cg := convGeom{
+	plan, err := implicitGemmPlan(gemmAsConv(g), !g.transB, dev)
+	return plan, err == nil, err
+}
+
+// gemmAsConv is a Gemm seen as a 1×1 convolution over M images of K channels.
+func gemmAsConv(g gemmGeom) convGeom {
+	return convGeom{
 		n: g.m, c: g.k, m: g.n, g: 1, cg: g.k, mg: g.n,
 		in: [2]int{1, 1}, nsp: 2,
 		win:     window{k: [2]int{1, 1}, s: [2]int{1, 1}, d: [2]int{1, 1}, out: [2]int{1, 1}},
 		hasBias: g.hasC,
 		act:     g.act,
 	}
-	plan, err := implicitGemmPlan(cg, !g.transB, dev)
-	return plan, err == nil, err
+}
+
+// gemmCandidates lists the plans the tuner times for one implicit GEMM: every tile
+// configuration the device can run, each with no K split and with the heuristic's split
+// (and twice that), the heuristic's own choice first.
+func gemmCandidates(g convGeom, wt bool, dev DeviceInfo) ([]*Plan, error) {
+	p := g.n * g.win.out[0] * g.win.out[1]
+	kt := g.cg * g.win.k[0] * g.win.k[1]
+	cu := max(dev.ComputeUnits, 1)
+	type choice struct {
+		t gemmTile
+		s int
+	}
+	ht, hs := heuristicTile(g, dev)
+	seen := map[choice]bool{}
+	list := []choice{{ht, hs}}
+	seen[list[0]] = true
+	for _, t := range append(append([]gemmTile(nil), gpuTiles...), tunerTiles...) {
+		if !t.valid() || t.threads() > dev.MaxWorkGroupSize || t.tm > 2*g.mg && t.tm > 16 {
+			continue
+		}
+		tiles := ceilDiv(g.mg, t.tm) * ceilDiv(p, t.tn) * g.g
+		s := max(min(ceilDiv(2*cu, tiles), kt/(8*t.tk), 32), 1)
+		for _, k := range []int{1, s, 2 * s} {
+			c := choice{t, k}
+			if k > 32 || k > 1 && kt < 16*t.tk || seen[c] {
+				continue
+			}
+			seen[c] = true
+			list = append(list, c)
+		}
+	}
+	plans := make([]*Plan, 0, len(list))
+	for _, c := range list {
+		pl, err := implicitGemmTiled(g, wt, c.t, c.s, dev)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, pl)
+	}
+	return plans, nil
+}
+
+// Candidates implements Tunable for convolutions on GPUs; other devices and depthwise
+// convolutions have one plan.
+func (o convOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan, error) {
+	p = paramsOr(p)
+	plan, err := o.Plan(p, in, out, dev)
+	if err != nil {
+		return nil, err
+	}
+	g, _ := o.geometry(p, in)
+	if !dev.IsGPU || g.cg == 1 && g.g > 1 || g.nsp != 2 {
+		return []*Plan{plan}, nil
+	}
+	return gemmCandidates(g, false, dev)
+}
+
+// Candidates implements Tunable for Gemm layers the implicit GEMM runs.
+func (o gemmOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan, error) {
+	p = paramsOr(p)
+	plan, err := o.Plan(p, in, out, dev)
+	if err != nil {
+		return nil, err
+	}
+	g, _ := o.geometry(p, in)
+	if !dev.IsGPU || len(plan.Launches) == 0 || plan.Launches[0].Kernel != "conv_gemm" {
+		return []*Plan{plan}, nil
+	}
+	cg := gemmAsConv(g)
+	return gemmCandidates(cg, !g.transB, dev)
 }

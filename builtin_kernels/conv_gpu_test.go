@@ -92,3 +92,39 @@ func TestGemmGPUPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestConvCandidatesAllCorrect: every plan the tuner may pick computes the same conv.
+func TestConvCandidatesAllCorrect(t *testing.T) {
+	env := deviceEnv(t)
+	q, err := env.ctx.NewQueue(cl.QueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Release()
+	c := opCase{name: "cands", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu},
+		in: shapes(sh(1, 24, 6, 6), sh(40, 24, 3, 3), sh(40)), out: shapes(sh(1, 40, 6, 6))}
+	ins := c.inputs()
+	want, err := convOp{}.Reference(c.attrs, ins, c.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := DeviceInfo{IsGPU: true, ComputeUnits: 64, MaxWorkGroupSize: 256}
+	cands, err := convOp{}.Candidates(c.attrs, c.in, c.out, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) < 5 {
+		t.Fatalf("%d candidates, want several tile configurations", len(cands))
+	}
+	first, _ := convOp{}.Plan(c.attrs, c.in, c.out, dev)
+	if cands[0].Source != first.Source {
+		t.Error("the first candidate is not the plan Plan returns")
+	}
+	for i, p := range cands {
+		got, err := RunPlan(env.ctx, q, p, ins, c.out)
+		if err != nil {
+			t.Fatalf("candidate %d: %v", i, err)
+		}
+		compare(t, fmt.Sprintf("candidate %d (%v)", i, p.Launches[0].Local), got[0], want[0])
+	}
+}

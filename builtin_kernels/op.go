@@ -84,6 +84,13 @@ type Op interface {
 	Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error)
 }
 
+// Tunable is an op that offers alternative plans for a device (tile sizes, K splits);
+// the host times them on the device and keeps the fastest. The first candidate is the
+// op's own choice, the one Plan returns.
+type Tunable interface {
+	Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan, error)
+}
+
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]Op{}

@@ -174,23 +174,8 @@ func (n *Network) reorderLaunch(l *model.Layer, from, to customlayer.Format, sha
 		return launch{}, err
 	}
 	n.kernels = append(n.kernels, k)
-	for ai, a := range la.Args {
-		var err error
-		switch a.Kind {
-		case builtinkernels.ArgInput:
-			err = k.SetArgBuffer(ai, src)
-		case builtinkernels.ArgOutput:
-			err = k.SetArgBuffer(ai, dst)
-		case builtinkernels.ArgInt:
-			err = k.SetArgInt32(ai, a.Int)
-		case builtinkernels.ArgFloat:
-			err = k.SetArgFloat32(ai, a.Float)
-		default:
-			err = fmt.Errorf("unexpected argument kind %d", a.Kind)
-		}
-		if err != nil {
-			return launch{}, err
-		}
+	if err := setPlanArgs(k, la.Args, []*cl.Buffer{src}, []*cl.Buffer{dst}, nil); err != nil {
+		return launch{}, err
 	}
 	prog.addInstance(fmt.Sprintf("%s: reorder %s→%s of %v, global %v", l.Name, from, to, shape, la.Global))
 	return launch{kernel: k, global: la.Global, local: la.Local}, nil

@@ -46,6 +46,9 @@ type Options struct {
 	// NoFuse keeps every layer as the model has it: no BatchNormalization folding, no
 	// activation or residual fusion.
 	NoFuse bool
+	// NoTune skips measuring alternative plans (tile sizes on GPUs) and takes each op's
+	// own choice.
+	NoTune bool
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool
 	// InOrder forces an in-order queue even where the device supports out-of-order
@@ -71,6 +74,7 @@ type Engine struct {
 	queue    *cl.Queue
 	Layers   *customlayer.Registry
 	programs *programCache
+	tuner    *tuner
 	mu       sync.Mutex
 	networks []*Network
 	closed   bool
@@ -104,6 +108,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.programs = newProgramCache(e.ctx, opts.CacheDir)
+	e.tuner = newTuner(e)
 	return e, nil
 }
 
@@ -132,6 +137,7 @@ func (e *Engine) Close() {
 	if e.queue != nil {
 		_ = e.queue.Finish()
 	}
+	e.tuner.release()
 	e.programs.release()
 	e.queue.Release()
 	e.ctx.Release()

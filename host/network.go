@@ -170,6 +170,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 		}
 		prepared[si] = p
 	}
+	e.tuner.save()
 	if err := n.planBuffers(prepared); err != nil {
 		return nil, err
 	}
@@ -446,6 +447,16 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 		return buildErrorf(l.Name, l.Type, err)
 	}
 	n.useProgram(prog)
+	inBufs := make([]*cl.Buffer, len(ins))
+	for i, t := range ins {
+		if t != nil && used[i] {
+			inBufs[i] = t.buf
+		}
+	}
+	outBufs := make([]*cl.Buffer, len(outs))
+	for i, t := range outs {
+		outBufs[i] = t.buf
+	}
 	var descs []string
 	for _, la := range plan.Launches {
 		k, err := prog.prog.Kernel(la.Kernel)
@@ -453,39 +464,8 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 			return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
 		}
 		n.kernels = append(n.kernels, k)
-		for ai, a := range la.Args {
-			var err error
-			switch a.Kind {
-			case builtinkernels.ArgInput:
-				if a.Index >= len(ins) || ins[a.Index] == nil {
-					err = fmt.Errorf("input %d out of range", a.Index)
-				} else {
-					err = k.SetArgBuffer(ai, ins[a.Index].buf)
-				}
-			case builtinkernels.ArgOutput:
-				if a.Index >= len(outs) {
-					err = fmt.Errorf("output %d out of range", a.Index)
-				} else {
-					err = k.SetArgBuffer(ai, outs[a.Index].buf)
-				}
-			case builtinkernels.ArgScratch:
-				if a.Index >= len(scratch) {
-					err = fmt.Errorf("scratch %d out of range", a.Index)
-				} else {
-					err = k.SetArgBuffer(ai, scratch[a.Index])
-				}
-			case builtinkernels.ArgInt:
-				err = k.SetArgInt32(ai, a.Int)
-			case builtinkernels.ArgFloat:
-				err = k.SetArgFloat32(ai, a.Float)
-			case builtinkernels.ArgLocal:
-				err = k.SetArgLocal(ai, a.Bytes)
-			default:
-				err = fmt.Errorf("unknown argument kind %d", a.Kind)
-			}
-			if err != nil {
-				return fmt.Errorf("layer %q (%s): kernel %s argument %d: %w", l.Name, l.Type, la.Kernel, ai, err)
-			}
+		if err := setPlanArgs(k, la.Args, inBufs, outBufs, scratch); err != nil {
+			return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
 		}
 		s.launches = append(s.launches, launch{kernel: k, global: la.Global, local: la.Local})
 		descs = append(descs, fmt.Sprintf("%s global %v local %v", la.Kernel, la.Global, la.Local))

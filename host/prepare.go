@@ -43,7 +43,13 @@ func (n *Network) prepare(l *model.Layer) (*preparedLayer, error) {
 		}
 		outShapes[i] = t.Shape
 	}
-	plan, err := op.Plan(l, inShapes, outShapes, builtinkernels.DeviceInfoOf(n.engine.Device))
+	var plan *builtinkernels.Plan
+	var err error
+	if tun, ok := op.(builtinkernels.Tunable); ok && !n.engine.opts.NoTune {
+		plan, err = n.engine.tuner.choose(l, tun, inShapes, outShapes)
+	} else {
+		plan, err = op.Plan(l, inShapes, outShapes, builtinkernels.DeviceInfoOf(n.engine.Device))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
 	}

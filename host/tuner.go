@@ -1,0 +1,238 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"clhost/builtin_kernels"
+	"clhost/host/cl"
+	"clhost/host/model"
+)
+
+// tuner picks, for layers whose op offers several plans (tile sizes, K splits on GPUs),
+// the one that runs fastest on this device, by timing each with profiling events. The
+// choices are kept in CacheDir/tuning.json, keyed by device, driver, layer type, shapes
+// and attributes, so a second run measures nothing.
+type tuner struct {
+	e       *Engine
+	path    string
+	mu      sync.Mutex
+	choices map[string]string // layer key → signature of the chosen plan
+	dirty   bool
+	queue   *cl.Queue
+}
+
+func newTuner(e *Engine) *tuner {
+	t := &tuner{e: e, choices: map[string]string{}}
+	if e.opts.CacheDir != "" {
+		t.path = filepath.Join(e.opts.CacheDir, "tuning.json")
+		if b, err := os.ReadFile(t.path); err == nil {
+			// A damaged file only costs a re-measurement.
+			_ = json.Unmarshal(b, &t.choices)
+		}
+	}
+	return t
+}
+
+func planSignature(p *builtinkernels.Plan) string {
+	return hashText(p.Source, p.Options, fmt.Sprint(p.Launches), fmt.Sprint(p.Scratch))[:16]
+}
+
+// choose returns the fastest of the op's candidate plans for this layer instance.
+func (t *tuner) choose(l *model.Layer, op builtinkernels.Tunable, in, out [][]int) (*builtinkernels.Plan, error) {
+	dev := t.e.Device
+	cands, err := op.Candidates(l, in, out, builtinkernels.DeviceInfoOf(dev))
+	if err != nil {
+		return nil, fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+	}
+	if len(cands) == 1 {
+		return cands[0], nil
+	}
+	key := hashText(dev.Platform.Name, dev.Name, dev.DriverVersion, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs))[:24]
+	t.mu.Lock()
+	sig, known := t.choices[key]
+	t.mu.Unlock()
+	if known {
+		for _, c := range cands {
+			if planSignature(c) == sig {
+				return c, nil
+			}
+		}
+	}
+	best, bestNs := 0, uint64(math.MaxUint64)
+	for i, c := range cands {
+		ns, err := t.time(l, c, in, out)
+		if err != nil {
+			// A candidate the device refuses (too many resources, say) is skipped.
+			t.e.logf("tuning layer %q: candidate %d: %v", l.Name, i, err)
+			continue
+		}
+		if ns < bestNs {
+			best, bestNs = i, ns
+		}
+	}
+	if bestNs == math.MaxUint64 {
+		return cands[0], nil
+	}
+	t.mu.Lock()
+	t.choices[key] = planSignature(cands[best])
+	t.dirty = true
+	t.mu.Unlock()
+	return cands[best], nil
+}
+
+// time runs one candidate on scratch buffers and returns its device time (the best of a
+// few runs).
+func (t *tuner) time(l *model.Layer, plan *builtinkernels.Plan, in, out [][]int) (uint64, error) {
+	if t.queue == nil {
+		q, err := t.e.ctx.NewQueue(cl.QueueOptions{Profiling: true})
+		if err != nil {
+			return 0, err
+		}
+		t.queue = q
+	}
+	prog, err := t.e.programs.get(l.Type, plan.Source, plan.Options)
+	if err != nil {
+		return 0, err
+	}
+	var bufs []*cl.Buffer
+	var kernels []*cl.Kernel
+	defer func() {
+		for _, k := range kernels {
+			k.Release()
+		}
+		for _, b := range bufs {
+			b.Release()
+		}
+	}()
+	alloc := func(shape []int) (*cl.Buffer, error) {
+		b, err := t.e.ctx.NewBuffer(cl.MemReadWrite, 4*max(elements(shape), 1))
+		if err == nil {
+			bufs = append(bufs, b)
+			ev, ferr := t.queue.Fill(b, make([]byte, 4), 0, b.Size(), nil)
+			if ferr == nil {
+				ev.Release()
+			}
+		}
+		return b, err
+	}
+	ins := make([]*cl.Buffer, len(in))
+	for i, s := range in {
+		if s != nil {
+			if ins[i], err = alloc(s); err != nil {
+				return 0, err
+			}
+		}
+	}
+	outs := make([]*cl.Buffer, len(out))
+	for i, s := range out {
+		if outs[i], err = alloc(s); err != nil {
+			return 0, err
+		}
+	}
+	scratch := make([]*cl.Buffer, len(plan.Scratch))
+	for i, size := range plan.Scratch {
+		if scratch[i], err = alloc([]int{(size + 3) / 4}); err != nil {
+			return 0, err
+		}
+	}
+	var launches []launch
+	for _, la := range plan.Launches {
+		k, err := prog.prog.Kernel(la.Kernel)
+		if err != nil {
+			return 0, err
+		}
+		kernels = append(kernels, k)
+		if err := setPlanArgs(k, la.Args, ins, outs, scratch); err != nil {
+			return 0, err
+		}
+		launches = append(launches, launch{kernel: k, global: la.Global, local: la.Local})
+	}
+	best := uint64(math.MaxUint64)
+	for rep := 0; rep < 4; rep++ {
+		var total uint64
+		for _, la := range launches {
+			ev, err := t.queue.EnqueueNDRange(la.kernel, la.global, la.local, nil)
+			if err != nil {
+				return 0, err
+			}
+			err = ev.Wait()
+			_, start, end, perr := ev.Profile()
+			ev.Release()
+			if err != nil {
+				return 0, err
+			}
+			if perr != nil {
+				return 0, perr
+			}
+			total += end - start
+		}
+		if rep > 0 { // the first run warms caches and the driver
+			best = min(best, total)
+		}
+	}
+	return best, nil
+}
+
+// save writes the choices made so far; failures only cost re-measurement next time.
+func (t *tuner) save() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.dirty || t.path == "" {
+		return
+	}
+	b, err := json.MarshalIndent(t.choices, "", " ")
+	if err != nil || os.MkdirAll(filepath.Dir(t.path), 0o755) != nil {
+		return
+	}
+	writeAtomic(filepath.Dir(t.path), t.path, b)
+	t.dirty = false
+}
+
+func (t *tuner) release() {
+	t.queue.Release()
+}
+
+// setPlanArgs binds a built-in plan's arguments to buffers.
+func setPlanArgs(k *cl.Kernel, args []builtinkernels.Arg, ins, outs, scratch []*cl.Buffer) error {
+	pick := func(list []*cl.Buffer, i int, what string) (*cl.Buffer, error) {
+		if i < 0 || i >= len(list) || list[i] == nil {
+			return nil, fmt.Errorf("%s %d is not bound", what, i)
+		}
+		return list[i], nil
+	}
+	for ai, a := range args {
+		var err error
+		var b *cl.Buffer
+		switch a.Kind {
+		case builtinkernels.ArgInput:
+			if b, err = pick(ins, a.Index, "input"); err == nil {
+				err = k.SetArgBuffer(ai, b)
+			}
+		case builtinkernels.ArgOutput:
+			if b, err = pick(outs, a.Index, "output"); err == nil {
+				err = k.SetArgBuffer(ai, b)
+			}
+		case builtinkernels.ArgScratch:
+			if b, err = pick(scratch, a.Index, "scratch buffer"); err == nil {
+				err = k.SetArgBuffer(ai, b)
+			}
+		case builtinkernels.ArgInt:
+			err = k.SetArgInt32(ai, a.Int)
+		case builtinkernels.ArgFloat:
+			err = k.SetArgFloat32(ai, a.Float)
+		case builtinkernels.ArgLocal:
+			err = k.SetArgLocal(ai, a.Bytes)
+		default:
+			err = fmt.Errorf("unknown argument kind %d", a.Kind)
+		}
+		if err != nil {
+			return fmt.Errorf("kernel %s argument %d: %w", k.Name, ai, err)
+		}
+	}
+	return nil
+}

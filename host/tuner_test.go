@@ -1,0 +1,122 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"clhost/builtin_kernels"
+	"clhost/host/model"
+)
+
+// slowFastOp is a test op with three plans of one copy kernel: the first (its own
+// choice) spins a long time per element, the others do not, so the tuner must pick one of
+// the fast ones.
+type slowFastOp struct{ timed *int }
+
+const slowFastSrc = `__kernel void copy(__global const float* x, __global float* y, const int spin) {
+	int i = get_global_id(0);
+	float v = x[i];
+	for (int s = 0; s < spin; s++) v = v * 1.0000001f + 1e-9f;
+	y[i] = spin > 0 ? x[i] + (v - v) : x[i];
+}
+`
+
+func (o slowFastOp) plan(spin int, tag string) *builtinkernels.Plan {
+	return &builtinkernels.Plan{
+		Source: "// " + tag + "\n" + slowFastSrc,
+		Launches: []builtinkernels.Launch{{Kernel: "copy", Global: []int{256}, Args: []builtinkernels.Arg{
+			{Kind: builtinkernels.ArgInput, Index: 0}, {Kind: builtinkernels.ArgOutput, Index: 0}, {Kind: builtinkernels.ArgInt, Int: int32(spin)}}}},
+		AliasInput: -1,
+	}
+}
+
+func (o slowFastOp) Plan(p builtinkernels.Params, in, out [][]int, dev builtinkernels.DeviceInfo) (*builtinkernels.Plan, error) {
+	return o.plan(20000, "slow"), nil
+}
+
+func (o slowFastOp) Candidates(p builtinkernels.Params, in, out [][]int, dev builtinkernels.DeviceInfo) ([]*builtinkernels.Plan, error) {
+	*o.timed++
+	return []*builtinkernels.Plan{o.plan(20000, "slow"), o.plan(0, "fast a"), o.plan(0, "fast b")}, nil
+}
+
+func (o slowFastOp) Reference(p builtinkernels.Params, in []*builtinkernels.HostTensor, out [][]int) ([]*builtinkernels.HostTensor, error) {
+	return []*builtinkernels.HostTensor{{Shape: out[0], Data: append([]float32(nil), in[0].Data...)}}, nil
+}
+
+var slowFastCalls int
+
+func init() {
+	builtinkernels.Register("clhost.test.SlowFast", slowFastOp{timed: &slowFastCalls})
+}
+
+func TestTunerPicksFastestAndRemembers(t *testing.T) {
+	cache := t.TempDir()
+	b := model.NewBuilder("tune")
+	x := b.Input("x", model.Float32, 1, 256)
+	y := b.Tensor("y", model.Float32, 1, 256)
+	b.LayerOutputs("clhost.test.SlowFast", "sf", []string{x}, []string{y})
+	b.Output(y)
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	compile := func() *Network {
+		e := newTestEngine(t, Options{CacheDir: cache, Log: &logs, NoGlobalConfig: true})
+		n, err := e.Compile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	n := compile()
+	if got := n.steps[0].prog.source; !strings.HasPrefix(got, "// fast") {
+		t.Fatalf("tuner chose %q, want a fast plan", strings.SplitN(got, "\n", 2)[0])
+	}
+	raw, err := os.ReadFile(filepath.Join(cache, "tuning.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var choices map[string]string
+	if err := json.Unmarshal(raw, &choices); err != nil || len(choices) != 1 {
+		t.Fatalf("tuning.json: %v, %s", err, raw)
+	}
+	in := make([]float32, 256)
+	for i := range in {
+		in[i] = float32(i)
+	}
+	out, err := n.Infer(context.Background(), map[string]*Tensor{"x": {Shape: []int{1, 256}, Data: in}})
+	if err != nil || out["y"].Data[255] != 255 {
+		t.Fatalf("tuned layer output: %v %v", err, out)
+	}
+	// A second engine finds the choice in the cache: it asks for the candidates (to find
+	// the remembered one) but builds none of the slow plan's program.
+	before := len(choices)
+	n2 := compile()
+	if got := n2.steps[0].prog.source; !strings.HasPrefix(got, "// fast") {
+		t.Errorf("second engine chose %q", strings.SplitN(got, "\n", 2)[0])
+	}
+	for _, p := range n2.engine.programs.order {
+		if strings.HasPrefix(p.source, "// slow") {
+			t.Errorf("second engine built the slow candidate again: the choice was not remembered")
+		}
+	}
+	raw, _ = os.ReadFile(filepath.Join(cache, "tuning.json"))
+	_ = json.Unmarshal(raw, &choices)
+	if len(choices) != before {
+		t.Errorf("tuning.json has %d entries after a cached run, want %d", len(choices), before)
+	}
+	// A damaged tuning file is measured again, not fatal.
+	if err := os.WriteFile(filepath.Join(cache, "tuning.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n3 := compile()
+	if !strings.HasPrefix(n3.steps[0].prog.source, "// fast") {
+		t.Error(fmt.Sprintf("after a damaged tuning file: chose %q", strings.SplitN(n3.steps[0].prog.source, "\n", 2)[0]))
+	}
+}

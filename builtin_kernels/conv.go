@@ -105,11 +105,18 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		// GPUs get the implicit GEMM with local-memory tiles (conv_gpu.cl).
 		return convGPUPlan(g, dev)
 	}
-	oct := min(4, g.mg)
+	return directConvPlan(g, 4, 4, dev)
+}
+
+// directConvPlan writes conv.cl's plan with a register tile of oct output channels ×
+// pxt pixels per work-item (one channel for depthwise layers).
+func directConvPlan(g convGeom, oct, pxt int, dev DeviceInfo) (*Plan, error) {
+	depthwise := g.cg == 1 && g.g > 1
+	oct = min(oct, g.mg)
+	pxt = min(pxt, g.win.out[1])
 	if depthwise {
 		oct = 1
 	}
-	pxt := min(4, g.win.out[1])
 	mb := ceilDiv(g.mg, oct)
 
 	var d defines

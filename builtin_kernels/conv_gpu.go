@@ -226,7 +226,23 @@ func (o convOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan, 
 	}
 	g, _ := o.geometry(p, in)
 	if !dev.IsGPU || g.cg == 1 && g.g > 1 || g.nsp != 2 {
-		return []*Plan{plan}, nil
+		// The direct kernel's register tile: how PoCL and other CPU drivers vectorise
+		// it across work-items depends on the shape in ways no rule predicts well.
+		cands := []*Plan{plan}
+		seen := map[string]bool{plan.Source: true}
+		for _, oct := range []int{4, 8, 16} {
+			for _, pxt := range []int{2, 4} {
+				c, err := directConvPlan(g, oct, pxt, dev)
+				if err != nil {
+					return nil, err
+				}
+				if !seen[c.Source] {
+					seen[c.Source] = true
+					cands = append(cands, c)
+				}
+			}
+		}
+		return cands, nil
 	}
 	return gemmCandidates(g, false, dev)
 }

@@ -46,9 +46,10 @@ type Options struct {
 	// NoFuse keeps every layer as the model has it: no BatchNormalization folding, no
 	// activation or residual fusion.
 	NoFuse bool
-	// NoTune skips measuring alternative plans (tile sizes on GPUs) and takes each op's
-	// own choice.
-	NoTune bool
+	// Tune measures the alternative plans some ops offer (register and work-group tile
+	// sizes, K splits) on the device at compile time and keeps the fastest; with
+	// CacheDir set the choices are remembered. Without it each op's own choice is taken.
+	Tune bool
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool
 	// InOrder forces an in-order queue even where the device supports out-of-order

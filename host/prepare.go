@@ -45,7 +45,7 @@ func (n *Network) prepare(l *model.Layer) (*preparedLayer, error) {
 	}
 	var plan *builtinkernels.Plan
 	var err error
-	if tun, ok := op.(builtinkernels.Tunable); ok && !n.engine.opts.NoTune {
+	if tun, ok := op.(builtinkernels.Tunable); ok && n.engine.opts.Tune {
 		plan, err = n.engine.tuner.choose(l, tun, inShapes, outShapes)
 	} else {
 		plan, err = op.Plan(l, inShapes, outShapes, builtinkernels.DeviceInfoOf(n.engine.Device))

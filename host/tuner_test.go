@@ -67,7 +67,7 @@ func TestTunerPicksFastestAndRemembers(t *testing.T) {
 	}
 	var logs strings.Builder
 	compile := func() *Network {
-		e := newTestEngine(t, Options{CacheDir: cache, Log: &logs, NoGlobalConfig: true})
+		e := newTestEngine(t, Options{CacheDir: cache, Log: &logs, NoGlobalConfig: true, Tune: true})
 		n, err := e.Compile(m)
 		if err != nil {
 			t.Fatal(err)

@@ -30,6 +30,7 @@ type engineFlags struct {
 	cacheDir    *string
 	batch       *int
 	inOrder     *bool
+	tune        *bool
 	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
 	inputShapes map[string][]int
 	inputFiles  []string
@@ -44,6 +45,7 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	ef.cacheDir = fs.String("cache-dir", defaultCacheDir(), "program binary cache folder (\"\" to disable)")
 	ef.batch = fs.Int("batch", 0, "batch size for models with a dynamic batch dimension (default: the model's, or 1)")
 	ef.inOrder = fs.Bool("in-order", false, "use an in-order queue even where the device runs out of order")
+	ef.tune = fs.Bool("tune", true, "time the alternative kernel plans at compile time and keep the fastest (remembered in the cache folder)")
 }
 
 func defaultCacheDir() string {
@@ -75,7 +77,7 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	}
 	o.Device, o.Configs = *ef.device, ef.configs
 	o.DumpKernels, o.DumpTensors = *ef.dumpKernels, *ef.dumpTensors
-	o.CacheDir, o.InOrder, o.Log = *ef.cacheDir, *ef.inOrder, os.Stderr
+	o.CacheDir, o.InOrder, o.Log, o.Tune = *ef.cacheDir, *ef.inOrder, os.Stderr, *ef.tune
 	e, err := host.NewEngine(o)
 	if err != nil {
 		return nil, nil, err

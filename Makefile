@@ -29,6 +29,7 @@ test: deps vet
 
 # lint runs staticcheck (fetched through the Go module proxy on first use).
 lint:
+	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
 
 # demo: the main job — a sample model with a custom layer, run on the default device.

@@ -159,7 +159,8 @@ func TestFusedProgramText(t *testing.T) {
 			t.Errorf("case %d: arguments %+v, want x, w, bias, residual, y", i, args)
 		}
 	}
-	if plan(Attrs{FusedActivationAttr: ActRelu}, in).Source != plan(Attrs{FusedActivationAttr: ActRelu}, in).Source {
+	first, second := plan(Attrs{FusedActivationAttr: ActRelu}, in), plan(Attrs{FusedActivationAttr: ActRelu}, in)
+	if first.Source != second.Source {
 		t.Error("equal fused layers give different programs")
 	}
 	noBias := plan(nil, shapes(in[0], in[1], nil, in[3]))

@@ -137,11 +137,11 @@ func (n *Network) matchData(l *model.Layer, name string) (string, error) {
 		return found[0], nil
 	case 0:
 		if len(consts) == 0 {
-			return "", fmt.Errorf("Data %q: the layer has no constant inputs", name)
+			return "", fmt.Errorf("binding Data %q: the layer has no constant inputs", name)
 		}
-		return "", fmt.Errorf("Data %q: no constant input of the layer has that name (constants: %s)", name, strings.Join(consts, ", "))
+		return "", fmt.Errorf("binding Data %q: no constant input of the layer has that name (constants: %s)", name, strings.Join(consts, ", "))
 	}
-	return "", fmt.Errorf("Data %q: several constant inputs match (%s)", name, strings.Join(found, ", "))
+	return "", fmt.Errorf("binding Data %q: several constant inputs match (%s)", name, strings.Join(found, ", "))
 }
 
 // reorderLaunch prepares a reorder between BFYX and another format for one tensor.

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +116,6 @@ func TestTunerPicksFastestAndRemembers(t *testing.T) {
 	}
 	n3 := compile()
 	if !strings.HasPrefix(n3.steps[0].prog.source, "// fast") {
-		t.Error(fmt.Sprintf("after a damaged tuning file: chose %q", strings.SplitN(n3.steps[0].prog.source, "\n", 2)[0]))
+		t.Errorf("after a damaged tuning file: chose %q", strings.SplitN(n3.steps[0].prog.source, "\n", 2)[0])
 	}
 }

@@ -79,6 +79,23 @@ func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
 	return cg, nil
 }
 
+// define writes the geometry and the fused work as the #defines conv.cl and conv_gpu.cl
+// read: shapes, window, HAS_BIAS, HAS_RESIDUAL and the activation.
+func (g convGeom) define(d *defines) {
+	d.int("N", g.n)
+	d.int("C", g.c)
+	d.int("H", g.in[0])
+	d.int("W", g.in[1])
+	d.int("M", g.m)
+	d.int("G", g.g)
+	d.int("CG", g.cg)
+	d.int("MG", g.mg)
+	g.win.define(d)
+	d.bool("HAS_BIAS", g.hasBias)
+	d.bool("HAS_RESIDUAL", g.hasResidual)
+	g.act.define(d)
+}
+
 func (o convOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 	g, err := o.geometry(paramsOr(p), in)
 	if err != nil {
@@ -120,18 +137,7 @@ func directConvPlan(g convGeom, oct, pxt int, dev DeviceInfo) (*Plan, error) {
 	mb := ceilDiv(g.mg, oct)
 
 	var d defines
-	d.int("N", g.n)
-	d.int("C", g.c)
-	d.int("H", g.in[0])
-	d.int("W", g.in[1])
-	d.int("M", g.m)
-	d.int("G", g.g)
-	d.int("CG", g.cg)
-	d.int("MG", g.mg)
-	g.win.define(&d)
-	d.bool("HAS_BIAS", g.hasBias)
-	d.bool("HAS_RESIDUAL", g.hasResidual)
-	g.act.define(&d)
+	g.define(&d)
 	d.int("OCT", oct)
 	d.int("PXT", pxt)
 	d.int("MB", mb)

@@ -4,7 +4,7 @@
 // slice of W) in local memory, and each work-item accumulates an RM × RN register tile.
 // The Go plan writes the shapes and the tile configuration as #defines (N C H W M G CG MG,
 // the window KH KW SH SW DH DW PT PL OH OW, TM TN TK RM RN, SPLITK KCHUNK, HAS_BIAS,
-// HAS_RES, WT for weights stored K × M, and the fused activation macro APPLY_ACT).
+// HAS_RESIDUAL, WT for weights stored K × M, and the fused activation macro APPLY_ACT).
 //
 // With SPLITK > 1 the K range is cut into SPLITK chunks (for layers with too few output
 // tiles to fill the device); each chunk writes partial sums to a scratch buffer and
@@ -25,7 +25,7 @@
 #define BIAS_ARG
 #define BIAS(m) 0.0f
 #endif
-#if HAS_RES
+#if HAS_RESIDUAL
 #define RES_ARG , __global const float* restrict res
 #define RES(i) res[i]
 #else

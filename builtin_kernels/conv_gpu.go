@@ -96,17 +96,7 @@ func implicitGemmTiled(g convGeom, wt bool, tile gemmTile, splitK int, dev Devic
 	splitK = ceilDiv(kt, kchunk)
 
 	var d defines
-	d.int("N", g.n)
-	d.int("C", g.c)
-	d.int("H", g.in[0])
-	d.int("W", g.in[1])
-	d.int("M", g.m)
-	d.int("G", g.g)
-	d.int("CG", g.cg)
-	d.int("MG", g.mg)
-	g.win.define(&d)
-	d.bool("HAS_BIAS", g.hasBias)
-	d.bool("HAS_RES", hasRes)
+	g.define(&d)
 	d.bool("WT", wt)
 	d.int("TM", tile.tm)
 	d.int("TN", tile.tn)
@@ -115,7 +105,6 @@ func implicitGemmTiled(g convGeom, wt bool, tile gemmTile, splitK int, dev Devic
 	d.int("TK", tile.tk)
 	d.int("SPLITK", splitK)
 	d.int("KCHUNK", kchunk)
-	g.act.define(&d)
 	src, err := d.program("conv_gpu.cl")
 	if err != nil {
 		return nil, err

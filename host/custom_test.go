@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -165,7 +166,7 @@ func ctClose(t testing.TB, what string, got, want []float32, tol float64) {
 
 func ctShape(t testing.TB, what string, got, want []int) {
 	t.Helper()
-	if !equalShape(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("%s: shape %v, want %v", what, got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -579,7 +580,7 @@ func (n *Network) checkInputs(inputs map[string]*Tensor) error {
 			problems = append(problems, fmt.Sprintf("input %q %v is missing", t.name, t.shape))
 			continue
 		}
-		if !equalShape(in.Shape, t.shape) {
+		if !slices.Equal(in.Shape, t.shape) {
 			problems = append(problems, fmt.Sprintf("input %q has shape %v, the model wants %v", t.name, in.Shape, t.shape))
 			continue
 		}
@@ -781,18 +782,6 @@ func layerFlops(typ string, in, out [][]int) float64 {
 		return 2 * float64(elements(out[0])) * float64(k)
 	}
 	return 0
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func elements(s []int) int {

@@ -148,7 +148,7 @@ func writeTable(w io.Writer, path string, m *model.Model, g *graph.Graph, v *mod
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\n%d layers in %d levels; %d parameters (%s) in %d constant tensors\n",
-		len(m.Layers), len(g.Levels()), params, byteSize(bytes), consts)
+		len(m.Layers), len(g.Levels()), params, humanBytes(bytes), consts)
 	return err
 }
 
@@ -193,18 +193,6 @@ func attrText(attrs []model.Attr) string {
 		parts[i] = a.Name + "=" + val
 	}
 	return strings.Join(parts, " ")
-}
-
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // writeDot draws layers as boxes and graph inputs and outputs as ellipses; each edge is a

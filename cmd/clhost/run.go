@@ -9,6 +9,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -214,7 +215,7 @@ func readInputs(n *host.Network, specs []string, seed int64, log io.Writer) (map
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %w", name, err)
 		}
-		if !sameShape(a.Shape, shape) {
+		if !slices.Equal(a.Shape, shape) {
 			return nil, fmt.Errorf("input %q: %s has shape %v (%s), the model wants %v", name, file, a.Shape, a.DType, shape)
 		}
 		in[name] = &host.Tensor{Shape: a.Shape, Data: a.Data}
@@ -284,18 +285,6 @@ func safeName(s string) string {
 		return "_"
 	}
 	return s
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func elementsOf(s []int) int {

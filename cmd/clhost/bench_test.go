@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets a test run this test binary as the clhost command itself
+// (CLHOST_AS_MAIN=1), to send it signals as a user's terminal would.
+func TestMain(m *testing.M) {
+	if os.Getenv("CLHOST_AS_MAIN") == "1" {
+		os.Exit(runMain(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestBenchStopsCleanlyOnInterrupt: Ctrl-C during `clhost bench` ends the run with the
+// results measured so far and exit status 0, not a stack trace.
+func TestBenchStopsCleanlyOnInterrupt(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "bench", "-m", dynamicONNX, "-d", "cpu", "-n", "100000000", "--warmup", "1", "--layers=false", "--tune=false", "--cache-dir", t.TempDir())
+	cmd.Env = append(os.Environ(), "CLHOST_AS_MAIN=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until it is timing inferences, then interrupt it.
+	time.Sleep(3 * time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("bench exited with %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("bench did not stop within 30 s of the interrupt")
+	}
+	if !strings.Contains(stdout.String(), "interrupted:") || !strings.Contains(stdout.String(), "latency ms") {
+		t.Errorf("no partial results after the interrupt:\n%s", stdout.String())
+	}
+	if strings.Contains(stderr.String(), "goroutine ") {
+		t.Errorf("stack trace on stderr:\n%s", stderr.String())
+	}
+}

@@ -83,6 +83,7 @@ func runBench(args []string) error {
 		bar.step()
 	}
 	lat := make([]time.Duration, 0, *n)
+	fmt.Fprintf(os.Stderr, "clhost: timing %d inferences (Ctrl-C stops early and reports what ran)\n", *n)
 	start := time.Now()
 	for i := 0; i < *n; i++ {
 		if ctx.Err() != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"os"
 	"os/exec"
@@ -28,18 +29,47 @@ func TestBenchStopsCleanlyOnInterrupt(t *testing.T) {
 	}
 	cmd := exec.Command(self, "bench", "-m", dynamicONNX, "-d", "cpu", "-n", "100000000", "--warmup", "1", "--layers=false", "--tune=false", "--cache-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "CLHOST_AS_MAIN=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until it is timing inferences, then interrupt it.
-	time.Sleep(3 * time.Second)
+	// Wait until it is timing inferences (a cold program build may take a while), then
+	// interrupt it.
+	timing := make(chan struct{})
+	var stderr strings.Builder
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		sc := bufio.NewScanner(errPipe)
+		said := false
+		for sc.Scan() {
+			stderr.WriteString(sc.Text() + "\n")
+			if !said && strings.Contains(sc.Text(), "timing ") {
+				said = true
+				close(timing)
+			}
+		}
+	}()
+	select {
+	case <-timing:
+	case <-time.After(120 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("bench never started timing")
+	}
+	time.Sleep(500 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		<-readerDone // all of stderr is read before Wait closes the pipe
+		done <- cmd.Wait()
+	}()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -36,6 +36,7 @@ type benchResult struct {
 	MinMs         float64          `json:"min_ms"`
 	PlannedBytes  int64            `json:"activation_bytes_planned"`
 	SumBytes      int64            `json:"activation_bytes_sum"`
+	PeakLiveBytes int64            `json:"activation_bytes_peak_live"`
 	Layers        []host.LayerTime `json:"layers,omitempty"`
 }
 
@@ -67,7 +68,7 @@ func runBench(args []string) error {
 	}
 	defer e.Close()
 	res := benchResult{Model: *ef.model, Device: e.Device.Name, CompileMs: ms(time.Since(t0)),
-		PlannedBytes: net.PlannedBytes, SumBytes: net.SumBytes}
+		PlannedBytes: net.PlannedBytes, SumBytes: net.SumBytes, PeakLiveBytes: net.PeakLiveBytes}
 	in := randomInputs(net, *seed)
 	if ins := net.Inputs(); len(ins) > 0 && len(ins[0].Shape) > 0 {
 		res.Batch = ins[0].Shape[0]
@@ -144,7 +145,8 @@ func runBench(args []string) error {
 	}
 	fmt.Printf("compile %.1f ms; %d inferences: %.1f inferences/s (%.1f items/s)\n", res.CompileMs, res.Inferences, res.ThroughputIPS, res.ItemsPerS)
 	fmt.Printf("latency ms (host to host): mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  min %.3f\n", res.MeanMs, res.P50Ms, res.P90Ms, res.P99Ms, res.MinMs)
-	fmt.Printf("activation memory: %s planned, %s without reuse\n", humanBytes(res.PlannedBytes), humanBytes(res.SumBytes))
+	fmt.Printf("activation memory: %s planned (%.2f× the largest live set, %s), %s without reuse\n",
+		humanBytes(res.PlannedBytes), float64(res.PlannedBytes)/float64(max(res.PeakLiveBytes, 1)), humanBytes(res.PeakLiveBytes), humanBytes(res.SumBytes))
 	if len(res.Layers) > 0 {
 		printProfile(os.Stdout, res.Layers)
 	}

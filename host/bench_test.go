@@ -1,0 +1,86 @@
+package host
+
+import (
+	"fmt"
+	"testing"
+
+	"clhost/host/cl"
+	"clhost/host/model"
+)
+
+// benchChain is a network of 16 small layers, so per-layer host cost dominates.
+func benchChain(b *testing.B) *Network {
+	mb := model.NewBuilder("chain")
+	y := mb.Input("x", model.Float32, 1, 64)
+	for i := 0; i < 16; i++ {
+		y = mb.Layer("Relu", fmt.Sprintf("r%d", i), []string{y})
+	}
+	mb.Output(y)
+	m, err := mb.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := newTestEngine(b, Options{NoGlobalConfig: true})
+	n, err := e.Compile(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// BenchmarkNetworkEnqueuePerLayer is the host cost per layer of submitting a whole
+// network the way Infer does (wait lists of producer events on an out-of-order queue),
+// reported per layer; BenchmarkRawEnqueuePerLayer enqueues the same kernels from a C loop.
+// Their ratio is the binding's and runtime's overhead.
+func BenchmarkNetworkEnqueuePerLayer(b *testing.B) {
+	n := benchChain(b)
+	q := n.engine.queue
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		events := make([][]*cl.Event, len(n.steps))
+		var wait []*cl.Event
+		for si, s := range n.steps {
+			wait = wait[:0]
+			for _, d := range s.deps {
+				if evs := events[d]; len(evs) > 0 {
+					wait = append(wait, evs[len(evs)-1])
+				}
+			}
+			for _, la := range s.launches {
+				ev, err := q.EnqueueNDRange(la.kernel, la.global, la.local, wait)
+				if err != nil {
+					b.Fatal(err)
+				}
+				events[si] = append(events[si], ev)
+			}
+		}
+		if err := q.Finish(); err != nil {
+			b.Fatal(err)
+		}
+		for _, evs := range events {
+			for _, e := range evs {
+				e.Release()
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(n.steps)), "ns/layer")
+}
+
+func BenchmarkRawEnqueuePerLayer(b *testing.B) {
+	n := benchChain(b)
+	q := n.engine.queue
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, s := range n.steps {
+			for _, la := range s.launches {
+				if err := cl.RawEnqueueLoop(q, la.kernel, la.global, la.local, 1, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := q.Finish(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(n.steps)), "ns/layer")
+}

@@ -52,9 +52,12 @@ type Options struct {
 	Tune bool
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool
-	// InOrder forces an in-order queue even where the device supports out-of-order
-	// execution.
-	InOrder bool
+	// InOrder and OutOfOrder force the kind of command queue. By default a CPU device
+	// gets an out-of-order queue, where independent branches run on different cores with
+	// producers' events as wait lists, and a GPU an in-order one: NVIDIA's out-of-order
+	// queue measured 1.8× slower per inference on SqueezeNet 1.1 (0.67 against 0.38 ms
+	// on an H200), events costing more than any overlap gained.
+	InOrder, OutOfOrder bool
 	// CacheDir holds compiled program binaries across runs; empty disables the cache.
 	CacheDir string
 	// Log receives notes (device choice, overrides, reorders); nil discards them.
@@ -103,7 +106,8 @@ func NewEngine(opts Options) (*Engine, error) {
 	if e.ctx, err = cl.NewContext(dev); err != nil {
 		return nil, err
 	}
-	e.queue, err = e.ctx.NewQueue(cl.QueueOptions{OutOfOrder: !opts.InOrder, Profiling: opts.Profile})
+	ooo := !opts.InOrder && (opts.OutOfOrder || !dev.IsGPU())
+	e.queue, err = e.ctx.NewQueue(cl.QueueOptions{OutOfOrder: ooo, Profiling: opts.Profile})
 	if err != nil {
 		e.ctx.Release()
 		return nil, err

@@ -19,36 +19,41 @@ type memTensor struct {
 // memSlot is one device buffer shared by tensors whose lifetimes do not overlap.
 type memSlot struct {
 	bytes   int
-	freeAt  int   // the step after which the slot's current tensor is dead
-	tenants []int // indexes into the planned tensors, in order
+	tenants []int // indexes into the planned tensors, in the order they are written
 }
 
 // planMemory assigns each tensor a slot so that tensors alive at the same time never
-// share one, reusing a dead tensor's slot where it fits (best fit; else the largest free
-// slot grows; else a new slot). It returns the slot sizes.
+// share one. Tensors are placed largest first, each into the first slot none of whose
+// tenants is alive with it (greedy by size, as interval colouring): a slot's size is then
+// that of its first, largest tenant, and the total stays close to the largest live set.
+// Within a slot the tenants end up ordered by when they are written.
 func planMemory(ts []*memTensor) []*memSlot {
 	idx := make([]int, len(ts))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return ts[idx[a]].def < ts[idx[b]].def })
+	sort.SliceStable(idx, func(a, b int) bool {
+		ta, tb := ts[idx[a]], ts[idx[b]]
+		if ta.bytes != tb.bytes {
+			return ta.bytes > tb.bytes
+		}
+		return ta.def < tb.def
+	})
+	overlaps := func(a, b *memTensor) bool { return a.def <= b.lastUse && b.def <= a.lastUse }
 	var slots []*memSlot
 	for _, i := range idx {
 		t := ts[i]
 		best := -1
 		if !t.pinned {
+		search:
 			for si, s := range slots {
-				if s.freeAt >= t.def || len(s.tenants) > 0 && ts[s.tenants[0]].pinned {
-					continue
+				for _, j := range s.tenants {
+					if ts[j].pinned || overlaps(ts[j], t) {
+						continue search
+					}
 				}
-				switch {
-				case best < 0:
-					best = si
-				case s.bytes >= t.bytes && (slots[best].bytes < t.bytes || s.bytes < slots[best].bytes):
-					best = si // smallest slot that fits
-				case slots[best].bytes < t.bytes && s.bytes > slots[best].bytes:
-					best = si // none fits yet: the largest, to grow least
-				}
+				best = si
+				break
 			}
 		}
 		if best < 0 {
@@ -57,9 +62,11 @@ func planMemory(ts []*memTensor) []*memSlot {
 		}
 		s := slots[best]
 		s.bytes = max(s.bytes, t.bytes)
-		s.freeAt = t.lastUse
 		s.tenants = append(s.tenants, i)
 		t.slot = best
+	}
+	for _, s := range slots {
+		sort.SliceStable(s.tenants, func(a, b int) bool { return ts[s.tenants[a]].def < ts[s.tenants[b]].def })
 	}
 	return slots
 }

@@ -30,7 +30,7 @@ type engineFlags struct {
 	dumpTensors *string
 	cacheDir    *string
 	batch       *int
-	inOrder     *bool
+	queue       *string
 	tune        *bool
 	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
 	inputShapes map[string][]int
@@ -45,7 +45,7 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	ef.dumpTensors = fs.String("dump-tensors", "", "write every tensor of the inference to this folder as .npy")
 	ef.cacheDir = fs.String("cache-dir", defaultCacheDir(), "program binary cache folder (\"\" to disable)")
 	ef.batch = fs.Int("batch", 0, "batch size for models with a dynamic batch dimension (default: the model's, or 1)")
-	ef.inOrder = fs.Bool("in-order", false, "use an in-order queue even where the device runs out of order")
+	ef.queue = fs.String("queue", "auto", "command queue: auto (out of order on CPUs, in order on GPUs), in-order or out-of-order")
 	ef.tune = fs.Bool("tune", true, "time the alternative kernel plans at compile time and keep the fastest (remembered in the cache folder)")
 }
 
@@ -78,7 +78,16 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	}
 	o.Device, o.Configs = *ef.device, ef.configs
 	o.DumpKernels, o.DumpTensors = *ef.dumpKernels, *ef.dumpTensors
-	o.CacheDir, o.InOrder, o.Log, o.Tune = *ef.cacheDir, *ef.inOrder, os.Stderr, *ef.tune
+	switch *ef.queue {
+	case "auto":
+	case "in-order":
+		o.InOrder = true
+	case "out-of-order":
+		o.OutOfOrder = true
+	default:
+		return nil, nil, usagef("-queue %q: want auto, in-order or out-of-order", *ef.queue)
+	}
+	o.CacheDir, o.Log, o.Tune = *ef.cacheDir, os.Stderr, *ef.tune
 	e, err := host.NewEngine(o)
 	if err != nil {
 		return nil, nil, err

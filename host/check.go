@@ -10,6 +10,14 @@ import (
 	"clhost/host/model"
 )
 
+// LayerError compares one built-in layer's device output with its CPU reference computed
+// from the same device inputs, so the first layer that goes wrong stands out even when
+// errors upstream would blur a whole-network comparison.
+type LayerError struct {
+	Layer, Type string
+	OutputError
+}
+
 // OutputError compares one graph output of the device with the CPU reference.
 type OutputError struct {
 	Output string
@@ -27,12 +35,19 @@ type OutputError struct {
 // The engine must have been opened with Options.KeepIntermediates, so that the outputs
 // of custom layers are still in their buffers when the inference ends.
 func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, []OutputError, error) {
+	outs, report, _, err := n.CheckLayers(ctx, inputs)
+	return outs, report, err
+}
+
+// CheckLayers is Check that also compares every built-in layer on its own: its device
+// output against its CPU reference run on the device's values of its inputs.
+func (n *Network) CheckLayers(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, []OutputError, []LayerError, error) {
 	if !n.engine.opts.KeepIntermediates && n.engine.opts.DumpTensors == "" && len(n.CustomLayers()) > 0 {
-		return nil, nil, fmt.Errorf("Check needs an engine opened with KeepIntermediates: custom-layer outputs would be overwritten by buffer reuse")
+		return nil, nil, nil, fmt.Errorf("Check needs an engine opened with KeepIntermediates: custom-layer outputs would be overwritten by buffer reuse")
 	}
 	outs, err := n.Infer(ctx, inputs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -61,7 +76,7 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor) (map[str
 				t := n.tensors[name]
 				data := make([]float32, elements(t.shape))
 				if err := n.engine.queue.Read(t.buf, 0, float32Bytes(data), nil); err != nil {
-					return nil, nil, fmt.Errorf("layer %q: reading its output %q: %w", l.Name, name, err)
+					return nil, nil, nil, fmt.Errorf("layer %q: reading its output %q: %w", l.Name, name, err)
 				}
 				values[name] = &builtinkernels.HostTensor{Shape: t.shape, Data: data}
 			}
@@ -75,7 +90,7 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor) (map[str
 			}
 			v, err := get(name)
 			if err != nil {
-				return nil, nil, fmt.Errorf("layer %q: %w", l.Name, err)
+				return nil, nil, nil, fmt.Errorf("layer %q: %w", l.Name, err)
 			}
 			ins[i] = v
 		}
@@ -85,7 +100,7 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor) (map[str
 		}
 		res, err := op.Reference(l, ins, outShapes)
 		if err != nil {
-			return nil, nil, fmt.Errorf("layer %q (%s): CPU reference: %w", l.Name, l.Type, err)
+			return nil, nil, nil, fmt.Errorf("layer %q (%s): CPU reference: %w", l.Name, l.Type, err)
 		}
 		for i, name := range l.Outputs {
 			if i < len(res) {
@@ -97,11 +112,76 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor) (map[str
 	for _, t := range n.outputs {
 		ref, ok := values[t.name]
 		if !ok {
-			return nil, nil, fmt.Errorf("output %q: no CPU reference value", t.name)
+			return nil, nil, nil, fmt.Errorf("output %q: no CPU reference value", t.name)
 		}
 		report = append(report, compare(t.name, outs[t.name].Data, ref.Data))
 	}
-	return outs, report, nil
+	layers, err := n.checkEachLayer(get)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return outs, report, layers, nil
+}
+
+// checkEachLayer runs each built-in layer's reference on the device's values of its
+// inputs and compares with the device's output. It needs every activation still in its
+// buffer (KeepIntermediates).
+func (n *Network) checkEachLayer(constant func(string) (*builtinkernels.HostTensor, error)) ([]LayerError, error) {
+	if !n.engine.opts.KeepIntermediates && n.engine.opts.DumpTensors == "" {
+		return nil, nil
+	}
+	device := map[string]*builtinkernels.HostTensor{}
+	read := func(name string) (*builtinkernels.HostTensor, error) {
+		if v, ok := device[name]; ok {
+			return v, nil
+		}
+		t, ok := n.tensors[name]
+		if !ok || t.buf == nil || n.isConstant(name) {
+			return constant(name)
+		}
+		data := make([]float32, elements(t.shape))
+		if err := n.engine.queue.Read(t.buf, 0, float32Bytes(data), nil); err != nil {
+			return nil, fmt.Errorf("reading %q: %w", name, err)
+		}
+		v := &builtinkernels.HostTensor{Shape: t.shape, Data: data}
+		device[name] = v
+		return v, nil
+	}
+	var out []LayerError
+	for _, s := range n.steps {
+		l := n.layer(s.layer)
+		if s.custom || l == nil || len(s.launches) == 0 {
+			continue
+		}
+		op, _ := builtinkernels.Lookup(l.Type)
+		ins := make([]*builtinkernels.HostTensor, len(l.Inputs))
+		for i, name := range l.Inputs {
+			if name == "" {
+				continue
+			}
+			v, err := read(name)
+			if err != nil {
+				return nil, fmt.Errorf("layer %q: %w", l.Name, err)
+			}
+			ins[i] = v
+		}
+		shapes := make([][]int, len(l.Outputs))
+		for i, name := range l.Outputs {
+			shapes[i] = n.Model.Tensor(name).Shape
+		}
+		ref, err := op.Reference(l, ins, shapes)
+		if err != nil {
+			return nil, fmt.Errorf("layer %q (%s): CPU reference: %w", l.Name, l.Type, err)
+		}
+		for i, name := range l.Outputs {
+			got, err := read(name)
+			if err != nil || i >= len(ref) {
+				continue
+			}
+			out = append(out, LayerError{Layer: l.Name, Type: l.Type, OutputError: compare(name, got.Data, ref[i].Data)})
+		}
+	}
+	return out, nil
 }
 
 func (n *Network) layer(name string) *model.Layer {

@@ -395,3 +395,32 @@ func TestBinaryCacheWarmAndDumpStable(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLayers: --check compares every built-in layer on the device's own inputs, and
+// the whole network against the CPU path.
+func TestCheckLayers(t *testing.T) {
+	e := newTestEngine(t, Options{KeepIntermediates: true, NoGlobalConfig: true})
+	n, err := e.Compile(diamondModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := randomTensor(rand.New(rand.NewSource(8)), 2, 3, 5, 7)
+	_, outs, layers, err := n.CheckLayers(context.Background(), map[string]*Tensor{"x": x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 2 || len(layers) != 6 {
+		t.Fatalf("%d output reports and %d layer reports, want 2 and 6", len(outs), len(layers))
+	}
+	for _, r := range append(outs, func() []OutputError {
+		var l []OutputError
+		for _, x := range layers {
+			l = append(l, x.OutputError)
+		}
+		return l
+	}()...) {
+		if r.MaxAbs > 1e-5 {
+			t.Errorf("%s: max abs error %g", r.Output, r.MaxAbs)
+		}
+	}
+}

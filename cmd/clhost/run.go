@@ -141,8 +141,9 @@ func runRun(args []string) error {
 	ctx := context.Background()
 	var outs map[string]*host.Tensor
 	var report []host.OutputError
+	var layerReport []host.LayerError
 	if *check {
-		outs, report, err = n.Check(ctx, in)
+		outs, report, layerReport, err = n.CheckLayers(ctx, in)
 	} else {
 		outs, err = n.Infer(ctx, in)
 	}
@@ -159,7 +160,17 @@ func runRun(args []string) error {
 	}
 	if *check {
 		failed := false
-		fmt.Println("check against the CPU reference:")
+		if len(layerReport) > 0 {
+			fmt.Println("each built-in layer against its CPU reference on the device's inputs:")
+			for _, r := range layerReport {
+				verdict := "ok"
+				if r.MaxAbs > 1e-3 && r.MaxRel > 1e-3 {
+					verdict = "MISMATCH"
+				}
+				fmt.Printf("  %-20s %-12s max abs error %.3g, max rel error %.3g  %s\n", r.Layer, r.Type, r.MaxAbs, r.MaxRel, verdict)
+			}
+		}
+		fmt.Println("graph outputs against the CPU reference of the whole network:")
 		for _, r := range report {
 			verdict := "ok"
 			if r.MaxAbs > 1e-3 && r.MaxRel > 1e-3 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -181,6 +182,35 @@ func (n *Network) reorderLaunch(l *model.Layer, from, to customlayer.Format, sha
 	return launch{kernel: k, global: la.Global, local: la.Local}, nil
 }
 
+// readAs reports whether every reader of a tensor is a custom layer that takes it in
+// format f (declaring f or ANY), so a producer writing f needs no reorder back to BFYX.
+// Graph outputs, built-in readers, tensor dumps and --check want BFYX.
+func (n *Network) readAs(name string, f customlayer.Format) bool {
+	o := n.engine.opts
+	if o.DumpTensors != "" || o.KeepIntermediates || slices.Contains(n.Model.Outputs, name) {
+		return false
+	}
+	readers := 0
+	for i := range n.Model.Layers {
+		l := &n.Model.Layers[i]
+		for port, in := range l.Inputs {
+			if in != name {
+				continue
+			}
+			readers++
+			cfg, ok := n.engine.Layers.Lookup(l.Type)
+			if !ok {
+				return false
+			}
+			declared, found := cfg.FormatOf(customlayer.Input, port)
+			if !found || declared != f && declared != customlayer.ANY {
+				return false
+			}
+		}
+	}
+	return readers > 0
+}
+
 // needsReorder tells whether a declared format differs from the network's BFYX.
 func needsReorder(f customlayer.Format) bool {
 	return f != customlayer.BFYX && f != customlayer.ANY
@@ -210,18 +240,24 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 		if err := growTensors(&inst.Inputs, t.Port); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
-		inst.Inputs[t.Port] = jit.Tensor{Shape: in.shape, Type: n.typeOf(in.name), Format: t.Format}
+		// ANY takes the producer's format; a concrete format other than the one the
+		// producer wrote gets a reorder.
+		want := t.Format
+		if want == customlayer.ANY {
+			want = in.format
+		}
+		inst.Inputs[t.Port] = jit.Tensor{Shape: in.shape, Type: n.typeOf(in.name), Format: want}
 		buf := in.buf
-		if needsReorder(t.Format) {
+		if want != in.format {
 			tmp, err := n.scratch(4 * elements(in.shape))
 			if err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
-			la, err := n.reorderLaunch(l, customlayer.BFYX, t.Format, in.shape, in.buf, tmp)
+			la, err := n.reorderLaunch(l, in.format, want, in.shape, in.buf, tmp)
 			if err != nil {
 				return fmt.Errorf("%s: input %d: %w", where, t.Port, err)
 			}
-			n.engine.logf("layer %q: input %d reordered BFYX→%s for the custom kernel", l.Name, t.Port, t.Format)
+			n.engine.logf("layer %q: input %d reordered %s→%s for the custom kernel", l.Name, t.Port, in.format, want)
 			pre = append(pre, la)
 			buf = tmp
 		}
@@ -245,7 +281,11 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 		}
 		inst.Outputs[t.Port] = jit.Tensor{Shape: out.shape, Type: n.typeOf(out.name), Format: t.Format}
 		buf := out.buf
-		if needsReorder(t.Format) {
+		if needsReorder(t.Format) && n.readAs(out.name, t.Format) {
+			// Every reader takes this layout: keep it, no reorder back to BFYX.
+			out.format = t.Format
+			n.engine.logf("layer %q: output %d kept in %s for its readers", l.Name, t.Port, t.Format)
+		} else if needsReorder(t.Format) {
 			tmp, err := n.scratch(4 * elements(out.shape))
 			if err != nil {
 				return fmt.Errorf("%s: %w", where, err)

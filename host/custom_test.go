@@ -835,3 +835,36 @@ func TestSeedReluExample(t *testing.T) {
 		return v
 	}), 1e-6)
 }
+
+// TestCustomFormatKeptBetweenCustomLayers: when every reader of a custom layer's BYXF
+// output takes BYXF, the output stays in BYXF (no reorder back to BFYX and forth again).
+func TestCustomFormatKeptBetweenCustomLayers(t *testing.T) {
+	ctParallel(t)
+	shape := []int{2, 3, 4, 5}
+	b := model.NewBuilder("byxf-chain")
+	x := b.Input("x", model.Float32, shape...)
+	s1 := b.Tensor("s1", model.Float32, shape...)
+	b.LayerOutputs("ChanScaleBYXF", "s1", []string{x}, []string{s1})
+	s2 := b.Tensor("s2", model.Float32, shape...)
+	b.LayerOutputs("ChanScaleMixed", "s2", []string{s1}, []string{s2})
+	sig := b.Layer("Sigmoid", "sig", []string{s2})
+	b.Output(sig)
+	n, log := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{ctPath(t, "byxf.xml")}, Profile: true}, ctBuild(t, b))
+	in := ctRand(2, shape...)
+	out := ctInfer(t, n, map[string]*Tensor{"x": in})
+	scale := func(src []float32) []float32 {
+		dst := make([]float32, len(src))
+		ctEach(shape, func(b, f, y, x int) {
+			i := bfyx(shape, b, f, y, x)
+			dst[i] = src[i]*float32(f+1) + 0.25*float32(y)
+		})
+		return dst
+	}
+	want := ctMap(scale(scale(in.Data)), func(v float32) float32 { return float32(1 / (1 + math.Exp(-float64(v)))) })
+	ctClose(t, "sig", out["sig"].Data, want, 1e-5)
+	// s1: reorder in, kernel (its output stays BYXF); s2: kernel only.
+	if k := ctKernels(n); k["s1"] != 2 || k["s2"] != 1 {
+		t.Errorf("kernels per layer %v, want s1:2 s2:1", k)
+	}
+	ctContains(t, "the engine log", log.String(), `layer "s1": output 0 kept in BYXF for its readers`)
+}

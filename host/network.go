@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"clhost/builtin_kernels"
+	"clhost/customlayer"
 	"clhost/host/cl"
 	"clhost/host/graph"
 	"clhost/host/model"
@@ -53,6 +54,9 @@ type deviceTensor struct {
 	// ready is the step whose completion makes the tensor readable; -1 for graph inputs
 	// and constants.
 	ready int
+	// format is the layout the buffer holds: BFYX, unless a custom layer wrote another
+	// that all its readers take.
+	format customlayer.Format
 }
 
 // Network is a model compiled for one engine: buffers allocated, programs built, kernel

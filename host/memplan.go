@@ -11,23 +11,23 @@ type memTensor struct {
 	def      int
 	lastUse  int
 	bytes    int
-	pinned   bool // never shares its buffer (Options.KeepIntermediates)
-	slot     int
-	consumer []int // steps that read it, for write-after-read ordering
+	pinned   bool // never shares memory (Options.KeepIntermediates)
+	offset   int  // where the plan puts it in the arena
+	consumer []int
 }
 
-// memSlot is one device buffer shared by tensors whose lifetimes do not overlap.
-type memSlot struct {
-	bytes   int
-	tenants []int // indexes into the planned tensors, in the order they are written
+func alignUp(n, a int) int { return (n + a - 1) / a * a }
+
+func overlapsInTime(a, b *memTensor) bool {
+	return a.pinned || b.pinned || a.def <= b.lastUse && b.def <= a.lastUse
 }
 
-// planMemory assigns each tensor a slot so that tensors alive at the same time never
-// share one. Tensors are placed largest first, each into the first slot none of whose
-// tenants is alive with it (greedy by size, as interval colouring): a slot's size is then
-// that of its first, largest tenant, and the total stays close to the largest live set.
-// Within a slot the tenants end up ordered by when they are written.
-func planMemory(ts []*memTensor) []*memSlot {
+// planOffsets places every tensor in one arena so that tensors alive at the same time
+// never overlap in memory: largest first, each at the lowest offset (a multiple of
+// align) that is free of every placed tensor alive with it — greedy by size, which lands
+// close to the largest live set. It returns the arena's size.
+func planOffsets(ts []*memTensor, align int) int {
+	align = max(align, 4)
 	idx := make([]int, len(ts))
 	for i := range idx {
 		idx[i] = i
@@ -39,36 +39,30 @@ func planMemory(ts []*memTensor) []*memSlot {
 		}
 		return ta.def < tb.def
 	})
-	overlaps := func(a, b *memTensor) bool { return a.def <= b.lastUse && b.def <= a.lastUse }
-	var slots []*memSlot
+	var placed []*memTensor
+	total := 0
 	for _, i := range idx {
 		t := ts[i]
-		best := -1
-		if !t.pinned {
-		search:
-			for si, s := range slots {
-				for _, j := range s.tenants {
-					if ts[j].pinned || overlaps(ts[j], t) {
-						continue search
-					}
-				}
-				best = si
-				break
+		size := alignUp(t.bytes, align)
+		var busy [][2]int
+		for _, p := range placed {
+			if overlapsInTime(p, t) {
+				busy = append(busy, [2]int{p.offset, p.offset + alignUp(p.bytes, align)})
 			}
 		}
-		if best < 0 {
-			slots = append(slots, &memSlot{})
-			best = len(slots) - 1
+		sort.Slice(busy, func(a, b int) bool { return busy[a][0] < busy[b][0] })
+		off := 0
+		for _, b := range busy {
+			if off+size <= b[0] {
+				break
+			}
+			off = max(off, b[1])
 		}
-		s := slots[best]
-		s.bytes = max(s.bytes, t.bytes)
-		s.tenants = append(s.tenants, i)
-		t.slot = best
+		t.offset = off
+		total = max(total, off+size)
+		placed = append(placed, t)
 	}
-	for _, s := range slots {
-		sort.SliceStable(s.tenants, func(a, b int) bool { return ts[s.tenants[a]].def < ts[s.tenants[b]].def })
-	}
-	return slots
+	return total
 }
 
 // peakLive is the largest total size of tensors alive at once: the lower bound any
@@ -85,4 +79,9 @@ func peakLive(ts []*memTensor, steps int) int {
 		peak = max(peak, live)
 	}
 	return peak
+}
+
+// sharesMemory reports whether two tensors' ranges of the arena overlap.
+func sharesMemory(a, b *memTensor, align int) bool {
+	return a.offset < b.offset+alignUp(b.bytes, align) && b.offset < a.offset+alignUp(a.bytes, align)
 }

@@ -78,7 +78,7 @@ type Network struct {
 	mu       sync.Mutex
 	released bool
 	profile  []LayerTime
-	slots    []*memSlot
+	align    int // the arena's offset alignment
 	// PlannedBytes is the device memory of activations; SumBytes the sum of every
 	// activation's size (what a network without buffer reuse would take); PeakLiveBytes
 	// the largest total of activations alive at one time (the bound a plan can reach).

@@ -125,50 +125,66 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 			t.lastUse = math.MaxInt
 		}
 	}
-	slots := planMemory(ts)
-	bufs := make([]*cl.Buffer, len(slots))
-	for i, s := range slots {
-		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, s.bytes)
-		if err != nil {
-			who := ts[s.tenants[0]].name
-			return fmt.Errorf("tensor %q (%d bytes): %w", who, s.bytes, err)
-		}
-		n.owned = append(n.owned, b)
-		bufs[i] = b
-		n.PlannedBytes += int64(s.bytes)
-	}
+	align := max(n.engine.Device.BaseAlignBytes, 4)
+	arena := planOffsets(ts, align)
 	n.slotBuf = map[string]*cl.Buffer{}
-	for _, t := range ts {
-		n.slotBuf[t.name] = bufs[t.slot]
-	}
-	n.mem = ts
-	n.slots = slots
+	n.mem, n.align = ts, align
 	n.PeakLiveBytes = int64(peakLive(ts, len(layers)))
+	if len(ts) == 0 {
+		return nil
+	}
+	// One arena, each tensor a sub-buffer at its planned offset.
+	whole, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, arena)
+	if err != nil {
+		return fmt.Errorf("activation memory of %d bytes (largest tensor %q): %w", arena, largest(ts).name, err)
+	}
+	n.owned = append(n.owned, whole)
+	n.PlannedBytes = int64(arena)
+	for _, t := range ts {
+		sub, err := whole.Sub(cl.MemReadWrite, t.offset, t.bytes)
+		if err != nil {
+			return fmt.Errorf("tensor %q: %w", t.name, err)
+		}
+		n.owned = append(n.owned, sub)
+		n.slotBuf[t.name] = sub
+	}
 	return nil
 }
 
-// addReuseDeps orders each writer of a shared buffer after every reader and the writer
-// of the tensor that held the buffer before it: on an out-of-order queue nothing else
-// would stop a kernel from overwriting data another still reads.
+func largest(ts []*memTensor) *memTensor {
+	l := ts[0]
+	for _, t := range ts {
+		if t.bytes > l.bytes {
+			l = t
+		}
+	}
+	return l
+}
+
+// addReuseDeps orders each writer of arena memory after every reader (or, unread, the
+// writer) of any earlier tensor that held part of the same memory: on an out-of-order
+// queue nothing else would stop a kernel from overwriting data another still reads.
 func (n *Network) addReuseDeps() {
-	for _, s := range n.slots {
-		for k := 1; k < len(s.tenants); k++ {
-			prev, cur := n.mem[s.tenants[k-1]], n.mem[s.tenants[k]]
-			if cur.def < 0 || cur.def >= len(n.steps) {
+	for _, cur := range n.mem {
+		if cur.def < 0 || cur.def >= len(n.steps) {
+			continue
+		}
+		st := n.steps[cur.def]
+		for _, prev := range n.mem {
+			if prev == cur || prev.lastUse >= cur.def || !sharesMemory(prev, cur, n.align) {
 				continue
 			}
-			st := n.steps[cur.def]
 			// The readers already wait on the writer, so they alone suffice.
-			extra := append([]int(nil), prev.consumer...)
+			extra := prev.consumer
 			if len(extra) == 0 && prev.def >= 0 {
-				extra = append(extra, prev.def)
+				extra = []int{prev.def}
 			}
 			for _, d := range extra {
 				if d != cur.def && !containsInt(st.deps, d) {
 					st.deps = append(st.deps, d)
 				}
 			}
-			sortInts(st.deps)
 		}
+		sortInts(st.deps)
 	}
 }

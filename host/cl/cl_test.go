@@ -394,3 +394,49 @@ func TestProgramBinaryRoundTrip(t *testing.T) {
 		t.Error("garbage binary accepted")
 	}
 }
+
+// TestSubBuffer: a kernel writing through a sub-buffer lands at its offset in the parent.
+func TestSubBuffer(t *testing.T) {
+	ctx := newTestContext(t)
+	if ctx.Device.BaseAlignBytes <= 0 {
+		t.Fatalf("device reports no base address alignment")
+	}
+	q, _ := ctx.NewQueue(QueueOptions{})
+	defer q.Release()
+	p, err := ctx.BuildProgram(vecSrc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release()
+	k, _ := p.Kernel("scale")
+	defer k.Release()
+	align := ctx.Device.BaseAlignBytes
+	parent, err := ctx.NewBufferFrom(MemReadWrite, floatsToBytes(make([]float32, 2*align/4+16)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer parent.Release()
+	sub, err := parent.Sub(MemReadWrite, align, 16*4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Release()
+	if err := q.Write(sub, 0, floatsToBytes([]float32{1, 2, 3, 4}), nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = k.SetArgBuffer(0, sub)
+	_ = k.SetArgFloat32(1, 10)
+	if err := q.EnqueueNDRangeNoEvent(k, []int{4}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 16)
+	if err := q.Read(parent, align, got, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v := bytesToFloats(got); v[0] != 10 || v[3] != 40 {
+		t.Errorf("parent at the sub-buffer's offset holds %v, want [10 20 30 40]", v)
+	}
+	if _, err := parent.Sub(MemReadWrite, 1, 8); err == nil {
+		t.Error("misaligned sub-buffer accepted")
+	}
+}

@@ -78,6 +78,8 @@ type Device struct {
 	Profiling        bool
 	// TimerResolutionNs is the resolution of profiling timestamps.
 	TimerResolutionNs int
+	// BaseAlignBytes is the alignment a sub-buffer's offset needs.
+	BaseAlignBytes int
 }
 
 // Platforms lists the installed OpenCL platforms. With no platform at all it returns an
@@ -200,6 +202,7 @@ func newDevice(id C.cl_device_id, p *Platform) *Device {
 	d.OutOfOrder = props&C.CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0
 	d.Profiling = props&C.CL_QUEUE_PROFILING_ENABLE != 0
 	d.TimerResolutionNs = int(deviceSize(id, C.CL_DEVICE_PROFILING_TIMER_RESOLUTION))
+	d.BaseAlignBytes = int(deviceUint32(id, C.CL_DEVICE_MEM_BASE_ADDR_ALIGN)) / 8
 	return d
 }
 

@@ -173,6 +173,24 @@ func (c *Context) newBuffer(flags MemFlags, size int, host unsafe.Pointer) (*Buf
 // Size is the buffer's size in bytes.
 func (b *Buffer) Size() int { return b.size }
 
+// Sub returns a buffer that views size bytes of b from offset, which must be a multiple
+// of the device's Device.BaseAlignBytes. The view keeps b alive; release both.
+func (b *Buffer) Sub(flags MemFlags, offset, size int) (*Buffer, error) {
+	if offset < 0 || size <= 0 || offset+size > b.size {
+		return nil, fmt.Errorf("%w: region of %d bytes at %d in a %d-byte buffer", &Error{Call: "clCreateSubBuffer", Code: CodeInvalidValue}, size, offset, b.size)
+	}
+	region := C.cl_buffer_region{origin: C.size_t(offset), size: C.size_t(size)}
+	var st C.cl_int
+	id := C.clCreateSubBuffer(b.id, C.cl_mem_flags(flags), C.CL_BUFFER_CREATE_TYPE_REGION, unsafe.Pointer(&region), &st)
+	if err := check("clCreateSubBuffer", st); err != nil {
+		return nil, fmt.Errorf("%w (region of %d bytes at %d)", err, size, offset)
+	}
+	live.Add(1)
+	sub := &Buffer{id: id, size: size}
+	runtime.SetFinalizer(sub, (*Buffer).Release)
+	return sub, nil
+}
+
 // Release frees the buffer. Safe to call more than once.
 func (b *Buffer) Release() {
 	if b == nil || !b.once() {

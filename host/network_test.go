@@ -424,3 +424,45 @@ func TestCheckLayers(t *testing.T) {
 		}
 	}
 }
+
+// TestArenaFallback: when the driver refuses a sub-buffer (here: offsets finer than the
+// device's real alignment), every activation gets a buffer of its own and results hold.
+func TestArenaFallback(t *testing.T) {
+	var logs strings.Builder
+	e := newTestEngine(t, Options{NoGlobalConfig: true, Log: &logs})
+	if e.Device.BaseAlignBytes <= 4 {
+		t.Fatalf("device alignment %d leaves no finer offset to try", e.Device.BaseAlignBytes)
+	}
+	e.Device.BaseAlignBytes = 4
+	b := model.NewBuilder("odd")
+	y := b.Input("x", model.Float32, 1, 3, 5, 7) // 420 bytes: offsets not multiples of 128
+	for i := 0; i < 4; i++ {
+		y = b.Layer("LeakyRelu", fmt.Sprintf("r%d", i), []string{y}, model.FloatAttr("alpha", 0.5))
+	}
+	b.Output(y)
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := e.Compile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "sub-buffers refused") {
+		t.Fatalf("no fallback happened; log:\n%s", logs.String())
+	}
+	in := randomTensor(rand.New(rand.NewSource(6)), 1, 3, 5, 7)
+	out, err := n.Infer(context.Background(), map[string]*Tensor{"x": in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range in.Data {
+		want := v
+		if v < 0 {
+			want = v / 16
+		}
+		if d := math.Abs(float64(out["r3"].Data[i] - want)); d > 1e-6 {
+			t.Fatalf("out[%d] = %v, want %v", i, out["r3"].Data[i], want)
+		}
+	}
+}

@@ -143,11 +143,32 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 	for _, t := range ts {
 		sub, err := whole.Sub(cl.MemReadWrite, t.offset, t.bytes)
 		if err != nil {
-			return fmt.Errorf("tensor %q: %w", t.name, err)
+			// A driver that refuses sub-buffers still runs the network, with a buffer per
+			// tensor: more memory, same results.
+			n.engine.logf("sub-buffers refused (%v): one buffer per activation instead", err)
+			return n.bufferPerTensor(ts)
 		}
 		n.owned = append(n.owned, sub)
 		n.slotBuf[t.name] = sub
 	}
+	return nil
+}
+
+// bufferPerTensor gives every activation a buffer of its own, nothing shared.
+func (n *Network) bufferPerTensor(ts []*memTensor) error {
+	n.PlannedBytes = 0
+	for _, t := range ts {
+		t.offset, t.pinned = 0, true
+		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, t.bytes)
+		if err != nil {
+			return fmt.Errorf("tensor %q (%d bytes): %w", t.name, t.bytes, err)
+		}
+		n.owned = append(n.owned, b)
+		n.slotBuf[t.name] = b
+		n.PlannedBytes += int64(t.bytes)
+	}
+	// Nothing shares memory now, so no reuse ordering applies.
+	n.mem = nil
 	return nil
 }
 

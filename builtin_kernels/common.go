@@ -319,3 +319,21 @@ func coalesce(dims []int, strides ...[]int) ([]int, [][]int) {
 	}
 	return d, s
 }
+
+// referenceShapes is the common start of a CPU reference: the inputs are well formed,
+// and the output shapes the caller asks for are the ones the op infers. It returns the
+// input shapes and the inferred output shapes.
+func referenceShapes(typ string, op ShapeInferrer, p Params, in []*HostTensor, out [][]int) ([][]int, [][]int, error) {
+	shapes, err := checkTensors(typ, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	want, err := op.OutputShapes(p, shapes)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkOut(typ, out, want); err != nil {
+		return nil, nil, err
+	}
+	return shapes, want, nil
+}

@@ -86,15 +86,8 @@ func (o concatOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 }
 
 func (o concatOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
-	shapes, err := checkTensors("Concat", in)
+	shapes, want, err := referenceShapes("Concat", o, p, in, out)
 	if err != nil {
-		return nil, err
-	}
-	want, err := o.OutputShapes(p, shapes)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOut("Concat", out, want); err != nil {
 		return nil, err
 	}
 	axis, _ := o.axis(p, shapes)

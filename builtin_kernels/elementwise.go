@@ -107,15 +107,8 @@ func (o unaryOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) 
 }
 
 func (o unaryOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
-	shapes, err := checkTensors(o.typ, in)
+	_, want, err := referenceShapes(o.typ, o, p, in, out)
 	if err != nil {
-		return nil, err
-	}
-	want, err := o.OutputShapes(p, shapes)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOut(o.typ, out, want); err != nil {
 		return nil, err
 	}
 	a, b, err := o.params(p)
@@ -204,15 +197,8 @@ func (o binaryOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 }
 
 func (o binaryOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
-	shapes, err := checkTensors(o.typ, in)
+	_, want, err := referenceShapes(o.typ, o, p, in, out)
 	if err != nil {
-		return nil, err
-	}
-	want, err := o.OutputShapes(p, shapes)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOut(o.typ, out, want); err != nil {
 		return nil, err
 	}
 	ys := want[0]
@@ -299,15 +285,8 @@ func (o batchNormOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, err
 func (o batchNormOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
 	const typ = "BatchNormalization"
 	p = paramsOr(p)
-	shapes, err := checkTensors(typ, in)
+	shapes, want, err := referenceShapes(typ, o, p, in, out)
 	if err != nil {
-		return nil, err
-	}
-	want, err := o.OutputShapes(p, shapes)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOut(typ, out, want); err != nil {
 		return nil, err
 	}
 	eps := float64(p.Float("epsilon", 1e-5))

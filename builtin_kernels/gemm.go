@@ -149,15 +149,8 @@ func (o gemmOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 
 func (o gemmOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
 	p = paramsOr(p)
-	shapes, err := checkTensors("Gemm", in)
+	shapes, _, err := referenceShapes("Gemm", o, p, in, out)
 	if err != nil {
-		return nil, err
-	}
-	want, err := o.OutputShapes(p, shapes)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOut("Gemm", out, want); err != nil {
 		return nil, err
 	}
 	g, _ := o.geometry(p, shapes)

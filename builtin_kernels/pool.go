@@ -214,15 +214,8 @@ func (o globalPoolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, er
 }
 
 func (o globalPoolOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
-	shapes, err := checkTensors(o.typ, in)
+	shapes, want, err := referenceShapes(o.typ, o, p, in, out)
 	if err != nil {
-		return nil, err
-	}
-	want, err := o.OutputShapes(p, shapes)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOut(o.typ, out, want); err != nil {
 		return nil, err
 	}
 	planes := shapes[0][0] * shapes[0][1]

@@ -108,15 +108,8 @@ func (o reorderOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error
 // positions, then writes them out in the destination format's memory order: the
 // definition of a layout, without the pitch arithmetic the kernel uses.
 func (o reorderOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
-	shapes, err := checkTensors(ReorderType, in)
+	shapes, want, err := referenceShapes(ReorderType, o, p, in, out)
 	if err != nil {
-		return nil, err
-	}
-	want, err := o.OutputShapes(p, shapes)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOut(ReorderType, out, want); err != nil {
 		return nil, err
 	}
 	from, to, _ := o.formats(p)

@@ -66,6 +66,30 @@ func BenchmarkNetworkEnqueuePerLayer(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(n.steps)), "ns/layer")
 }
 
+// BenchmarkRawChainPerLayer is the same chain enqueued from C with the same wait lists
+// (each kernel after the previous): the fair baseline on an out-of-order queue.
+func BenchmarkRawChainPerLayer(b *testing.B) {
+	n := benchChain(b)
+	q := n.engine.queue
+	var kernels []*cl.Kernel
+	for _, s := range n.steps {
+		for _, la := range s.launches {
+			kernels = append(kernels, la.kernel)
+		}
+	}
+	global := n.steps[0].launches[0].global
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := cl.RawEnqueueChain(q, kernels, global); err != nil {
+			b.Fatal(err)
+		}
+		if err := q.Finish(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(n.steps)), "ns/layer")
+}
+
 func BenchmarkRawEnqueuePerLayer(b *testing.B) {
 	n := benchChain(b)
 	q := n.engine.queue

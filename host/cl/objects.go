@@ -589,14 +589,22 @@ func (q *Queue) EnqueueNDRangeNoEvent(k *Kernel, global, local []int, wait []*Ev
 // Event tracks one enqueued command.
 type Event struct {
 	released
-	id C.cl_event
+	id      C.cl_event
+	cleanup runtime.Cleanup
 }
 
+// newEvent wraps an event. Events are made on every enqueue, so their fallback release is
+// a runtime.AddCleanup, cheaper than a finalizer on this hot path.
 func newEvent(id C.cl_event) *Event {
 	live.Add(1)
 	e := &Event{id: id}
-	runtime.SetFinalizer(e, (*Event).Release)
+	e.cleanup = runtime.AddCleanup(e, releaseEventID, id)
 	return e
+}
+
+func releaseEventID(id C.cl_event) {
+	C.clReleaseEvent(id)
+	live.Add(-1)
 }
 
 // EventStatus is a command's execution status.
@@ -670,7 +678,6 @@ func (e *Event) Release() {
 	if e == nil || !e.once() {
 		return
 	}
-	runtime.SetFinalizer(e, nil)
-	C.clReleaseEvent(e.id)
-	live.Add(-1)
+	e.cleanup.Stop()
+	releaseEventID(e.id)
 }

@@ -29,30 +29,18 @@ func benchChain(b *testing.B) *Network {
 }
 
 // BenchmarkNetworkEnqueuePerLayer is the host cost per layer of submitting a whole
-// network the way Infer does (wait lists of producer events on an out-of-order queue),
-// reported per layer; BenchmarkRawEnqueuePerLayer enqueues the same kernels from a C loop.
-// Their ratio is the binding's and runtime's overhead.
+// network through Infer's own submission (wait lists of producer events on an
+// out-of-order queue), reported per layer; BenchmarkRawChainPerLayer enqueues the same
+// kernels with the same wait lists from a C loop. Their ratio is the binding's and
+// runtime's overhead.
 func BenchmarkNetworkEnqueuePerLayer(b *testing.B) {
 	n := benchChain(b)
 	q := n.engine.queue
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		events := make([][]*cl.Event, len(n.steps))
-		var wait []*cl.Event
-		for si, s := range n.steps {
-			wait = wait[:0]
-			for _, d := range s.deps {
-				if evs := events[d]; len(evs) > 0 {
-					wait = append(wait, evs[len(evs)-1])
-				}
-			}
-			for _, la := range s.launches {
-				ev, err := q.EnqueueNDRange(la.kernel, la.global, la.local, wait)
-				if err != nil {
-					b.Fatal(err)
-				}
-				events[si] = append(events[si], ev)
-			}
+		events, err := n.submit(q, true)
+		if err != nil {
+			b.Fatal(err)
 		}
 		if err := q.Finish(); err != nil {
 			b.Fatal(err)

@@ -79,6 +79,8 @@ type Network struct {
 	released bool
 	profile  []LayerTime
 	align    int // the arena's offset alignment
+	// lastWaiter is, per step, the last step whose wait list holds it.
+	lastWaiter []int
 	// PlannedBytes is the device memory of activations; SumBytes the sum of every
 	// activation's size (what a network without buffer reuse would take); PeakLiveBytes
 	// the largest total of activations alive at one time (the bound a plan can reach).
@@ -208,6 +210,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 		}
 		n.outputs = append(n.outputs, t)
 	}
+	n.findLastWaiters()
 	if e.opts.DumpKernels != "" {
 		written, err := e.programs.dump(e.opts.DumpKernels, n.progs)
 		if err != nil {
@@ -517,6 +520,26 @@ func (n *Network) useProgram(p *program) {
 	n.progs = append(n.progs, p)
 }
 
+// findLastWaiters records, per step, the last step that waits on it; a step whose
+// result a graph output reads is waited on by the final reads, so it is never released
+// early.
+func (n *Network) findLastWaiters() {
+	n.lastWaiter = make([]int, len(n.steps))
+	for i := range n.lastWaiter {
+		n.lastWaiter[i] = -1
+	}
+	for j, s := range n.steps {
+		for _, d := range s.deps {
+			n.lastWaiter[d] = max(n.lastWaiter[d], j)
+		}
+	}
+	for _, t := range n.outputs {
+		if t.ready >= 0 {
+			n.lastWaiter[t.ready] = math.MaxInt
+		}
+	}
+}
+
 // Inputs and Outputs describe the network's graph inputs and outputs.
 func (n *Network) Inputs() []TensorInfo  { return infos(n.inputs) }
 func (n *Network) Outputs() []TensorInfo { return infos(n.outputs) }
@@ -621,10 +644,7 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 		}
 	}
 	useEvents := q.OutOfOrder || q.Profiling
-	var events [][]*cl.Event // per step, per launch
-	if useEvents {
-		events = make([][]*cl.Event, len(n.steps))
-	}
+	events, err := n.submit(q, useEvents)
 	defer func() {
 		for _, evs := range events {
 			for _, e := range evs {
@@ -632,33 +652,8 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 			}
 		}
 	}()
-	var wait []*cl.Event
-	for si, s := range n.steps {
-		for li, la := range s.launches {
-			if !useEvents {
-				if err := q.EnqueueNDRangeNoEvent(la.kernel, la.global, la.local, nil); err != nil {
-					_ = q.Finish()
-					return nil, fmt.Errorf("layer %q (%s): %w", s.layer, s.typ, err)
-				}
-				continue
-			}
-			wait = wait[:0]
-			if li > 0 {
-				wait = append(wait, events[si][li-1])
-			} else {
-				for _, d := range s.deps {
-					if evs := events[d]; len(evs) > 0 {
-						wait = append(wait, evs[len(evs)-1])
-					}
-				}
-			}
-			ev, err := q.EnqueueNDRange(la.kernel, la.global, la.local, wait)
-			if err != nil {
-				_ = q.Finish()
-				return nil, fmt.Errorf("layer %q (%s): %w", s.layer, s.typ, err)
-			}
-			events[si] = append(events[si], ev)
-		}
+	if err != nil {
+		return nil, err
 	}
 	if err := q.Flush(); err != nil {
 		return nil, err
@@ -695,10 +690,69 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	return outs, nil
 }
 
+// submit enqueues every step after its producers and returns the events still held
+// (per step, per launch; nil where released early). Without events (an in-order queue,
+// no profiling) it returns nil. On error the caller still releases what it returns.
+func (n *Network) submit(q *cl.Queue, useEvents bool) ([][]*cl.Event, error) {
+	var events [][]*cl.Event // per step, per launch
+	if useEvents {
+		events = make([][]*cl.Event, len(n.steps))
+	}
+	var wait []*cl.Event
+	for si, s := range n.steps {
+		for li, la := range s.launches {
+			if !useEvents {
+				if err := q.EnqueueNDRangeNoEvent(la.kernel, la.global, la.local, nil); err != nil {
+					_ = q.Finish()
+					return events, fmt.Errorf("layer %q (%s): %w", s.layer, s.typ, err)
+				}
+				continue
+			}
+			wait = wait[:0]
+			if li > 0 {
+				wait = append(wait, events[si][li-1])
+			} else {
+				for _, d := range s.deps {
+					if evs := events[d]; len(evs) > 0 {
+						wait = append(wait, evs[len(evs)-1])
+					}
+				}
+			}
+			ev, err := q.EnqueueNDRange(la.kernel, la.global, la.local, wait)
+			if err != nil {
+				_ = q.Finish()
+				return events, fmt.Errorf("layer %q (%s): %w", s.layer, s.typ, err)
+			}
+			events[si] = append(events[si], ev)
+			if li > 0 && !q.Profiling {
+				events[si][li-1].Release()
+				events[si][li-1] = nil
+			}
+		}
+		// An event nothing else waits on is released at once: drivers track live
+		// events, and keeping them all to the end of the inference cost PoCL half as much
+		// again per layer. Profiling keeps them for their timestamps.
+		if useEvents && !q.Profiling {
+			for _, d := range s.deps {
+				if n.lastWaiter[d] == si {
+					for _, e := range events[d] {
+						e.Release()
+					}
+					events[d] = nil
+				}
+			}
+		}
+	}
+	return events, nil
+}
+
 // checkEvents reports a kernel that ended with an error status.
 func (n *Network) checkEvents(events [][]*cl.Event) error {
 	for si, evs := range events {
 		for _, e := range evs {
+			if e == nil {
+				continue
+			}
 			if _, err := e.Status(); err != nil {
 				return fmt.Errorf("layer %q (%s): %w", n.steps[si].layer, n.steps[si].typ, err)
 			}

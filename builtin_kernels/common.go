@@ -38,6 +38,7 @@ func DeviceInfoOf(d *cl.Device) DeviceInfo {
 		ComputeUnits:     d.ComputeUnits,
 		MaxWorkGroupSize: d.MaxWorkGroupSize,
 		LocalMemBytes:    d.LocalMemBytes,
+		FloatVectorWidth: d.FloatVectorWidth,
 	}
 }
 

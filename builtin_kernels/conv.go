@@ -122,6 +122,10 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		// GPUs get the implicit GEMM with local-memory tiles (conv_gpu.cl).
 		return convGPUPlan(g, dev)
 	}
+	if !dev.IsGPU && !depthwise {
+		// CPUs get the channel-vectorised register tiles of conv_cpu.cl.
+		return cpuConvPlan(g, heuristicCPUTile(g, dev), dev)
+	}
 	return directConvPlan(g, 4, 4, dev)
 }
 

@@ -214,7 +214,19 @@ func (o convOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan, 
 		return nil, err
 	}
 	g, _ := o.geometry(p, in)
-	if !dev.IsGPU || g.cg == 1 && g.g > 1 || g.nsp != 2 {
+	depthwise := g.cg == 1 && g.g > 1
+	if !dev.IsGPU && !depthwise {
+		var cands []*Plan
+		for _, t := range cpuConvCandidates(g, dev) {
+			c, err := cpuConvPlan(g, t, dev)
+			if err != nil {
+				return nil, err
+			}
+			cands = append(cands, c)
+		}
+		return cands, nil
+	}
+	if !dev.IsGPU || depthwise || g.nsp != 2 {
 		// The direct kernel's register tile: how PoCL and other CPU drivers vectorise
 		// it across work-items depends on the shape in ways no rule predicts well.
 		cands := []*Plan{plan}

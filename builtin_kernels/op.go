@@ -32,6 +32,9 @@ type DeviceInfo struct {
 	ComputeUnits     int
 	MaxWorkGroupSize int
 	LocalMemBytes    int64
+	// FloatVectorWidth is the native float vector width; CPU kernels size their
+	// vectors by it.
+	FloatVectorWidth int
 }
 
 // ArgKind says what a kernel argument is bound to.
@@ -68,9 +71,15 @@ type Launch struct {
 // order (each after the previous). A plan with AliasInput set runs nothing: its output is
 // input AliasInput's buffer seen with another shape (Reshape, Flatten).
 type Plan struct {
-	Source   string
-	Options  string
-	Scratch  []int // scratch buffer sizes in bytes
+	Source  string
+	Options string
+	Scratch []int // scratch buffer sizes in bytes
+	// Setup launches prepare scratch buffers from inputs that are usually constants
+	// (weights packed into the layout the main kernel reads). They read inputs and write
+	// only scratch buffers. When every input they read is a constant of the model, the
+	// host runs them once, when the network is compiled; otherwise before Launches at
+	// every inference.
+	Setup    []Launch
 	Launches []Launch
 	// AliasInput is the input whose buffer the output reuses, or -1.
 	AliasInput int

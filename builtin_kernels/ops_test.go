@@ -28,7 +28,10 @@ var (
 	envNote string
 )
 
-func deviceEnv(t *testing.T) *testEnv {
+func deviceEnv(t *testing.T) *testEnv { return deviceEnvB(t) }
+
+// deviceEnvB is deviceEnv for tests and benchmarks alike.
+func deviceEnvB(t testing.TB) *testEnv {
 	t.Helper()
 	envOnce.Do(func() {
 		spec := os.Getenv("CLHOST_TEST_DEVICE")
@@ -327,7 +330,7 @@ func closeTo(got, want float32) bool {
 	return d <= 1e-4*math.Max(1, math.Abs(float64(want)))
 }
 
-func compare(t *testing.T, what string, got, want *HostTensor) {
+func compare(t testing.TB, what string, got, want *HostTensor) {
 	t.Helper()
 	if !sameShape(got.Shape, want.Shape) {
 		t.Fatalf("%s: shape %v, want %v", what, got.Shape, want.Shape)

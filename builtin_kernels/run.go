@@ -36,7 +36,7 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 	}
 
 	var prog *cl.Program
-	if len(plan.Launches) > 0 {
+	if len(plan.Launches)+len(plan.Setup) > 0 {
 		var err error
 		if prog, err = ctx.BuildProgram(plan.Source, plan.Options); err != nil {
 			return nil, fmt.Errorf("RunPlan: building the plan's program: %w", err)
@@ -103,7 +103,7 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 	}
 	var prev *cl.Event
 	defer func() { prev.Release() }()
-	for li, l := range plan.Launches {
+	for li, l := range append(append([]Launch(nil), plan.Setup...), plan.Launches...) {
 		err := func() error {
 			k, err := prog.Kernel(l.Kernel)
 			if err != nil {

@@ -169,6 +169,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 			n.release()
 		}
 	}()
+	n.prebuild(order)
 	prepared := make([]*preparedLayer, len(order))
 	for si, li := range order {
 		p, err := n.prepare(&m.Layers[li])
@@ -414,7 +415,7 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 	// Materialise the inputs the plan binds (constants are uploaded only when a kernel
 	// reads them: a Reshape's shape tensor never reaches the device).
 	used := map[int]bool{}
-	for _, la := range plan.Launches {
+	for _, la := range append(append([]builtinkernels.Launch(nil), plan.Setup...), plan.Launches...) {
 		for _, a := range la.Args {
 			if a.Kind == builtinkernels.ArgInput {
 				used[a.Index] = true
@@ -466,18 +467,40 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 		outBufs[i] = t.buf
 	}
 	var descs []string
-	for _, la := range plan.Launches {
-		k, err := prog.prog.Kernel(la.Kernel)
-		if err != nil {
-			return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+	bind := func(las []builtinkernels.Launch) ([]launch, error) {
+		var out []launch
+		for _, la := range las {
+			k, err := prog.prog.Kernel(la.Kernel)
+			if err != nil {
+				return nil, err
+			}
+			n.kernels = append(n.kernels, k)
+			if err := setPlanArgs(k, la.Args, inBufs, outBufs, scratch); err != nil {
+				return nil, err
+			}
+			out = append(out, launch{kernel: k, global: la.Global, local: la.Local})
+			descs = append(descs, fmt.Sprintf("%s global %v local %v", la.Kernel, la.Global, la.Local))
 		}
-		n.kernels = append(n.kernels, k)
-		if err := setPlanArgs(k, la.Args, inBufs, outBufs, scratch); err != nil {
-			return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
-		}
-		s.launches = append(s.launches, launch{kernel: k, global: la.Global, local: la.Local})
-		descs = append(descs, fmt.Sprintf("%s global %v local %v", la.Kernel, la.Global, la.Local))
+		return out, nil
 	}
+	setup, err := bind(plan.Setup)
+	if err != nil {
+		return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+	}
+	if len(setup) > 0 && n.setupReadsOnlyConstants(plan, ins) {
+		// Packed weights are computed once here, not at every inference.
+		if err := n.runNow(setup); err != nil {
+			return fmt.Errorf("layer %q (%s): setup: %w", l.Name, l.Type, err)
+		}
+		descs[len(descs)-len(setup)] = "once: " + descs[len(descs)-len(setup)]
+	} else {
+		s.launches = append(s.launches, setup...)
+	}
+	main, err := bind(plan.Launches)
+	if err != nil {
+		return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+	}
+	s.launches = append(s.launches, main...)
 	var bound []*deviceTensor
 	for _, t := range ins {
 		if t != nil {
@@ -491,6 +514,38 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 	prog.addInstance(fmt.Sprintf("%s (%s): %s", l.Name, l.Type, s.desc))
 	n.steps = append(n.steps, s)
 	return nil
+}
+
+// setupReadsOnlyConstants says whether every input a plan's setup launches read is a
+// constant of the model, so that their results never change.
+func (n *Network) setupReadsOnlyConstants(plan *builtinkernels.Plan, ins []*deviceTensor) bool {
+	for _, la := range plan.Setup {
+		for _, a := range la.Args {
+			if a.Kind == builtinkernels.ArgInput && (ins[a.Index] == nil || !n.isConstant(ins[a.Index].name)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// runNow runs launches one after another on the engine's queue and waits for them.
+func (n *Network) runNow(ls []launch) error {
+	var prev *cl.Event
+	defer func() { prev.Release() }()
+	for _, la := range ls {
+		var wait []*cl.Event
+		if prev != nil {
+			wait = []*cl.Event{prev}
+		}
+		ev, err := n.engine.queue.EnqueueNDRange(la.kernel, la.global, la.local, wait)
+		if err != nil {
+			return err
+		}
+		prev.Release()
+		prev = ev
+	}
+	return prev.Wait()
 }
 
 // inputShapeOnly returns a layer input's tensor (shape and, for activations, buffer)

@@ -38,27 +38,63 @@ func (p *program) addInstance(s string) {
 
 // programCache holds one program per distinct (device, source, options): two layer
 // instances with the same program text share one build.
+//
+// Builds run outside the cache's lock, so several goroutines can compile different
+// programs at once (a CPU driver compiles on the calling thread); a second caller of a
+// program being built waits for that build.
 type programCache struct {
 	ctx      *cl.Context
 	dir      string // on-disk binary cache, "" for none
 	mu       sync.Mutex
 	programs map[string]*program
 	order    []*program
+	building map[string]*pendingBuild
+}
+
+// pendingBuild is a build in progress; done closes when it ends.
+type pendingBuild struct {
+	done chan struct{}
+	p    *program
+	err  error
 }
 
 func newProgramCache(ctx *cl.Context, dir string) *programCache {
-	return &programCache{ctx: ctx, dir: dir, programs: map[string]*program{}}
+	return &programCache{ctx: ctx, dir: dir, programs: map[string]*program{}, building: map[string]*pendingBuild{}}
 }
 
 // get returns the built program for source and options, building it on first use.
+// A failed build is not remembered: the next caller tries again and gets the error.
 func (c *programCache) get(layerType, source, options string) (*program, error) {
 	d := c.ctx.Device
 	key := hashText(d.Platform.Name, d.Name, d.DriverVersion, source, options)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if p, ok := c.programs[key]; ok {
+		c.mu.Unlock()
 		return p, nil
 	}
+	if b, ok := c.building[key]; ok {
+		c.mu.Unlock()
+		<-b.done
+		return b.p, b.err
+	}
+	b := &pendingBuild{done: make(chan struct{})}
+	c.building[key] = b
+	c.mu.Unlock()
+
+	b.p, b.err = c.build(key, layerType, source, options)
+	c.mu.Lock()
+	delete(c.building, key)
+	if b.err == nil {
+		c.programs[key] = b.p
+		c.order = append(c.order, b.p)
+	}
+	c.mu.Unlock()
+	close(b.done)
+	return b.p, b.err
+}
+
+// build loads a program from the binary cache or compiles it.
+func (c *programCache) build(key, layerType, source, options string) (*program, error) {
 	p := &program{key: key, layerType: layerType, source: source, options: options}
 	var err error
 	if p.prog, p.fromCache = c.loadBinary(key, options); p.prog == nil {
@@ -74,8 +110,6 @@ func (c *programCache) get(layerType, source, options string) (*program, error) 
 		p.prog.Log = jit.MapBuildLog(source, p.prog.Log)
 		c.storeBinary(key, p.prog)
 	}
-	c.programs[key] = p
-	c.order = append(c.order, p)
 	return p, nil
 }
 

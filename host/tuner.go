@@ -38,8 +38,29 @@ func newTuner(e *Engine) *tuner {
 	return t
 }
 
+// key identifies a layer instance on this device and driver in tuning.json.
+func (t *tuner) key(l *model.Layer, in, out [][]int) string {
+	dev := t.e.Device
+	return hashText(dev.Platform.Name, dev.Name, dev.DriverVersion, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs))[:24]
+}
+
+// known returns the index of the candidate chosen on an earlier run, or -1.
+func (t *tuner) known(l *model.Layer, in, out [][]int, cands []*builtinkernels.Plan) int {
+	t.mu.Lock()
+	sig, ok := t.choices[t.key(l, in, out)]
+	t.mu.Unlock()
+	if ok {
+		for i, c := range cands {
+			if planSignature(c) == sig {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 func planSignature(p *builtinkernels.Plan) string {
-	return hashText(p.Source, p.Options, fmt.Sprint(p.Launches), fmt.Sprint(p.Scratch))[:16]
+	return hashText(p.Source, p.Options, fmt.Sprint(p.Setup), fmt.Sprint(p.Launches), fmt.Sprint(p.Scratch))[:16]
 }
 
 // choose returns the fastest of the op's candidate plans for this layer instance.
@@ -52,17 +73,10 @@ func (t *tuner) choose(l *model.Layer, op builtinkernels.Tunable, in, out [][]in
 	if len(cands) == 1 {
 		return cands[0], nil
 	}
-	key := hashText(dev.Platform.Name, dev.Name, dev.DriverVersion, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs))[:24]
-	t.mu.Lock()
-	sig, known := t.choices[key]
-	t.mu.Unlock()
-	if known {
-		for _, c := range cands {
-			if planSignature(c) == sig {
-				return c, nil
-			}
-		}
+	if i := t.known(l, in, out, cands); i >= 0 {
+		return cands[i], nil
 	}
+	key := t.key(l, in, out)
 	best, bestNs := 0, uint64(math.MaxUint64)
 	for i, c := range cands {
 		ns, err := t.time(l, c, in, out)
@@ -140,17 +154,40 @@ func (t *tuner) time(l *model.Layer, plan *builtinkernels.Plan, in, out [][]int)
 			return 0, err
 		}
 	}
-	var launches []launch
-	for _, la := range plan.Launches {
-		k, err := prog.prog.Kernel(la.Kernel)
+	bind := func(las []builtinkernels.Launch) ([]launch, error) {
+		var out []launch
+		for _, la := range las {
+			k, err := prog.prog.Kernel(la.Kernel)
+			if err != nil {
+				return nil, err
+			}
+			kernels = append(kernels, k)
+			if err := setPlanArgs(k, la.Args, ins, outs, scratch); err != nil {
+				return nil, err
+			}
+			out = append(out, launch{kernel: k, global: la.Global, local: la.Local})
+		}
+		return out, nil
+	}
+	// Setup work (weight packing) runs once per network, so it is run but not timed.
+	setup, err := bind(plan.Setup)
+	if err != nil {
+		return 0, err
+	}
+	for _, la := range setup {
+		ev, err := t.queue.EnqueueNDRange(la.kernel, la.global, la.local, nil)
 		if err != nil {
 			return 0, err
 		}
-		kernels = append(kernels, k)
-		if err := setPlanArgs(k, la.Args, ins, outs, scratch); err != nil {
+		err = ev.Wait()
+		ev.Release()
+		if err != nil {
 			return 0, err
 		}
-		launches = append(launches, launch{kernel: k, global: la.Global, local: la.Local})
+	}
+	launches, err := bind(plan.Launches)
+	if err != nil {
+		return 0, err
 	}
 	best := uint64(math.MaxUint64)
 	for rep := 0; rep < 4; rep++ {

@@ -80,6 +80,8 @@ type Device struct {
 	TimerResolutionNs int
 	// BaseAlignBytes is the alignment a sub-buffer's offset needs.
 	BaseAlignBytes int
+	// FloatVectorWidth is the device's native float vector width (16 on AVX-512 CPUs).
+	FloatVectorWidth int
 }
 
 // Platforms lists the installed OpenCL platforms. With no platform at all it returns an
@@ -186,6 +188,7 @@ func newDevice(id C.cl_device_id, p *Platform) *Device {
 	d.LocalMemBytes = int64(deviceUint64(id, C.CL_DEVICE_LOCAL_MEM_SIZE))
 	d.MaxAllocBytes = int64(deviceUint64(id, C.CL_DEVICE_MAX_MEM_ALLOC_SIZE))
 	d.MaxWorkGroupSize = int(deviceSize(id, C.CL_DEVICE_MAX_WORK_GROUP_SIZE))
+	d.FloatVectorWidth = int(deviceUint32(id, C.CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT))
 	dims := int(deviceUint32(id, C.CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS))
 	if dims > 0 && dims <= 16 {
 		sizes := make([]C.size_t, dims)

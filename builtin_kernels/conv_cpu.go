@@ -1,0 +1,139 @@
+package builtinkernels
+
+// cpuConvTile is one register tile of conv_cpu.cl: nv vectors of vec output channels
+// by pxt pixels per work-item.
+type cpuConvTile struct{ vec, nv, pxt int }
+
+// cpuVec is the vector width the CPU kernels use: the device's native float width, at
+// most the group's channel count rounded up to a power of two (a 16-lane vector for 8
+// channels would idle half its lanes).
+func cpuVec(g convGeom, dev DeviceInfo) int {
+	v := dev.FloatVectorWidth
+	if v != 4 && v != 8 && v != 16 {
+		v = 8
+	}
+	return max(min(v, nextPow2(g.mg)), 4)
+}
+
+// bestPixelTile picks, from lo to hi, the pixel tile that wastes the fewest lanes on the
+// row's last tile, the larger on a tie.
+func bestPixelTile(ow, lo, hi int) int {
+	best, waste := hi, ceilDiv(ow, hi)*hi-ow
+	for p := hi - 1; p >= lo; p-- {
+		if w := ceilDiv(ow, p)*p - ow; w < waste {
+			best, waste = p, w
+		}
+	}
+	return min(best, ow)
+}
+
+// heuristicCPUTile chooses a tile without measuring. Two weight vectors by up to 7
+// pixels keep 14 accumulators and 2 weights in the 32 registers of AVX-512 (16 of
+// AVX2 hold the one-vector tiles); a single vector serves layers with few channels.
+func heuristicCPUTile(g convGeom, dev DeviceInfo) cpuConvTile {
+	vec := cpuVec(g, dev)
+	if g.mg > vec && vec == 16 {
+		return cpuConvTile{vec, 2, bestPixelTile(g.win.out[1], 4, 7)}
+	}
+	return cpuConvTile{vec, 1, bestPixelTile(g.win.out[1], 6, 8)}
+}
+
+// cpuConvCandidates are the tiles the tuner times, the heuristic's first: the other
+// number of weight vectors, and the same one with a longer or shorter pixel tile. Few,
+// because CPU drivers compile slowly (PoCL takes seconds per program, one at a time).
+func cpuConvCandidates(g convGeom, dev DeviceInfo) []cpuConvTile {
+	first := heuristicCPUTile(g, dev)
+	list := []cpuConvTile{first}
+	seen := map[cpuConvTile]bool{first: true}
+	add := func(t cpuConvTile) {
+		t.pxt = min(t.pxt, g.win.out[1])
+		if !seen[t] {
+			seen[t] = true
+			list = append(list, t)
+		}
+	}
+	ow := g.win.out[1]
+	if first.nv == 2 {
+		add(cpuConvTile{first.vec, 1, bestPixelTile(ow, 6, 8)})
+		add(cpuConvTile{first.vec, 2, 4})
+	} else {
+		if g.mg > first.vec {
+			add(cpuConvTile{first.vec, 2, bestPixelTile(ow, 4, 7)})
+		}
+		add(cpuConvTile{first.vec, 1, 4})
+	}
+	return list
+}
+
+// cpuConvPlan plans conv_cpu.cl: a setup launch packs the weights into scratch buffer 0
+// (once per network, as the weights are constants), then the vectorised convolution runs
+// with one work-item per work-group: each work-item is a long register-blocked loop, and
+// small layers still spread over every core.
+func cpuConvPlan(g convGeom, t cpuConvTile, dev DeviceInfo) (*Plan, error) {
+	tile := t.vec * t.nv
+	mb := ceilDiv(g.mg, tile)
+	pxt := min(t.pxt, g.win.out[1])
+	var d defines
+	g.define(&d)
+	d.int("VEC", t.vec)
+	d.int("NV", t.nv)
+	d.int("PXT", pxt)
+	d.int("MB", mb)
+	src, err := d.program("conv_cpu.cl")
+	if err != nil {
+		return nil, err
+	}
+	kk := g.cg * g.win.k[0] * g.win.k[1]
+	packGlobal, packLocal := launchSize([]int{tile, kk, g.g * mb}, dev)
+	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 0}}
+	if g.hasBias {
+		args = append(args, Arg{Kind: ArgInput, Index: 2})
+	}
+	if g.hasResidual {
+		args = append(args, Arg{Kind: ArgInput, Index: 3})
+	}
+	args = append(args, Arg{Kind: ArgOutput, Index: 0})
+	global := []int{ceilDiv(g.win.out[1], pxt), g.win.out[0], g.n * g.g * mb}
+	return &Plan{
+		Source:  src,
+		Scratch: []int{4 * g.g * mb * kk * tile},
+		Setup: []Launch{{Kernel: "conv_pack", Global: packGlobal, Local: packLocal,
+			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
+		Launches:   []Launch{{Kernel: "conv2d_vec", Global: global, Local: []int{1, 1, 1}, Args: args}},
+		AliasInput: -1,
+	}, nil
+}
+
+// cpuDepthwisePlan plans conv_dw_cpu.cl: vec output pixels of one channel per
+// work-item. Eight lanes at most: the stride-2 load reads twice the lanes, and OpenCL's
+// widest vector is 16.
+func cpuDepthwisePlan(g convGeom, vec int, local []int, dev DeviceInfo) (*Plan, error) {
+	vec = min(vec, 8)
+	var d defines
+	g.define(&d)
+	d.int("VEC", vec)
+	d.int("VEC2", 2*vec)
+	src, err := d.program("conv_dw_cpu.cl")
+	if err != nil {
+		return nil, err
+	}
+	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
+	if g.hasBias {
+		args = append(args, Arg{Kind: ArgInput, Index: 2})
+	}
+	if g.hasResidual {
+		args = append(args, Arg{Kind: ArgInput, Index: 3})
+	}
+	args = append(args, Arg{Kind: ArgOutput, Index: 0})
+	global := []int{ceilDiv(g.win.out[1], vec), g.win.out[0], g.n * g.m}
+	if local != nil {
+		for i := range global {
+			global[i] = ceilDiv(global[i], local[i]) * local[i]
+		}
+	}
+	return &Plan{
+		Source:     src,
+		Launches:   []Launch{{Kernel: "conv2d_dw_vec", Global: global, Local: local, Args: args}},
+		AliasInput: -1,
+	}, nil
+}

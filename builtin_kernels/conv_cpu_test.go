@@ -1,0 +1,283 @@
+package builtinkernels
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"clhost/host/cl"
+)
+
+// timeLaunches builds a plan, runs its setup once and returns the median time of iters
+// runs of its launches.
+func timeLaunches(t testing.TB, env *testEnv, plan *Plan, ins []*HostTensor, outShapes [][]int, iters int) time.Duration {
+	q, err := env.ctx.NewQueue(cl.QueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Release()
+	prog, err := env.ctx.BuildProgram(plan.Source, plan.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Release()
+	var bufs []*cl.Buffer
+	defer func() {
+		for _, b := range bufs {
+			b.Release()
+		}
+	}()
+	mk := func(n int) *cl.Buffer {
+		b, err := env.ctx.NewBuffer(cl.MemReadWrite, max(n, 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs = append(bufs, b)
+		return b
+	}
+	var inB, outB, scr []*cl.Buffer
+	for _, in := range ins {
+		if in == nil {
+			inB = append(inB, nil)
+			continue
+		}
+		b := mk(4 * len(in.Data))
+		if err := q.Write(b, 0, floatsToBytes(in.Data), nil); err != nil {
+			t.Fatal(err)
+		}
+		inB = append(inB, b)
+	}
+	for _, s := range outShapes {
+		outB = append(outB, mk(4*numel(s)))
+	}
+	for _, s := range plan.Scratch {
+		scr = append(scr, mk(s))
+	}
+	var ks []*cl.Kernel
+	all := append(append([]Launch(nil), plan.Setup...), plan.Launches...)
+	for _, l := range all {
+		k, err := prog.Kernel(l.Kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Release()
+		for ai, a := range l.Args {
+			switch a.Kind {
+			case ArgInput:
+				err = k.SetArgBuffer(ai, inB[a.Index])
+			case ArgOutput:
+				err = k.SetArgBuffer(ai, outB[a.Index])
+			case ArgScratch:
+				err = k.SetArgBuffer(ai, scr[a.Index])
+			case ArgInt:
+				err = k.SetArgInt32(ai, a.Int)
+			case ArgLocal:
+				err = k.SetArgLocal(ai, a.Bytes)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		ks = append(ks, k)
+	}
+	run := func(from int) {
+		for i := from; i < len(ks); i++ {
+			ev, err := q.EnqueueNDRange(ks[i], all[i].Global, all[i].Local, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev.Release()
+		}
+		if err := q.Finish(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(0)
+	var ds []time.Duration
+	for i := 0; i < max(iters, 1); i++ {
+		t0 := time.Now()
+		run(len(plan.Setup))
+		ds = append(ds, time.Since(t0))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// TestConvCPUPlan runs conv_cpu.cl against the CPU reference over every vector width,
+// one and two weight vectors, pixel tiles that do and do not divide the row, channel
+// counts that leave a partial tile, groups, strides, dilations, asymmetric padding and
+// the fused work, so that each branch of the kernel (inside taps, edge taps, skipped
+// rows, the partial last tile) is taken.
+func TestConvCPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	cases := []opCase{
+		{name: "3x3 pad1", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 8, 9, 11), sh(20, 8, 3, 3), sh(20)), out: shapes(sh(1, 20, 9, 11))},
+		{name: "1x1 nobias", attrs: Attrs{}, in: shapes(sh(2, 12, 5, 6), sh(36, 12, 1, 1)), out: shapes(sh(2, 36, 5, 6))},
+		{name: "1x1 stride2", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(1, 6, 7, 7), sh(10, 6, 1, 1), sh(10)), out: shapes(sh(1, 10, 4, 4))},
+		{name: "7x7 s2 p3", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}}, in: shapes(sh(1, 3, 17, 15), sh(8, 3, 7, 7), sh(8)), out: shapes(sh(1, 8, 9, 8))},
+		{name: "group2 dil2", attrs: Attrs{"group": 2, "dilations": []int{2, 2}, "pads": []int{0, 1, 2, 1}}, in: shapes(sh(1, 4, 9, 9), sh(6, 2, 3, 3), sh(6)), out: shapes(sh(1, 6, 7, 7))},
+		{name: "group4 wide", attrs: Attrs{"group": 4, "pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 16, 5, 13), sh(72, 4, 3, 3), sh(72)), out: shapes(sh(1, 72, 5, 13))},
+		{name: "relu residual", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}, in: shapes(sh(1, 8, 6, 5), sh(40, 8, 3, 3), sh(40), sh(1, 40, 6, 5)), out: shapes(sh(1, 40, 6, 5))},
+		{name: "clip nobias residual", attrs: Attrs{FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 20, 3, 3), sh(24, 20, 1, 1), nil, sh(1, 24, 3, 3)), out: shapes(sh(1, 24, 3, 3))},
+		{name: "1-D", attrs: Attrs{"pads": []int{2, 1}}, in: shapes(sh(1, 5, 17), sh(9, 5, 4), sh(9)), out: shapes(sh(1, 9, 17))},
+	}
+	// Each case runs three of the tiles, in turn, to keep the compile count (and CI) down.
+	tiles := []cpuConvTile{{4, 1, 3}, {8, 1, 8}, {8, 2, 5}, {16, 1, 7}, {16, 2, 4}, {16, 2, 6}}
+	for ci, c := range cases {
+		ins := c.inputs()
+		want, err := convOp{}.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		geo, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < 3; k++ {
+			tile := tiles[(3*ci+k)%len(tiles)]
+			plan, err := cpuConvPlan(geo, tile, env.dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s tile %v: %v", c.name, tile, err)
+			}
+			compare(t, fmt.Sprintf("%s tile %v", c.name, tile), got[0], want[0])
+		}
+	}
+}
+
+// TestConvCPUCandidates: the tuner's CPU candidates start with Plan's own choice, all
+// compute the same conv, and the heuristic fits the device's vector width.
+func TestConvCPUCandidates(t *testing.T) {
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	c := opCase{name: "cands", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu},
+		in: shapes(sh(1, 24, 6, 10), sh(40, 24, 3, 3), sh(40)), out: shapes(sh(1, 40, 6, 10))}
+	ins := c.inputs()
+	want, err := convOp{}.Reference(c.attrs, ins, c.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := DeviceInfo{ComputeUnits: 4, MaxWorkGroupSize: 4096, FloatVectorWidth: 16}
+	cands, err := convOp{}.Candidates(c.attrs, c.in, c.out, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) < 3 {
+		t.Fatalf("%d candidates, want several tiles", len(cands))
+	}
+	first, _ := convOp{}.Plan(c.attrs, c.in, c.out, dev)
+	if cands[0].Source != first.Source || len(first.Setup) != 1 {
+		t.Error("the first candidate is not the plan Plan returns, with its packing setup launch")
+	}
+	for i, p := range cands {
+		got, err := RunPlan(env.ctx, q, p, ins, c.out)
+		if err != nil {
+			t.Fatalf("candidate %d: %v", i, err)
+		}
+		compare(t, fmt.Sprintf("candidate %d", i), got[0], want[0])
+	}
+	geo, _ := convOp{}.geometry(c.attrs, c.in)
+	for _, tc := range []struct {
+		width, mg, want int
+	}{{16, 40, 16}, {16, 8, 8}, {8, 40, 8}, {4, 40, 4}, {0, 40, 8}, {16, 3, 4}} {
+		g := geo
+		g.mg = tc.mg
+		if got := cpuVec(g, DeviceInfo{FloatVectorWidth: tc.width}); got != tc.want {
+			t.Errorf("cpuVec(width %d, %d channels) = %d, want %d", tc.width, tc.mg, got, tc.want)
+		}
+	}
+	if got := bestPixelTile(14, 4, 7); got != 7 {
+		t.Errorf("bestPixelTile(14, 4..7) = %d, want 7", got)
+	}
+	if got := bestPixelTile(56, 4, 7); got != 7 {
+		t.Errorf("bestPixelTile(56, 4..7) = %d, want 7", got)
+	}
+	if got := bestPixelTile(3, 4, 7); got != 3 {
+		t.Errorf("bestPixelTile(3, 4..7) = %d, want 3", got)
+	}
+}
+
+// BenchmarkConvCPU compares the CPU conv kernel with the scalar direct kernel on layer
+// shapes of ResNet-18 and MobileNetV2 (go test -bench ConvCPU ./builtin_kernels); each
+// sub-benchmark reports GFLOP/s, and the direct kernel is the peer of the same run.
+func BenchmarkConvCPU(b *testing.B) {
+	env := deviceEnvB(b)
+	layers := []opCase{
+		{name: "3x3_64_56", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 64, 56, 56), sh(64, 64, 3, 3), sh(64)), out: shapes(sh(1, 64, 56, 56))},
+		{name: "3x3_256_14", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 256, 14, 14), sh(256, 256, 3, 3), sh(256)), out: shapes(sh(1, 256, 14, 14))},
+		{name: "1x1_96_56", attrs: Attrs{}, in: shapes(sh(1, 96, 56, 56), sh(24, 96, 1, 1), sh(24)), out: shapes(sh(1, 24, 56, 56))},
+		{name: "7x7_s2", attrs: Attrs{"pads": []int{3, 3, 3, 3}, "strides": []int{2, 2}}, in: shapes(sh(1, 3, 224, 224), sh(64, 3, 7, 7), sh(64)), out: shapes(sh(1, 64, 112, 112))},
+	}
+	for _, c := range layers {
+		ins := c.inputs()
+		geo, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		flops := 2.0 * float64(numel(c.out[0])*geo.cg*geo.win.k[0]*geo.win.k[1])
+		direct, _ := directConvPlan(geo, 4, 4, env.dev)
+		vec, _ := cpuConvPlan(geo, heuristicCPUTile(geo, env.dev), env.dev)
+		for _, v := range []struct {
+			name string
+			plan *Plan
+		}{{"direct", direct}, {"vec", vec}} {
+			b.Run(c.name+"/"+v.name, func(b *testing.B) {
+				d := timeLaunches(b, env, v.plan, ins, c.out, b.N)
+				b.ReportMetric(flops/d.Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+func mustQueue(t *testing.T, env *testEnv) *cl.Queue { return mustQueueB(t, env) }
+
+func mustQueueB(t testing.TB, env *testEnv) *cl.Queue {
+	q, err := env.ctx.NewQueue(cl.QueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Release)
+	return q
+}
+
+func BenchmarkConvDepthwiseCPU(b *testing.B) {
+	env := deviceEnvB(b)
+	layers := []opCase{
+		{name: "dw_144_56_s1", attrs: Attrs{"group": 144, "pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 144, 56, 56), sh(144, 1, 3, 3), sh(144)), out: shapes(sh(1, 144, 56, 56))},
+		{name: "dw_144_56_s2", attrs: Attrs{"group": 144, "pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}}, in: shapes(sh(1, 144, 56, 56), sh(144, 1, 3, 3), sh(144)), out: shapes(sh(1, 144, 28, 28))},
+		{name: "dw_576_14_s1", attrs: Attrs{"group": 576, "pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 576, 14, 14), sh(576, 1, 3, 3), sh(576)), out: shapes(sh(1, 576, 14, 14))},
+	}
+	for _, c := range layers {
+		ins := c.inputs()
+		geo, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		flops := 2.0 * float64(numel(c.out[0])*geo.cg*geo.win.k[0]*geo.win.k[1])
+		direct, _ := directConvPlan(geo, 1, 4, env.dev)
+		v1, _ := cpuDepthwisePlan(geo, 8, []int{1, 1, 1}, env.dev)
+		v2, _ := cpuDepthwisePlan(geo, 8, nil, env.dev)
+		v3, _ := cpuDepthwisePlan(geo, 8, []int{1, 1, 16}, env.dev)
+		v4, _ := cpuDepthwisePlan(geo, 4, []int{1, 1, 16}, env.dev)
+		for _, v := range []struct {
+			name string
+			plan *Plan
+		}{{"direct", direct}, {"vec111", v1}, {"vecnil", v2}, {"vec_1_1_16", v3}, {"vec4_1_1_16", v4}} {
+			want, _ := convOp{}.Reference(c.attrs, ins, c.out)
+			got, err := RunPlan(env.ctx, mustQueueB(b, env), v.plan, ins, c.out)
+			if err != nil {
+				b.Fatal(err)
+			}
+			compare(b, v.name, got[0], want[0])
+			b.Run(c.name+"/"+v.name, func(b *testing.B) {
+				d := timeLaunches(b, env, v.plan, ins, c.out, b.N)
+				b.ReportMetric(flops/d.Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

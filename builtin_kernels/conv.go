@@ -122,9 +122,17 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		// GPUs get the implicit GEMM with local-memory tiles (conv_gpu.cl).
 		return convGPUPlan(g, dev)
 	}
-	if !dev.IsGPU && !depthwise {
-		// CPUs get the channel-vectorised register tiles of conv_cpu.cl.
-		return cpuConvPlan(g, heuristicCPUTile(g, dev), dev)
+	if !dev.IsGPU && g.nsp == 2 {
+		// CPUs get explicitly vectorised kernels: channel-vectorised register tiles
+		// (conv_cpu.cl), and row-vectorised planes for depthwise layers.
+		if depthwise {
+			return cpuDepthwisePlan(g, dev)
+		}
+		plans, err := cpuConvCandidatePlans(g, dev, 1)
+		if err != nil {
+			return nil, err
+		}
+		return plans[0], nil
 	}
 	return directConvPlan(g, 4, 4, dev)
 }

@@ -139,3 +139,4 @@ __kernel void conv2d_vec(__global const float* restrict x,
         }
     }
 }
+

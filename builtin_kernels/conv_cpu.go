@@ -65,6 +65,48 @@ func cpuConvCandidates(g convGeom, dev DeviceInfo) []cpuConvTile {
 	return list
 }
 
+// cpuConvCandidatePlans lists the CPU plans of a (non-depthwise) conv, the heuristic's
+// choice first: channel-vectorised tiles, and for 1×1 layers the pixel-vectorised GEMM,
+// which wins on large planes (stores whole vectors, no transposition) and loses on
+// small ones (7×7 = 49 pixels fill few vectors). limit > 0 keeps that many.
+func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, error) {
+	var plans []*Plan
+	if g.pointwise() {
+		big := heuristic1x1Tile(g, dev)
+		alt := cpu1x1Tile{big.vec, 12, 1}
+		if big.vec < 16 {
+			alt = cpu1x1Tile{big.vec, 6, 2}
+		}
+		for _, t := range []cpu1x1Tile{big, alt} {
+			p, err := cpu1x1Plan(g, t, dev)
+			if err != nil {
+				return nil, err
+			}
+			plans = append(plans, p)
+		}
+	}
+	var vec []*Plan
+	for i, t := range cpuConvCandidates(g, dev) {
+		if g.pointwise() && i > 0 {
+			break // the GEMM tiles take the place of the other channel tiles
+		}
+		p, err := cpuConvPlan(g, t, dev)
+		if err != nil {
+			return nil, err
+		}
+		vec = append(vec, p)
+	}
+	if g.pointwise() && g.in[0]*g.in[1] < 256 {
+		plans = append(vec, plans...)
+	} else {
+		plans = append(plans, vec...)
+	}
+	if limit > 0 && len(plans) > limit {
+		plans = plans[:limit]
+	}
+	return plans, nil
+}
+
 // cpuConvPlan plans conv_cpu.cl: a setup launch packs the weights into scratch buffer 0
 // (once per network, as the weights are constants), then the vectorised convolution runs
 // with one work-item per work-group: each work-item is a long register-blocked loop, and
@@ -104,11 +146,14 @@ func cpuConvPlan(g convGeom, t cpuConvTile, dev DeviceInfo) (*Plan, error) {
 	}, nil
 }
 
-// cpuDepthwisePlan plans conv_dw_cpu.cl: vec output pixels of one channel per
-// work-item. Eight lanes at most: the stride-2 load reads twice the lanes, and OpenCL's
-// widest vector is 16.
-func cpuDepthwisePlan(g convGeom, vec int, local []int, dev DeviceInfo) (*Plan, error) {
-	vec = min(vec, 8)
+// cpuDepthwisePlan plans conv_dw_cpu.cl: one output plane per work-item, vec pixels at
+// a time: the widest of 4 and 8 lanes that fits in a row (eight at most: the stride-2
+// load reads twice the lanes, and OpenCL's widest vector is 16).
+func cpuDepthwisePlan(g convGeom, dev DeviceInfo) (*Plan, error) {
+	vec := 4
+	if g.win.out[1] >= 8 && dev.FloatVectorWidth >= 8 {
+		vec = 8
+	}
 	var d defines
 	g.define(&d)
 	d.int("VEC", vec)
@@ -125,15 +170,70 @@ func cpuDepthwisePlan(g convGeom, vec int, local []int, dev DeviceInfo) (*Plan, 
 		args = append(args, Arg{Kind: ArgInput, Index: 3})
 	}
 	args = append(args, Arg{Kind: ArgOutput, Index: 0})
-	global := []int{ceilDiv(g.win.out[1], vec), g.win.out[0], g.n * g.m}
-	if local != nil {
-		for i := range global {
-			global[i] = ceilDiv(global[i], local[i]) * local[i]
-		}
-	}
 	return &Plan{
 		Source:     src,
-		Launches:   []Launch{{Kernel: "conv2d_dw_vec", Global: global, Local: local, Args: args}},
+		Launches:   []Launch{{Kernel: "conv2d_dw_vec", Global: []int{g.n * g.m}, Local: []int{1}, Args: args}},
+		AliasInput: -1,
+	}, nil
+}
+
+// pointwise says whether a conv is a plain 1×1 convolution (stride 1, no padding), which
+// conv1x1 runs as a GEMM over contiguous pixels.
+func (g convGeom) pointwise() bool {
+	w := g.win
+	return w.k == [2]int{1, 1} && w.s == [2]int{1, 1} && w.pb == [2]int{} && w.pe == [2]int{}
+}
+
+// cpu1x1Tile is one register tile of conv1x1: mt output channels by np vectors of vec
+// pixels.
+type cpu1x1Tile struct{ vec, mt, np int }
+
+// heuristic1x1Tile: 8 channels × 2 vectors is 16 accumulators, half of AVX-512's
+// registers, leaving room for the pixel vectors; AVX2's 16 registers take 4 × 2.
+func heuristic1x1Tile(g convGeom, dev DeviceInfo) cpu1x1Tile {
+	vec := dev.FloatVectorWidth
+	if vec != 4 && vec != 8 && vec != 16 {
+		vec = 8
+	}
+	p := g.in[0] * g.in[1]
+	for vec > 4 && 2*vec > p {
+		vec /= 2
+	}
+	if vec == 16 {
+		return cpu1x1Tile{vec, 8, 2}
+	}
+	return cpu1x1Tile{vec, 4, 2}
+}
+
+// cpu1x1Plan plans conv1x1: a setup launch packs W into scratch buffer 0, then the GEMM.
+func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
+	mt1 := ceilDiv(g.mg, t.mt)
+	var d defines
+	g.define(&d)
+	d.int("VEC", t.vec)
+	d.int("MT", t.mt)
+	d.int("NP", t.np)
+	d.int("MT1", mt1)
+	src, err := d.program("conv1x1_cpu.cl")
+	if err != nil {
+		return nil, err
+	}
+	packGlobal, packLocal := launchSize([]int{t.mt, g.cg, g.g * mt1}, dev)
+	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 0}}
+	if g.hasBias {
+		args = append(args, Arg{Kind: ArgInput, Index: 2})
+	}
+	if g.hasResidual {
+		args = append(args, Arg{Kind: ArgInput, Index: 3})
+	}
+	args = append(args, Arg{Kind: ArgOutput, Index: 0})
+	p := g.in[0] * g.in[1]
+	return &Plan{
+		Source:  src,
+		Scratch: []int{4 * g.g * mt1 * g.cg * t.mt},
+		Setup: []Launch{{Kernel: "conv1x1_pack", Global: packGlobal, Local: packLocal,
+			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
+		Launches:   []Launch{{Kernel: "conv1x1", Global: []int{ceilDiv(p, t.vec*t.np), mt1, g.n * g.g}, Local: []int{1, 1, 1}, Args: args}},
 		AliasInput: -1,
 	}, nil
 }

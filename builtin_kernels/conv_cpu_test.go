@@ -150,6 +150,50 @@ func TestConvCPUPlan(t *testing.T) {
 	}
 }
 
+// TestConvDepthwiseCPUPlan runs conv_dw_cpu.cl against the CPU reference: strides 1, 2
+// and 3 (one vector load, a de-interleaved load, a gather), rows narrower than a vector,
+// rows that end in a partial vector, dilation, a channel multiplier, and the fused work.
+func TestConvDepthwiseCPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	dw := func(groups int, a Attrs) Attrs {
+		a["group"] = groups
+		return a
+	}
+	cases := []opCase{
+		{name: "s1 p1", attrs: dw(6, Attrs{"pads": []int{1, 1, 1, 1}}), in: shapes(sh(2, 6, 9, 21), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(2, 6, 9, 21))},
+		{name: "s2 p1 relu", attrs: dw(5, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, FusedActivationAttr: ActRelu}), in: shapes(sh(1, 5, 23, 37), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 12, 19))},
+		{name: "s3 5x5", attrs: dw(3, Attrs{"pads": []int{2, 2, 2, 2}, "strides": []int{3, 3}}), in: shapes(sh(1, 3, 30, 40), sh(3, 1, 5, 5), sh(3)), out: shapes(sh(1, 3, 10, 14))},
+		{name: "narrow residual clip", attrs: dw(4, Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}), in: shapes(sh(1, 4, 7, 3), sh(4, 1, 3, 3), sh(4), sh(1, 4, 7, 3)), out: shapes(sh(1, 4, 7, 3))},
+		{name: "residual 11 wide", attrs: dw(4, Attrs{"pads": []int{1, 1, 1, 1}}), in: shapes(sh(1, 4, 5, 11), sh(4, 1, 3, 3), nil, sh(1, 4, 5, 11)), out: shapes(sh(1, 4, 5, 11))},
+		{name: "dil2 mult2", attrs: dw(3, Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}}), in: shapes(sh(1, 3, 10, 17), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(1, 6, 10, 17))},
+	}
+	for _, c := range cases {
+		ins := c.inputs()
+		want, err := convOp{}.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		geo, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, width := range []int{4, 16} {
+			dev := env.dev
+			dev.FloatVectorWidth = width
+			plan, err := cpuDepthwisePlan(geo, dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			compare(t, fmt.Sprintf("%s width %d", c.name, width), got[0], want[0])
+		}
+	}
+}
+
 // TestConvCPUCandidates: the tuner's CPU candidates start with Plan's own choice, all
 // compute the same conv, and the heuristic fits the device's vector width.
 func TestConvCPUCandidates(t *testing.T) {
@@ -211,6 +255,8 @@ func BenchmarkConvCPU(b *testing.B) {
 		{name: "3x3_64_56", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 64, 56, 56), sh(64, 64, 3, 3), sh(64)), out: shapes(sh(1, 64, 56, 56))},
 		{name: "3x3_256_14", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 256, 14, 14), sh(256, 256, 3, 3), sh(256)), out: shapes(sh(1, 256, 14, 14))},
 		{name: "1x1_96_56", attrs: Attrs{}, in: shapes(sh(1, 96, 56, 56), sh(24, 96, 1, 1), sh(24)), out: shapes(sh(1, 24, 56, 56))},
+		{name: "1x1_16_112", attrs: Attrs{}, in: shapes(sh(1, 16, 112, 112), sh(96, 16, 1, 1), sh(96)), out: shapes(sh(1, 96, 112, 112))},
+		{name: "1x1_320_7", attrs: Attrs{}, in: shapes(sh(1, 320, 7, 7), sh(1280, 320, 1, 1), sh(1280)), out: shapes(sh(1, 1280, 7, 7))},
 		{name: "7x7_s2", attrs: Attrs{"pads": []int{3, 3, 3, 3}, "strides": []int{2, 2}}, in: shapes(sh(1, 3, 224, 224), sh(64, 3, 7, 7), sh(64)), out: shapes(sh(1, 64, 112, 112))},
 	}
 	for _, c := range layers {
@@ -222,10 +268,20 @@ func BenchmarkConvCPU(b *testing.B) {
 		flops := 2.0 * float64(numel(c.out[0])*geo.cg*geo.win.k[0]*geo.win.k[1])
 		direct, _ := directConvPlan(geo, 4, 4, env.dev)
 		vec, _ := cpuConvPlan(geo, heuristicCPUTile(geo, env.dev), env.dev)
-		for _, v := range []struct {
+		plans := []struct {
 			name string
 			plan *Plan
-		}{{"direct", direct}, {"vec", vec}} {
+		}{{"direct", direct}, {"vec", vec}}
+		if geo.pointwise() {
+			for _, t := range []cpu1x1Tile{{16, 8, 2}, {16, 6, 2}, {16, 4, 3}, {16, 12, 1}, {8, 8, 2}} {
+				p, _ := cpu1x1Plan(geo, t, env.dev)
+				plans = append(plans, struct {
+					name string
+					plan *Plan
+				}{fmt.Sprint("1x1", t), p})
+			}
+		}
+		for _, v := range plans {
 			b.Run(c.name+"/"+v.name, func(b *testing.B) {
 				d := timeLaunches(b, env, v.plan, ins, c.out, b.N)
 				b.ReportMetric(flops/d.Seconds()/1e9, "GFLOP/s")
@@ -260,14 +316,11 @@ func BenchmarkConvDepthwiseCPU(b *testing.B) {
 		}
 		flops := 2.0 * float64(numel(c.out[0])*geo.cg*geo.win.k[0]*geo.win.k[1])
 		direct, _ := directConvPlan(geo, 1, 4, env.dev)
-		v1, _ := cpuDepthwisePlan(geo, 8, []int{1, 1, 1}, env.dev)
-		v2, _ := cpuDepthwisePlan(geo, 8, nil, env.dev)
-		v3, _ := cpuDepthwisePlan(geo, 8, []int{1, 1, 16}, env.dev)
-		v4, _ := cpuDepthwisePlan(geo, 4, []int{1, 1, 16}, env.dev)
+		vec, _ := cpuDepthwisePlan(geo, env.dev)
 		for _, v := range []struct {
 			name string
 			plan *Plan
-		}{{"direct", direct}, {"vec111", v1}, {"vecnil", v2}, {"vec_1_1_16", v3}, {"vec4_1_1_16", v4}} {
+		}{{"direct", direct}, {"vec", vec}} {
 			want, _ := convOp{}.Reference(c.attrs, ins, c.out)
 			got, err := RunPlan(env.ctx, mustQueueB(b, env), v.plan, ins, c.out)
 			if err != nil {
@@ -279,5 +332,50 @@ func BenchmarkConvDepthwiseCPU(b *testing.B) {
 				b.ReportMetric(flops/d.Seconds()/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// TestConv1x1CPUPlan runs conv1x1 against the CPU reference: planes that are a multiple
+// of the pixel tile, end in a partial tile, or are smaller than one tile; channel counts
+// that leave a partial channel tile; groups; batches; and the fused work.
+func TestConv1x1CPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	cases := []opCase{
+		{name: "whole tiles", attrs: Attrs{}, in: shapes(sh(1, 5, 8, 8), sh(16, 5, 1, 1), sh(16)), out: shapes(sh(1, 16, 8, 8))},
+		{name: "partial tile relu", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(2, 7, 7, 7), sh(13, 7, 1, 1), sh(13)), out: shapes(sh(2, 13, 7, 7))},
+		{name: "small plane residual", attrs: Attrs{}, in: shapes(sh(1, 9, 3, 5), sh(10, 9, 1, 1), nil, sh(1, 10, 3, 5)), out: shapes(sh(1, 10, 3, 5))},
+		{name: "groups clip residual", attrs: Attrs{"group": 3, FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.2), FusedMaxAttr: float32(0.3)}, in: shapes(sh(2, 6, 6, 9), sh(9, 2, 1, 1), sh(9), sh(2, 9, 6, 9)), out: shapes(sh(2, 9, 6, 9))},
+	}
+	tiles := []cpu1x1Tile{{16, 8, 2}, {8, 6, 2}, {4, 3, 3}, {16, 12, 1}}
+	for _, c := range cases {
+		ins := c.inputs()
+		want, err := convOp{}.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		geo, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !geo.pointwise() {
+			t.Fatalf("%s: not pointwise", c.name)
+		}
+		for _, tile := range tiles {
+			plan, err := cpu1x1Plan(geo, tile, env.dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s tile %v: %v", c.name, tile, err)
+			}
+			compare(t, fmt.Sprintf("%s tile %v", c.name, tile), got[0], want[0])
+		}
+	}
+	pad, _ := convOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}}, shapes(sh(1, 2, 4, 4), sh(3, 2, 1, 1)))
+	stride, _ := convOp{}.geometry(Attrs{"strides": []int{2, 2}}, shapes(sh(1, 2, 4, 4), sh(3, 2, 1, 1)))
+	if pad.pointwise() || stride.pointwise() {
+		t.Error("a padded or strided 1x1 conv counts as pointwise")
 	}
 }

@@ -215,16 +215,11 @@ func (o convOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan, 
 	}
 	g, _ := o.geometry(p, in)
 	depthwise := g.cg == 1 && g.g > 1
-	if !dev.IsGPU && !depthwise {
-		var cands []*Plan
-		for _, t := range cpuConvCandidates(g, dev) {
-			c, err := cpuConvPlan(g, t, dev)
-			if err != nil {
-				return nil, err
-			}
-			cands = append(cands, c)
-		}
-		return cands, nil
+	if !dev.IsGPU && depthwise && g.nsp == 2 {
+		return []*Plan{plan}, nil
+	}
+	if !dev.IsGPU && !depthwise && g.nsp == 2 {
+		return cpuConvCandidatePlans(g, dev, 0)
 	}
 	if !dev.IsGPU || depthwise || g.nsp != 2 {
 		// The direct kernel's register tile: how PoCL and other CPU drivers vectorise

@@ -100,17 +100,17 @@ def run_torch(name, x, device, threads, warmup, n):
     return timeit(step, warmup, n), out
 
 
-def run_clhost(clhost, path, batch, device, x, out_dir, n, warmup):
+def run_clhost(clhost, path, batch, device, x, out_dir, n, warmup, flags=()):
     xin = os.path.join(out_dir, "x_%d.npy" % batch)
     np.save(xin, x)
     od = os.path.join(out_dir, "clhost_out_%s_%d" % (device, batch))
-    r = subprocess.run([clhost, "run", "-m", path, "--batch", str(batch), "-d", device, "-i", "input=" + xin, "-o", od],
+    r = subprocess.run([clhost, "run", "-m", path, "--batch", str(batch), "-d", device, "-i", "input=" + xin, "-o", od] + list(flags),
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("clhost run failed: " + r.stderr[-3000:])
     out = np.load(os.path.join(od, "output.npy"))
     r = subprocess.run([clhost, "bench", "-m", path, "--batch", str(batch), "-d", device, "-n", str(n),
-                        "--warmup", str(warmup), "--json"], capture_output=True, text=True)
+                        "--warmup", str(warmup), "--json"] + list(flags), capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("clhost bench failed: " + r.stderr[-3000:])
     res = json.loads(r.stdout)
@@ -128,6 +128,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--engines", default="gpu,cpu", help="clhost devices to measure: gpu, cpu")
     ap.add_argument("--json", default="", help="also write the rows here")
+    ap.add_argument("--clhost-flag", action="append", default=[],
+                    help="extra flag for clhost run and bench (repeatable), e.g. --clhost-flag=--tune=false")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     names = a.models.split(",")
@@ -151,7 +153,7 @@ def main():
                 row["torch_cuda_vs_ort"] = float(np.abs(tg_out - ref).max())
             for dev in a.engines.split(","):
                 try:
-                    (p50, _), out, res = run_clhost(a.clhost, paths[name], batch, dev, x, a.out, a.n, a.warmup)
+                    (p50, _), out, res = run_clhost(a.clhost, paths[name], batch, dev, x, a.out, a.n, a.warmup, a.clhost_flag)
                 except RuntimeError as e:
                     print("%s batch %d on %s: %s" % (name, batch, dev, e), file=sys.stderr)
                     ok = False

@@ -1,0 +1,133 @@
+// conv1x1: a 1×1 convolution at stride 1 without padding is, per image and group, the
+// GEMM Y (MG × P) = W (MG × CG) · X (CG × P) over the P = H*W pixels, which are
+// contiguous in NCHW. Each work-item computes MT output channels × NP vectors of VEC
+// pixels: per input channel, NP vector loads of X and MT weights broadcast feed MT*NP
+// fused multiply-adds, and the results are stored as whole vectors.
+// conv1x1_pack: W → per group, per tile of MT channels, per input channel, MT weights
+//   (channels past MG zero).  global = (MT, CG, G*MT1) with MT1 = ceil(MG/MT).
+// conv1x1: global = (ceil(P/(VEC*NP)), MT1, N*G).  Arguments: x, packed w, [bias],
+//   [residual], y.
+// Defines as conv.cl (the geometry, HAS_BIAS, HAS_RESIDUAL, APPLY_ACT) plus VEC, MT, NP
+// and MT1.
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define floatV CAT(float, VEC)
+
+#if HAS_BIAS
+#define BIAS_ARG , __global const float* restrict bias
+#else
+#define BIAS_ARG
+#endif
+#if HAS_RESIDUAL
+#define RES_ARG , __global const float* restrict res
+#else
+#define RES_ARG
+#endif
+
+#define P (H * W)
+#define PT1 (VEC * NP)
+
+__kernel void conv1x1_pack(__global const float* restrict w, __global float* restrict wp)
+{
+    const int i = get_global_id(0);
+    const int c = get_global_id(1);
+    const int z = get_global_id(2);
+    if (i >= MT || c >= CG || z >= G * MT1) {
+        return;
+    }
+    const int mg = (z % MT1) * MT + i;
+    const int g = z / MT1;
+    wp[(z * CG + c) * MT + i] = mg < MG ? w[(g * MG + mg) * CG + c] : 0.0f;
+}
+
+__kernel void conv1x1(__global const float* restrict x,
+                      __global const float* restrict wp BIAS_ARG RES_ARG,
+                      __global float* restrict y)
+{
+    const int tile = get_global_id(0);
+    const int mt = get_global_id(1);
+    const int z = get_global_id(2);
+    if (tile * PT1 >= P || mt >= MT1 || z >= N * G) {
+        return;
+    }
+    const int g = z % G;
+    const int n = z / G;
+    /* A last, partial tile is moved left to end at P, so it still loads whole vectors;
+       only its new pixels are written. Planes smaller than a tile take the guarded path. */
+    const int done = tile * PT1;
+    const int p0 = P >= PT1 ? min(done, P - PT1) : 0;
+    const __global float* xg = x + (n * C + g * CG) * P + p0;
+    const __global float* wt = wp + (g * MT1 + mt) * CG * MT;
+
+    floatV acc[MT][NP];
+    _Pragma("unroll") for (int i = 0; i < MT; i++) {
+        _Pragma("unroll") for (int j = 0; j < NP; j++) {
+            acc[i][j] = (floatV)(0.0f);
+        }
+    }
+    if (P >= PT1) {
+        for (int c = 0; c < CG; c++) {
+            floatV xv[NP];
+            _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                xv[j] = CAT(vload, VEC)(j, xg + c * P);
+            }
+            _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                const floatV wv = (floatV)(wt[c * MT + i]);
+                _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                    acc[i][j] = fma(wv, xv[j], acc[i][j]);
+                }
+            }
+        }
+    } else {
+        for (int c = 0; c < CG; c++) {
+            float xs[PT1];
+            _Pragma("unroll") for (int q = 0; q < PT1; q++) {
+                xs[q] = q < P ? xg[c * P + q] : 0.0f;
+            }
+            _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                const floatV wv = (floatV)(wt[c * MT + i]);
+                _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                    acc[i][j] = fma(wv, CAT(vload, VEC)(j, xs), acc[i][j]);
+                }
+            }
+        }
+    }
+
+    const bool whole = p0 == done && P >= PT1;
+    _Pragma("unroll") for (int i = 0; i < MT; i++) {
+        const int mg = mt * MT + i;
+        if (mg < MG) {
+            const int m = g * MG + mg;
+#if HAS_BIAS
+            const float bv = bias[m];
+#else
+            const float bv = 0.0f;
+#endif
+            __global float* yrow = y + (n * M + m) * P + p0;
+#if HAS_RESIDUAL
+            const __global float* rrow = res + (n * M + m) * P + p0;
+#endif
+            if (whole) {
+                _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                    floatV v = acc[i][j] + bv;
+#if HAS_RESIDUAL
+                    v += CAT(vload, VEC)(j, rrow);
+#endif
+                    CAT(vstore, VEC)(APPLY_ACT(v), j, yrow);
+                }
+            } else {
+                float out[PT1];
+                _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                    CAT(vstore, VEC)(acc[i][j], j, out);
+                }
+                for (int q = done - p0; q < min(PT1, P - p0); q++) {
+                    float v = out[q] + bv;
+#if HAS_RESIDUAL
+                    v += rrow[q];
+#endif
+                    yrow[q] = APPLY_ACT(v);
+                }
+            }
+        }
+    }
+}

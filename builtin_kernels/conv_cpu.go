@@ -146,22 +146,46 @@ func cpuConvPlan(g convGeom, t cpuConvTile, dev DeviceInfo) (*Plan, error) {
 	}, nil
 }
 
-// cpuDepthwisePlan plans conv_dw_cpu.cl: one output plane per work-item, vec pixels at
-// a time: the widest of 4 and 8 lanes that fits in a row (eight at most: the stride-2
-// load reads twice the lanes, and OpenCL's widest vector is 16).
-func cpuDepthwisePlan(g convGeom, dev DeviceInfo) (*Plan, error) {
-	vec := 4
-	if g.win.out[1] >= 8 && dev.FloatVectorWidth >= 8 {
-		vec = 8
+// windowVec is the row vector width of window_cpu.cl: the widest of 4 and 8 lanes that
+// fits in an output row (eight at most: the stride-2 load reads twice the lanes, and
+// OpenCL's widest vector is 16).
+func windowVec(ow int, dev DeviceInfo) int {
+	if ow >= 8 && dev.FloatVectorWidth >= 8 {
+		return 8
 	}
-	var d defines
-	g.define(&d)
+	return 4
+}
+
+// planesPerItem groups output planes into work-items: enough items for every compute
+// unit four times over, and no more items than that, as each costs the driver a
+// work-group of its own.
+func planesPerItem(planes int, dev DeviceInfo) int {
+	return max(min(planes/(4*max(dev.ComputeUnits, 1)), 16), 1)
+}
+
+// windowPlan plans a kernel of window_cpu.cl over planes output planes.
+func windowPlan(d *defines, kernel string, planes, ow int, args []Arg, dev DeviceInfo) (*Plan, error) {
+	vec := windowVec(ow, dev)
+	per := planesPerItem(planes, dev)
 	d.int("VEC", vec)
 	d.int("VEC2", 2*vec)
-	src, err := d.program("conv_dw_cpu.cl")
+	d.int("PLANES", per)
+	src, err := d.program("window_cpu.cl")
 	if err != nil {
 		return nil, err
 	}
+	return &Plan{
+		Source:     src,
+		Launches:   []Launch{{Kernel: kernel, Global: []int{ceilDiv(planes, per)}, Local: []int{1}, Args: args}},
+		AliasInput: -1,
+	}, nil
+}
+
+// cpuDepthwisePlan plans window_cpu.cl's depthwise conv.
+func cpuDepthwisePlan(g convGeom, dev DeviceInfo) (*Plan, error) {
+	var d defines
+	g.define(&d)
+	d.int("DEPTHWISE", 1)
 	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
 	if g.hasBias {
 		args = append(args, Arg{Kind: ArgInput, Index: 2})
@@ -170,11 +194,7 @@ func cpuDepthwisePlan(g convGeom, dev DeviceInfo) (*Plan, error) {
 		args = append(args, Arg{Kind: ArgInput, Index: 3})
 	}
 	args = append(args, Arg{Kind: ArgOutput, Index: 0})
-	return &Plan{
-		Source:     src,
-		Launches:   []Launch{{Kernel: "conv2d_dw_vec", Global: []int{g.n * g.m}, Local: []int{1}, Args: args}},
-		AliasInput: -1,
-	}, nil
+	return windowPlan(&d, "conv2d_dw_vec", g.n*g.m, g.win.out[1], args, dev)
 }
 
 // pointwise says whether a conv is a plain 1×1 convolution (stride 1, no padding), which

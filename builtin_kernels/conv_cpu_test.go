@@ -161,7 +161,7 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 		return a
 	}
 	cases := []opCase{
-		{name: "s1 p1", attrs: dw(6, Attrs{"pads": []int{1, 1, 1, 1}}), in: shapes(sh(2, 6, 9, 21), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(2, 6, 9, 21))},
+		{name: "s1 p1", attrs: dw(7, Attrs{"pads": []int{1, 1, 1, 1}}), in: shapes(sh(2, 7, 9, 21), sh(7, 1, 3, 3), sh(7)), out: shapes(sh(2, 7, 9, 21))},
 		{name: "s2 p1 relu", attrs: dw(5, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, FusedActivationAttr: ActRelu}), in: shapes(sh(1, 5, 23, 37), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 12, 19))},
 		{name: "s3 5x5", attrs: dw(3, Attrs{"pads": []int{2, 2, 2, 2}, "strides": []int{3, 3}}), in: shapes(sh(1, 3, 30, 40), sh(3, 1, 5, 5), sh(3)), out: shapes(sh(1, 3, 10, 14))},
 		{name: "narrow residual clip", attrs: dw(4, Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}), in: shapes(sh(1, 4, 7, 3), sh(4, 1, 3, 3), sh(4), sh(1, 4, 7, 3)), out: shapes(sh(1, 4, 7, 3))},
@@ -178,9 +178,10 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, width := range []int{4, 16} {
-			dev := env.dev
-			dev.FloatVectorWidth = width
+		// 16 lanes on one compute unit groups several planes per work-item (14 planes:
+		// 3, 3, 3, 3, 2); 4 lanes on many units gives each plane its own.
+		for _, dev := range []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}} {
+			width := dev.FloatVectorWidth
 			plan, err := cpuDepthwisePlan(geo, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
@@ -190,6 +191,42 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			compare(t, fmt.Sprintf("%s width %d", c.name, width), got[0], want[0])
+		}
+	}
+}
+
+// TestMaxPoolCPUPlan runs window_cpu.cl's max pooling against the reference: the
+// ResNet stem (3×3 stride 2 pad 1), stride 1 with rows that end in a partial vector,
+// stride 3 (gathered loads), dilation, ceil mode, and planes grouped per work-item.
+func TestMaxPoolCPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	cases := []opCase{
+		{name: "stem", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}}, in: shapes(sh(2, 7, 22, 30)), out: shapes(sh(2, 7, 11, 15))},
+		{name: "s1 partial", attrs: Attrs{"kernel_shape": []int{2, 3}, "pads": []int{0, 1, 1, 1}}, in: shapes(sh(1, 3, 6, 19)), out: shapes(sh(1, 3, 6, 19))},
+		{name: "s3 dil2", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{3, 3}, "dilations": []int{2, 2}, "pads": []int{2, 2, 2, 2}}, in: shapes(sh(1, 5, 25, 40)), out: shapes(sh(1, 5, 9, 14))},
+		{name: "ceil narrow", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "ceil_mode": 1}, in: shapes(sh(1, 4, 8, 8)), out: shapes(sh(1, 4, 4, 4))},
+	}
+	op, _ := Lookup("MaxPool")
+	for _, c := range cases {
+		ins := c.inputs()
+		want, err := op.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		for _, dev := range []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}} {
+			plan, err := op.Plan(c.attrs, c.in, c.out, dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if plan.Launches[0].Kernel != "maxpool2d_vec" {
+				t.Fatalf("%s: CPU plan runs %s", c.name, plan.Launches[0].Kernel)
+			}
+			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			compare(t, fmt.Sprintf("%s width %d", c.name, dev.FloatVectorWidth), got[0], want[0])
 		}
 	}
 }

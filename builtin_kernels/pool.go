@@ -92,6 +92,12 @@ func (o poolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	d.int("W", g.in[1])
 	d.int("NC", g.n*g.c)
 	g.win.define(&d)
+	if o.max && !dev.IsGPU && g.nsp == 2 {
+		// CPUs: whole planes per work-item, vectorised along the rows.
+		d.int("MAXPOOL", 1)
+		return windowPlan(&d, "maxpool2d_vec", g.n*g.c, g.win.out[1],
+			[]Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}}, dev)
+	}
 	d.bool("COUNT_PAD", g.countPad)
 	src, err := d.program("pool.cl")
 	if err != nil {

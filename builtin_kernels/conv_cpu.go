@@ -96,7 +96,7 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 		}
 		vec = append(vec, p)
 	}
-	if g.pointwise() && g.in[0]*g.in[1] < 256 {
+	if g.pointwise() && g.in[0]*g.in[1] < 128 {
 		plans = append(vec, plans...)
 	} else {
 		plans = append(plans, vec...)

@@ -293,6 +293,8 @@ func BenchmarkConvCPU(b *testing.B) {
 		{name: "3x3_256_14", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 256, 14, 14), sh(256, 256, 3, 3), sh(256)), out: shapes(sh(1, 256, 14, 14))},
 		{name: "1x1_96_56", attrs: Attrs{}, in: shapes(sh(1, 96, 56, 56), sh(24, 96, 1, 1), sh(24)), out: shapes(sh(1, 24, 56, 56))},
 		{name: "1x1_16_112", attrs: Attrs{}, in: shapes(sh(1, 16, 112, 112), sh(96, 16, 1, 1), sh(96)), out: shapes(sh(1, 96, 112, 112))},
+		{name: "1x1_96_14_b4", attrs: Attrs{}, in: shapes(sh(4, 96, 14, 14), sh(576, 96, 1, 1), sh(576)), out: shapes(sh(4, 576, 14, 14))},
+		{name: "1x1_576_14_b4", attrs: Attrs{}, in: shapes(sh(4, 576, 14, 14), sh(96, 576, 1, 1), sh(96)), out: shapes(sh(4, 96, 14, 14))},
 		{name: "1x1_320_7", attrs: Attrs{}, in: shapes(sh(1, 320, 7, 7), sh(1280, 320, 1, 1), sh(1280)), out: shapes(sh(1, 1280, 7, 7))},
 		{name: "7x7_s2", attrs: Attrs{"pads": []int{3, 3, 3, 3}, "strides": []int{2, 2}}, in: shapes(sh(1, 3, 224, 224), sh(64, 3, 7, 7), sh(64)), out: shapes(sh(1, 64, 112, 112))},
 	}

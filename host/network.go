@@ -169,7 +169,6 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 			n.release()
 		}
 	}()
-	n.prebuild(order)
 	prepared := make([]*preparedLayer, len(order))
 	for si, li := range order {
 		p, err := n.prepare(&m.Layers[li])
@@ -850,8 +849,9 @@ func (n *Network) release() {
 	for _, k := range n.kernels {
 		k.Release()
 	}
-	for _, b := range n.owned {
-		b.Release()
+	// Newest first: sub-buffers before the arena they view.
+	for i := len(n.owned) - 1; i >= 0; i-- {
+		n.owned[i].Release()
 	}
 	n.kernels, n.owned = nil, nil
 }

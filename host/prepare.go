@@ -3,8 +3,6 @@ package host
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"clhost/builtin_kernels"
 	"clhost/customlayer"
@@ -64,71 +62,6 @@ func (n *Network) layerShapes(l *model.Layer) (in, out [][]int, err error) {
 		out[i] = t.Shape
 	}
 	return in, out, nil
-}
-
-// prebuild compiles, several at once, the programs the built-in layers' plans will need
-// (every candidate the tuner has yet to time), so that preparation, which times the
-// candidates one at a time, finds them built. Compiling is most of a cold start, and
-// drivers compile on the calling thread: N threads build N programs at once. Failures
-// are left for preparation to report against its layer.
-func (n *Network) prebuild(order []int) {
-	type job struct{ typ, src, opts string }
-	var jobs []job
-	seen := map[string]bool{}
-	dev := builtinkernels.DeviceInfoOf(n.engine.Device)
-	for _, li := range order {
-		l := &n.Model.Layers[li]
-		if _, custom := n.engine.Layers.Lookup(l.Type); custom {
-			continue
-		}
-		op, ok := builtinkernels.Lookup(l.Type)
-		if !ok {
-			continue
-		}
-		in, out, err := n.layerShapes(l)
-		if err != nil {
-			continue
-		}
-		var plans []*builtinkernels.Plan
-		if tun, ok := op.(builtinkernels.Tunable); ok && n.engine.opts.Tune {
-			if plans, err = tun.Candidates(l, in, out, dev); err == nil && len(plans) > 1 {
-				if i := n.engine.tuner.known(l, in, out, plans); i >= 0 {
-					plans = plans[i : i+1]
-				}
-			}
-		} else {
-			var p *builtinkernels.Plan
-			if p, err = op.Plan(l, in, out, dev); err == nil {
-				plans = []*builtinkernels.Plan{p}
-			}
-		}
-		for _, p := range plans {
-			if len(p.Launches)+len(p.Setup) == 0 || seen[p.Source+"\x00"+p.Options] {
-				continue
-			}
-			seen[p.Source+"\x00"+p.Options] = true
-			jobs = append(jobs, job{l.Type, p.Source, p.Options})
-		}
-	}
-	if len(jobs) < 2 {
-		return
-	}
-	work := make(chan job)
-	var wg sync.WaitGroup
-	for range min(runtime.NumCPU(), len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range work {
-				_, _ = n.engine.programs.get(j.typ, j.src, j.opts)
-			}
-		}()
-	}
-	for _, j := range jobs {
-		work <- j
-	}
-	close(work)
-	wg.Wait()
 }
 
 // planBuffers decides which activations share device buffers (by liveness) and

@@ -39,9 +39,9 @@ func (p *program) addInstance(s string) {
 // programCache holds one program per distinct (device, source, options): two layer
 // instances with the same program text share one build.
 //
-// Builds run outside the cache's lock, so several goroutines can compile different
-// programs at once (a CPU driver compiles on the calling thread); a second caller of a
-// program being built waits for that build.
+// Builds run outside the cache's lock, so that networks compiled by different goroutines
+// do not wait on each other's unrelated programs; a second caller of a program being
+// built waits for that build.
 type programCache struct {
 	ctx      *cl.Context
 	dir      string // on-disk binary cache, "" for none

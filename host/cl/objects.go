@@ -140,6 +140,10 @@ type Buffer struct {
 	released
 	id   C.cl_mem
 	size int
+	// parent is the buffer a sub-buffer views, retained for as long as the sub-buffer
+	// lives: some drivers (NVIDIA's) crash when a parent is released before its
+	// sub-buffers, so the order of Release calls and finalizers must not matter.
+	parent C.cl_mem
 }
 
 // NewBuffer allocates size bytes of device memory.
@@ -186,7 +190,8 @@ func (b *Buffer) Sub(flags MemFlags, offset, size int) (*Buffer, error) {
 		return nil, fmt.Errorf("%w (region of %d bytes at %d)", err, size, offset)
 	}
 	live.Add(1)
-	sub := &Buffer{id: id, size: size}
+	C.clRetainMemObject(b.id)
+	sub := &Buffer{id: id, size: size, parent: b.id}
 	runtime.SetFinalizer(sub, (*Buffer).Release)
 	return sub, nil
 }
@@ -198,6 +203,9 @@ func (b *Buffer) Release() {
 	}
 	runtime.SetFinalizer(b, nil)
 	C.clReleaseMemObject(b.id)
+	if b.parent != nil {
+		C.clReleaseMemObject(b.parent)
+	}
 	live.Add(-1)
 }
 

@@ -50,6 +50,11 @@ type Options struct {
 	// sizes, K splits) on the device at compile time and keeps the fastest; with
 	// CacheDir set the choices are remembered. Without it each op's own choice is taken.
 	Tune bool
+	// TuneGPUs, when set, decides Tune by the device: on for GPUs, off for other
+	// devices. On PoCL the tuned plans measured no faster than the heuristic ones (the
+	// whole network depends on how kernels share the cores, which one layer timed alone
+	// does not show), while the candidates cost seconds of compiling each.
+	TuneGPUs bool
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool
 	// InOrder and OutOfOrder force the kind of command queue. By default a CPU device
@@ -103,6 +108,9 @@ func NewEngine(opts Options) (*Engine, error) {
 		dev = d
 	}
 	e.Device = dev
+	if opts.TuneGPUs {
+		e.opts.Tune = dev.IsGPU()
+	}
 	if e.ctx, err = cl.NewContext(dev); err != nil {
 		return nil, err
 	}

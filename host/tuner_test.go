@@ -119,3 +119,15 @@ func TestTunerPicksFastestAndRemembers(t *testing.T) {
 		t.Errorf("after a damaged tuning file: chose %q", strings.SplitN(n3.steps[0].prog.source, "\n", 2)[0])
 	}
 }
+
+// TestTuneGPUs: with TuneGPUs the device decides whether to tune, whatever Tune says.
+func TestTuneGPUs(t *testing.T) {
+	e := newTestEngine(t, Options{NoGlobalConfig: true, TuneGPUs: true, Tune: true})
+	if e.opts.Tune != e.Device.IsGPU() {
+		t.Errorf("Tune %v on a device with IsGPU %v", e.opts.Tune, e.Device.IsGPU())
+	}
+	e2 := newTestEngine(t, Options{NoGlobalConfig: true, Tune: true})
+	if !e2.opts.Tune {
+		t.Error("Tune without TuneGPUs was overridden")
+	}
+}

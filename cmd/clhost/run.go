@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -31,7 +32,7 @@ type engineFlags struct {
 	cacheDir    *string
 	batch       *int
 	queue       *string
-	tune        *bool
+	tune        *autoBool
 	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
 	inputShapes map[string][]int
 	inputFiles  []string
@@ -46,8 +47,31 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	ef.cacheDir = fs.String("cache-dir", defaultCacheDir(), "program binary cache folder (\"\" to disable)")
 	ef.batch = fs.Int("batch", 0, "batch size for models with a dynamic batch dimension (default: the model's, or 1)")
 	ef.queue = fs.String("queue", "auto", "command queue: auto (out of order on CPUs, in order on GPUs), in-order or out-of-order")
-	ef.tune = fs.Bool("tune", true, "time the alternative kernel plans at compile time and keep the fastest (remembered in the cache folder)")
+	ef.tune = &autoBool{}
+	fs.Var(ef.tune, "tune", "time the alternative kernel plans at compile time and keep the fastest (remembered in the cache folder); default: on for GPUs, off for CPUs")
 }
+
+// autoBool is a boolean flag that also knows whether it was given at all.
+type autoBool struct{ set, on bool }
+
+func (b *autoBool) String() string {
+	if b == nil || !b.set {
+		return "auto"
+	}
+	return strconv.FormatBool(b.on)
+}
+
+func (b *autoBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false")
+	}
+	b.set, b.on = true, v
+	return nil
+}
+
+// IsBoolFlag lets -tune stand alone for -tune=true.
+func (b *autoBool) IsBoolFlag() bool { return true }
 
 func defaultCacheDir() string {
 	if d, err := os.UserCacheDir(); err == nil {
@@ -87,7 +111,8 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	default:
 		return nil, nil, usagef("-queue %q: want auto, in-order or out-of-order", *ef.queue)
 	}
-	o.CacheDir, o.Log, o.Tune = *ef.cacheDir, os.Stderr, *ef.tune
+	o.CacheDir, o.Log = *ef.cacheDir, os.Stderr
+	o.Tune, o.TuneGPUs = ef.tune.on, !ef.tune.set
 	e, err := host.NewEngine(o)
 	if err != nil {
 		return nil, nil, err

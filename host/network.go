@@ -492,6 +492,7 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 			return fmt.Errorf("layer %q (%s): setup: %w", l.Name, l.Type, err)
 		}
 		descs[len(descs)-len(setup)] = "once: " + descs[len(descs)-len(setup)]
+		n.dropSetupOnlyConstants(l, plan, ins)
 	} else {
 		s.launches = append(s.launches, setup...)
 	}
@@ -526,6 +527,50 @@ func (n *Network) setupReadsOnlyConstants(plan *builtinkernels.Plan, ins []*devi
 		}
 	}
 	return true
+}
+
+// dropSetupOnlyConstants frees the device copy of constants that only this layer's
+// setup launches read (weights, once packed): the packed copy is all the network needs,
+// and keeping both would double the weights' memory.
+func (n *Network) dropSetupOnlyConstants(l *model.Layer, plan *builtinkernels.Plan, ins []*deviceTensor) {
+	mainUse := map[int]bool{}
+	for _, la := range plan.Launches {
+		for _, a := range la.Args {
+			if a.Kind == builtinkernels.ArgInput {
+				mainUse[a.Index] = true
+			}
+		}
+	}
+	for _, la := range plan.Setup {
+		for _, a := range la.Args {
+			if a.Kind != builtinkernels.ArgInput || mainUse[a.Index] {
+				continue
+			}
+			t := ins[a.Index]
+			if t == nil || n.readers(t.name) != 1 {
+				continue
+			}
+			if dt, ok := n.tensors[t.name]; ok {
+				dt.buf.Release()
+				dt.buf = nil
+				delete(n.tensors, t.name)
+			}
+		}
+	}
+}
+
+// readers counts the layers that take a tensor as an input.
+func (n *Network) readers(name string) int {
+	c := 0
+	for i := range n.Model.Layers {
+		for _, in := range n.Model.Layers[i].Inputs {
+			if in == name {
+				c++
+				break
+			}
+		}
+	}
+	return c
 }
 
 // runNow runs launches one after another on the engine's queue and waits for them.

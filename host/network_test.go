@@ -469,3 +469,51 @@ func TestArenaFallback(t *testing.T) {
 		t.Skipf("the driver accepted sub-buffers at 4-byte offsets, so the fallback is not reachable this way; log:\n%s", logs.String())
 	}
 }
+
+// TestPackedWeightsOnce: on a CPU device a conv's weights are packed once when the
+// network compiles, the unpacked device copy is freed when nothing else reads it, and a
+// weight tensor two convs share stays. Results are checked against the reference.
+func TestPackedWeightsOnce(t *testing.T) {
+	e := newTestEngine(t, Options{NoGlobalConfig: true})
+	if e.Device.IsGPU() {
+		t.Skip("the packed-weight conv plans are the CPU ones")
+	}
+	ws := []int{4, 3, 3, 3}
+	w := ctRandSlice(40, elements(ws), -0.5, 0.5)
+	b := model.NewBuilder("packed")
+	x := b.Input("x", model.Float32, 1, 3, 6, 6)
+	own := b.ConstFloat32("own.weight", ws, w)
+	shared := b.ConstFloat32("shared.weight", []int{4, 4, 1, 1}, ctRandSlice(41, 16, -0.5, 0.5))
+	c1 := b.Layer("Conv", "c1", []string{x, own}, model.IntsAttr("kernel_shape", 3, 3), model.IntsAttr("pads", 1, 1, 1, 1))
+	c2 := b.Layer("Conv", "c2", []string{c1, shared}, model.IntsAttr("kernel_shape", 1, 1))
+	c3 := b.Layer("Conv", "c3", []string{c2, shared}, model.IntsAttr("kernel_shape", 1, 1))
+	b.Output(c3)
+	n, err := e.Compile(ctBuild(t, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, kept := n.tensors["own.weight"]; kept {
+		t.Error("the device copy of own.weight, read only by c1's packing, was kept")
+	}
+	if _, kept := n.tensors["shared.weight"]; !kept {
+		t.Error("shared.weight, read by two layers, was freed")
+	}
+	in := ctRand(42, 1, 3, 6, 6)
+	_, whole, layers, err := n.CheckLayers(context.Background(), map[string]*Tensor{"x": in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole) == 0 {
+		t.Fatal("no output compared")
+	}
+	for _, o := range whole {
+		if o.MaxAbs > 1e-4 {
+			t.Errorf("output %s differs from the reference by %g", o.Output, o.MaxAbs)
+		}
+	}
+	for _, le := range layers {
+		if le.MaxAbs > 1e-4 {
+			t.Errorf("layer %s differs from its reference by %g", le.Layer, le.MaxAbs)
+		}
+	}
+}

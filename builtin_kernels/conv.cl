@@ -17,16 +17,9 @@
 //   global = (ceil(OW/PXT), OH, N*M)
 
 #if HAS_BIAS
-#define BIAS_ARG , __global const float* restrict bias
 #define BIAS(m) bias[m]
 #else
-#define BIAS_ARG
 #define BIAS(m) 0.0f
-#endif
-#if HAS_RESIDUAL
-#define RES_ARG , __global const float* restrict res
-#else
-#define RES_ARG
 #endif
 
 __kernel void conv2d(__global const float* restrict x,

@@ -93,7 +93,33 @@ func (g convGeom) define(d *defines) {
 	g.win.define(d)
 	d.bool("HAS_BIAS", g.hasBias)
 	d.bool("HAS_RESIDUAL", g.hasResidual)
+	// The optional parameters of every conv kernel's signature, after the weights:
+	// x, w BIAS_ARG RES_ARG, y (see kernelArgs).
+	d.raw("BIAS_ARG", optionalParam(g.hasBias, "bias"))
+	d.raw("RES_ARG", optionalParam(g.hasResidual, "res"))
 	g.act.define(d)
+}
+
+// optionalParam is the text of an optional kernel parameter: a read-only global float
+// pointer after a comma, or nothing.
+func optionalParam(present bool, name string) string {
+	if !present {
+		return ""
+	}
+	return ", __global const float* restrict " + name
+}
+
+// kernelArgs binds a conv kernel's arguments: x, the weights (input 1, or a packed copy),
+// [bias], [residual], y.
+func (g convGeom) kernelArgs(weights Arg) []Arg {
+	args := []Arg{{Kind: ArgInput, Index: 0}, weights}
+	if g.hasBias {
+		args = append(args, Arg{Kind: ArgInput, Index: 2})
+	}
+	if g.hasResidual {
+		args = append(args, Arg{Kind: ArgInput, Index: 3})
+	}
+	return append(args, Arg{Kind: ArgOutput, Index: 0})
 }
 
 func (o convOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
@@ -164,14 +190,7 @@ func directConvPlan(g convGeom, oct, pxt int, dev DeviceInfo) (*Plan, error) {
 		kernel = "conv2d_dw"
 		global[2] = g.n * g.m
 	}
-	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
-	if g.hasBias {
-		args = append(args, Arg{Kind: ArgInput, Index: 2})
-	}
-	if g.hasResidual {
-		args = append(args, Arg{Kind: ArgInput, Index: 3})
-	}
-	args = append(args, Arg{Kind: ArgOutput, Index: 0})
+	args := g.kernelArgs(Arg{Kind: ArgInput, Index: 1})
 	gl, lo := launchSize(global, dev)
 	return &Plan{
 		Source:     src,

@@ -13,17 +13,6 @@
 #define CAT(a, b) CAT_(a, b)
 #define floatV CAT(float, VEC)
 
-#if HAS_BIAS
-#define BIAS_ARG , __global const float* restrict bias
-#else
-#define BIAS_ARG
-#endif
-#if HAS_RESIDUAL
-#define RES_ARG , __global const float* restrict res
-#else
-#define RES_ARG
-#endif
-
 #define P (H * W)
 #define PT1 (VEC * NP)
 

@@ -19,17 +19,6 @@
 #define KK (CG * KH * KW)
 #define TILE (VEC * NV)
 
-#if HAS_BIAS
-#define BIAS_ARG , __global const float* restrict bias
-#else
-#define BIAS_ARG
-#endif
-#if HAS_RESIDUAL
-#define RES_ARG , __global const float* restrict res
-#else
-#define RES_ARG
-#endif
-
 __kernel void conv_pack(__global const float* restrict w, __global float* restrict wp)
 {
     const int i = get_global_id(0);

@@ -127,14 +127,7 @@ func cpuConvPlan(g convGeom, t cpuConvTile, dev DeviceInfo) (*Plan, error) {
 	}
 	kk := g.cg * g.win.k[0] * g.win.k[1]
 	packGlobal, packLocal := launchSize([]int{tile, kk, g.g * mb}, dev)
-	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 0}}
-	if g.hasBias {
-		args = append(args, Arg{Kind: ArgInput, Index: 2})
-	}
-	if g.hasResidual {
-		args = append(args, Arg{Kind: ArgInput, Index: 3})
-	}
-	args = append(args, Arg{Kind: ArgOutput, Index: 0})
+	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
 	global := []int{ceilDiv(g.win.out[1], pxt), g.win.out[0], g.n * g.g * mb}
 	return &Plan{
 		Source:  src,
@@ -186,14 +179,7 @@ func cpuDepthwisePlan(g convGeom, dev DeviceInfo) (*Plan, error) {
 	var d defines
 	g.define(&d)
 	d.int("DEPTHWISE", 1)
-	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
-	if g.hasBias {
-		args = append(args, Arg{Kind: ArgInput, Index: 2})
-	}
-	if g.hasResidual {
-		args = append(args, Arg{Kind: ArgInput, Index: 3})
-	}
-	args = append(args, Arg{Kind: ArgOutput, Index: 0})
+	args := g.kernelArgs(Arg{Kind: ArgInput, Index: 1})
 	return windowPlan(&d, "conv2d_dw_vec", g.n*g.m, g.win.out[1], args, dev)
 }
 
@@ -239,14 +225,7 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 		return nil, err
 	}
 	packGlobal, packLocal := launchSize([]int{t.mt, g.cg, g.g * mt1}, dev)
-	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 0}}
-	if g.hasBias {
-		args = append(args, Arg{Kind: ArgInput, Index: 2})
-	}
-	if g.hasResidual {
-		args = append(args, Arg{Kind: ArgInput, Index: 3})
-	}
-	args = append(args, Arg{Kind: ArgOutput, Index: 0})
+	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
 	p := g.in[0] * g.in[1]
 	return &Plan{
 		Source:  src,

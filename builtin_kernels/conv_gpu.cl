@@ -19,17 +19,13 @@
 #define TOTAL (N * M * OHW)
 
 #if HAS_BIAS
-#define BIAS_ARG , __global const float* restrict bias
 #define BIAS(m) bias[m]
 #else
-#define BIAS_ARG
 #define BIAS(m) 0.0f
 #endif
 #if HAS_RESIDUAL
-#define RES_ARG , __global const float* restrict res
 #define RES(i) res[i]
 #else
-#define RES_ARG
 #define RES(i) 0.0f
 #endif
 

@@ -90,17 +90,6 @@ static inline floatV load_strided(const __global float* ptr)
     }
 
 #ifdef DEPTHWISE
-#if HAS_BIAS
-#define BIAS_ARG , __global const float* restrict bias
-#else
-#define BIAS_ARG
-#endif
-#if HAS_RESIDUAL
-#define RES_ARG , __global const float* restrict res
-#else
-#define RES_ARG
-#endif
-
 #define DW_TAP(acc, xv, tap) acc = fma(xv, (floatV)(wt[tap]), acc)
 #if HAS_RESIDUAL
 #define DW_FINISH_V(acc, ox) APPLY_ACT(acc + vloadV(0, rrow + (ox)))

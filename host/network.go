@@ -467,20 +467,12 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 	}
 	var descs []string
 	bind := func(las []builtinkernels.Launch) ([]launch, error) {
-		var out []launch
+		ls, ks, err := bindLaunches(prog.prog, las, inBufs, outBufs, scratch)
+		n.kernels = append(n.kernels, ks...)
 		for _, la := range las {
-			k, err := prog.prog.Kernel(la.Kernel)
-			if err != nil {
-				return nil, err
-			}
-			n.kernels = append(n.kernels, k)
-			if err := setPlanArgs(k, la.Args, inBufs, outBufs, scratch); err != nil {
-				return nil, err
-			}
-			out = append(out, launch{kernel: k, global: la.Global, local: la.Local})
 			descs = append(descs, fmt.Sprintf("%s global %v local %v", la.Kernel, la.Global, la.Local))
 		}
-		return out, nil
+		return ls, err
 	}
 	setup, err := bind(plan.Setup)
 	if err != nil {
@@ -488,7 +480,7 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 	}
 	if len(setup) > 0 && n.setupReadsOnlyConstants(plan, ins) {
 		// Packed weights are computed once here, not at every inference.
-		if err := n.runNow(setup); err != nil {
+		if err := runInOrder(n.engine.queue, setup); err != nil {
 			return fmt.Errorf("layer %q (%s): setup: %w", l.Name, l.Type, err)
 		}
 		descs[len(descs)-len(setup)] = "once: " + descs[len(descs)-len(setup)]
@@ -571,25 +563,6 @@ func (n *Network) readers(name string) int {
 		}
 	}
 	return c
-}
-
-// runNow runs launches one after another on the engine's queue and waits for them.
-func (n *Network) runNow(ls []launch) error {
-	var prev *cl.Event
-	defer func() { prev.Release() }()
-	for _, la := range ls {
-		var wait []*cl.Event
-		if prev != nil {
-			wait = []*cl.Event{prev}
-		}
-		ev, err := n.engine.queue.EnqueueNDRange(la.kernel, la.global, la.local, wait)
-		if err != nil {
-			return err
-		}
-		prev.Release()
-		prev = ev
-	}
-	return prev.Wait()
 }
 
 // inputShapeOnly returns a layer input's tensor (shape and, for activations, buffer)

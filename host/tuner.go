@@ -155,33 +155,17 @@ func (t *tuner) time(l *model.Layer, plan *builtinkernels.Plan, in, out [][]int)
 		}
 	}
 	bind := func(las []builtinkernels.Launch) ([]launch, error) {
-		var out []launch
-		for _, la := range las {
-			k, err := prog.prog.Kernel(la.Kernel)
-			if err != nil {
-				return nil, err
-			}
-			kernels = append(kernels, k)
-			if err := setPlanArgs(k, la.Args, ins, outs, scratch); err != nil {
-				return nil, err
-			}
-			out = append(out, launch{kernel: k, global: la.Global, local: la.Local})
-		}
-		return out, nil
+		ls, ks, err := bindLaunches(prog.prog, las, ins, outs, scratch)
+		kernels = append(kernels, ks...)
+		return ls, err
 	}
 	// Setup work (weight packing) runs once per network, so it is run but not timed.
 	setup, err := bind(plan.Setup)
 	if err != nil {
 		return 0, err
 	}
-	for _, la := range setup {
-		ev, err := t.queue.EnqueueNDRange(la.kernel, la.global, la.local, nil)
-		if err != nil {
-			return 0, err
-		}
-		err = ev.Wait()
-		ev.Release()
-		if err != nil {
+	if len(setup) > 0 {
+		if err := runInOrder(t.queue, setup); err != nil {
 			return 0, err
 		}
 	}
@@ -235,6 +219,47 @@ func (t *tuner) release() {
 }
 
 // setPlanArgs binds a built-in plan's arguments to buffers.
+// bindLaunches creates the kernels of launches from prog and binds their arguments. The
+// kernels come back even on error, for the caller to release.
+func bindLaunches(prog *cl.Program, las []builtinkernels.Launch, ins, outs, scratch []*cl.Buffer) ([]launch, []*cl.Kernel, error) {
+	var out []launch
+	var kernels []*cl.Kernel
+	for _, la := range las {
+		k, err := prog.Kernel(la.Kernel)
+		if err != nil {
+			return nil, kernels, err
+		}
+		kernels = append(kernels, k)
+		if err := setPlanArgs(k, la.Args, ins, outs, scratch); err != nil {
+			return nil, kernels, err
+		}
+		out = append(out, launch{kernel: k, global: la.Global, local: la.Local})
+	}
+	return out, kernels, nil
+}
+
+// runInOrder runs launches one after another on q and waits for the last.
+func runInOrder(q *cl.Queue, ls []launch) error {
+	var prev *cl.Event
+	defer func() { prev.Release() }()
+	for _, la := range ls {
+		var wait []*cl.Event
+		if prev != nil {
+			wait = []*cl.Event{prev}
+		}
+		ev, err := q.EnqueueNDRange(la.kernel, la.global, la.local, wait)
+		if err != nil {
+			return err
+		}
+		prev.Release()
+		prev = ev
+	}
+	if prev == nil {
+		return nil
+	}
+	return prev.Wait()
+}
+
 func setPlanArgs(k *cl.Kernel, args []builtinkernels.Arg, ins, outs, scratch []*cl.Buffer) error {
 	pick := func(list []*cl.Buffer, i int, what string) (*cl.Buffer, error) {
 		if i < 0 || i >= len(list) || list[i] == nil {

@@ -517,3 +517,34 @@ func TestPackedWeightsOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupEveryInference: when a conv's weights are a graph input rather than a
+// constant, its packing runs before the conv at every inference, so new weights give
+// new results.
+func TestSetupEveryInference(t *testing.T) {
+	e := newTestEngine(t, Options{NoGlobalConfig: true})
+	xs, ws := []int{1, 3, 5, 5}, []int{4, 3, 3, 3}
+	b := model.NewBuilder("dynamic-weights")
+	x := b.Input("x", model.Float32, xs...)
+	w := b.Input("w", model.Float32, ws...)
+	y := b.Layer("Conv", "c", []string{x, w}, model.IntsAttr("kernel_shape", 3, 3), model.IntsAttr("pads", 1, 1, 1, 1))
+	b.Output(y)
+	n, err := e.Compile(ctBuild(t, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ctRand(50, xs...)
+	for i, seed := range []uint64{51, 52} {
+		wt := ctRand(seed, ws...)
+		out, err := n.Infer(context.Background(), map[string]*Tensor{"x": in, "w": wt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := ctConv(in.Data, xs, wt.Data, ws, make([]float32, ws[0]), 1, 1)
+		for j, v := range out[y].Data {
+			if d := math.Abs(float64(v - want[j])); d > 1e-4 {
+				t.Fatalf("inference %d: out[%d] = %v, want %v", i, j, v, want[j])
+			}
+		}
+	}
+}

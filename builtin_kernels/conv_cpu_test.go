@@ -104,6 +104,42 @@ func timeLaunches(t testing.TB, env *testEnv, plan *Plan, ins []*HostTensor, out
 	return ds[len(ds)/2]
 }
 
+// namedPlan is one plan a conv test runs, with the name its failures report.
+type namedPlan struct {
+	name string
+	plan *Plan
+}
+
+// checkConvPlans runs, for each case, the plans that plans returns (given the case's
+// index and geometry) against the Conv reference.
+func checkConvPlans(t *testing.T, cases []opCase, plans func(ci int, geo convGeom) ([]namedPlan, error)) {
+	t.Helper()
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	for ci, c := range cases {
+		ins := c.inputs()
+		want, err := convOp{}.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		geo, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := plans(ci, geo)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, np := range list {
+			got, err := RunPlan(env.ctx, q, np.plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.name, np.name, err)
+			}
+			compare(t, c.name+" "+np.name, got[0], want[0])
+		}
+	}
+}
+
 // TestConvCPUPlan runs conv_cpu.cl against the CPU reference over every vector width,
 // one and two weight vectors, pixel tiles that do and do not divide the row, channel
 // counts that leave a partial tile, groups, strides, dilations, asymmetric padding and
@@ -111,7 +147,6 @@ func timeLaunches(t testing.TB, env *testEnv, plan *Plan, ins []*HostTensor, out
 // rows, the partial last tile) is taken.
 func TestConvCPUPlan(t *testing.T) {
 	env := deviceEnv(t)
-	q := mustQueue(t, env)
 	cases := []opCase{
 		{name: "3x3 pad1", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 8, 9, 11), sh(20, 8, 3, 3), sh(20)), out: shapes(sh(1, 20, 9, 11))},
 		{name: "1x1 nobias", attrs: Attrs{}, in: shapes(sh(2, 12, 5, 6), sh(36, 12, 1, 1)), out: shapes(sh(2, 36, 5, 6))},
@@ -125,37 +160,24 @@ func TestConvCPUPlan(t *testing.T) {
 	}
 	// Each case runs three of the tiles, in turn, to keep the compile count (and CI) down.
 	tiles := []cpuConvTile{{4, 1, 3}, {8, 1, 8}, {8, 2, 5}, {16, 1, 7}, {16, 2, 4}, {16, 2, 6}}
-	for ci, c := range cases {
-		ins := c.inputs()
-		want, err := convOp{}.Reference(c.attrs, ins, c.out)
-		if err != nil {
-			t.Fatalf("%s: reference: %v", c.name, err)
-		}
-		geo, err := convOp{}.geometry(c.attrs, c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
+	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
+		var list []namedPlan
 		for k := 0; k < 3; k++ {
 			tile := tiles[(3*ci+k)%len(tiles)]
 			plan, err := cpuConvPlan(geo, tile, env.dev)
 			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
+				return nil, err
 			}
-			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
-			if err != nil {
-				t.Fatalf("%s tile %v: %v", c.name, tile, err)
-			}
-			compare(t, fmt.Sprintf("%s tile %v", c.name, tile), got[0], want[0])
+			list = append(list, namedPlan{fmt.Sprintf("tile %v", tile), plan})
 		}
-	}
+		return list, nil
+	})
 }
 
 // TestConvDepthwiseCPUPlan runs conv_dw_cpu.cl against the CPU reference: strides 1, 2
 // and 3 (one vector load, a de-interleaved load, a gather), rows narrower than a vector,
 // rows that end in a partial vector, dilation, a channel multiplier, and the fused work.
 func TestConvDepthwiseCPUPlan(t *testing.T) {
-	env := deviceEnv(t)
-	q := mustQueue(t, env)
 	dw := func(groups int, a Attrs) Attrs {
 		a["group"] = groups
 		return a
@@ -168,31 +190,19 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 		{name: "residual 11 wide", attrs: dw(4, Attrs{"pads": []int{1, 1, 1, 1}}), in: shapes(sh(1, 4, 5, 11), sh(4, 1, 3, 3), nil, sh(1, 4, 5, 11)), out: shapes(sh(1, 4, 5, 11))},
 		{name: "dil2 mult2", attrs: dw(3, Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}}), in: shapes(sh(1, 3, 10, 17), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(1, 6, 10, 17))},
 	}
-	for _, c := range cases {
-		ins := c.inputs()
-		want, err := convOp{}.Reference(c.attrs, ins, c.out)
-		if err != nil {
-			t.Fatalf("%s: reference: %v", c.name, err)
-		}
-		geo, err := convOp{}.geometry(c.attrs, c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// 16 lanes on one compute unit groups several planes per work-item (14 planes:
-		// 3, 3, 3, 3, 2); 4 lanes on many units gives each plane its own.
+	// 16 lanes on one compute unit groups several planes per work-item (14 planes:
+	// 3, 3, 3, 3, 2); 4 lanes on many units gives each plane its own.
+	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
+		var list []namedPlan
 		for _, dev := range []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}} {
-			width := dev.FloatVectorWidth
 			plan, err := cpuDepthwisePlan(geo, dev)
 			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
+				return nil, err
 			}
-			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
-			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-			compare(t, fmt.Sprintf("%s width %d", c.name, width), got[0], want[0])
+			list = append(list, namedPlan{fmt.Sprintf("width %d", dev.FloatVectorWidth), plan})
 		}
-	}
+		return list, nil
+	})
 }
 
 // TestMaxPoolCPUPlan runs window_cpu.cl's max pooling against the reference: the
@@ -379,7 +389,6 @@ func BenchmarkConvDepthwiseCPU(b *testing.B) {
 // that leave a partial channel tile; groups; batches; and the fused work.
 func TestConv1x1CPUPlan(t *testing.T) {
 	env := deviceEnv(t)
-	q := mustQueue(t, env)
 	cases := []opCase{
 		{name: "whole tiles", attrs: Attrs{}, in: shapes(sh(1, 5, 8, 8), sh(16, 5, 1, 1), sh(16)), out: shapes(sh(1, 16, 8, 8))},
 		{name: "partial tile relu", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(2, 7, 7, 7), sh(13, 7, 1, 1), sh(13)), out: shapes(sh(2, 13, 7, 7))},
@@ -387,31 +396,20 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		{name: "groups clip residual", attrs: Attrs{"group": 3, FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.2), FusedMaxAttr: float32(0.3)}, in: shapes(sh(2, 6, 6, 9), sh(9, 2, 1, 1), sh(9), sh(2, 9, 6, 9)), out: shapes(sh(2, 9, 6, 9))},
 	}
 	tiles := []cpu1x1Tile{{16, 8, 2}, {8, 6, 2}, {4, 3, 3}, {16, 12, 1}}
-	for _, c := range cases {
-		ins := c.inputs()
-		want, err := convOp{}.Reference(c.attrs, ins, c.out)
-		if err != nil {
-			t.Fatalf("%s: reference: %v", c.name, err)
-		}
-		geo, err := convOp{}.geometry(c.attrs, c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
+	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
 		if !geo.pointwise() {
-			t.Fatalf("%s: not pointwise", c.name)
+			return nil, fmt.Errorf("not pointwise")
 		}
+		var list []namedPlan
 		for _, tile := range tiles {
 			plan, err := cpu1x1Plan(geo, tile, env.dev)
 			if err != nil {
-				t.Fatalf("%s: %v", c.name, err)
+				return nil, err
 			}
-			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
-			if err != nil {
-				t.Fatalf("%s tile %v: %v", c.name, tile, err)
-			}
-			compare(t, fmt.Sprintf("%s tile %v", c.name, tile), got[0], want[0])
+			list = append(list, namedPlan{fmt.Sprintf("tile %v", tile), plan})
 		}
-	}
+		return list, nil
+	})
 	pad, _ := convOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}}, shapes(sh(1, 2, 4, 4), sh(3, 2, 1, 1)))
 	stride, _ := convOp{}.geometry(Attrs{"strides": []int{2, 2}}, shapes(sh(1, 2, 4, 4), sh(3, 2, 1, 1)))
 	if pad.pointwise() || stride.pointwise() {

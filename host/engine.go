@@ -87,12 +87,17 @@ type Engine struct {
 	mu       sync.Mutex
 	networks []*Network
 	closed   bool
+	// subBuffer creates an activation's view of the arena; the tests replace it to
+	// reach the buffer-per-tensor fallback on drivers that never refuse a sub-buffer.
+	subBuffer func(arena *cl.Buffer, offset, size int) (*cl.Buffer, error)
 }
 
 // NewEngine opens the device and loads the custom-layer configurations. Every
 // configuration problem is reported at once.
 func NewEngine(opts Options) (*Engine, error) {
-	e := &Engine{opts: opts}
+	e := &Engine{opts: opts, subBuffer: func(arena *cl.Buffer, offset, size int) (*cl.Buffer, error) {
+		return arena.Sub(cl.MemReadWrite, offset, size)
+	}}
 	reg, err := loadConfigs(opts, e.logf)
 	if err != nil {
 		return nil, err

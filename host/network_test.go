@@ -425,59 +425,76 @@ func TestCheckLayers(t *testing.T) {
 	}
 }
 
-// TestArenaFallback: when the driver refuses a sub-buffer (here: offsets finer than the
-// device's real alignment), every activation gets a buffer of its own and results hold.
+// TestArenaFallback: when sub-buffers are refused, every activation gets a buffer of its
+// own and results hold. The refusal is forced first (any driver), then asked of the
+// driver itself with offsets finer than the device's real alignment: PoCL refuses them,
+// NVIDIA's driver accepts them, and either way the results must hold.
 func TestArenaFallback(t *testing.T) {
+	oddChain := func() *model.Model {
+		b := model.NewBuilder("odd")
+		y := b.Input("x", model.Float32, 1, 3, 5, 7) // 420 bytes: offsets not multiples of 128
+		for i := 0; i < 4; i++ {
+			y = b.Layer("LeakyRelu", fmt.Sprintf("r%d", i), []string{y}, model.FloatAttr("alpha", 0.5))
+		}
+		b.Output(y)
+		m, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	check := func(n *Network) {
+		t.Helper()
+		in := randomTensor(rand.New(rand.NewSource(6)), 1, 3, 5, 7)
+		out, err := n.Infer(context.Background(), map[string]*Tensor{"x": in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range in.Data {
+			want := v
+			if v < 0 {
+				want = v / 16
+			}
+			if d := math.Abs(float64(out["r3"].Data[i] - want)); d > 1e-6 {
+				t.Fatalf("out[%d] = %v, want %v", i, out["r3"].Data[i], want)
+			}
+		}
+	}
+
+	var forcedLog strings.Builder
+	forced := newTestEngine(t, Options{NoGlobalConfig: true, Log: &forcedLog})
+	forced.subBuffer = func(*cl.Buffer, int, int) (*cl.Buffer, error) {
+		return nil, &cl.Error{Call: "clCreateSubBuffer", Code: cl.CodeInvalidValue}
+	}
+	n, err := forced.Compile(oddChain())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(forcedLog.String(), "sub-buffers refused") {
+		t.Fatalf("no fallback happened; log:\n%s", forcedLog.String())
+	}
+	check(n)
+
 	var logs strings.Builder
 	e := newTestEngine(t, Options{NoGlobalConfig: true, Log: &logs})
 	if e.Device.BaseAlignBytes <= 4 {
 		t.Fatalf("device alignment %d leaves no finer offset to try", e.Device.BaseAlignBytes)
 	}
 	e.Device.BaseAlignBytes = 4
-	b := model.NewBuilder("odd")
-	y := b.Input("x", model.Float32, 1, 3, 5, 7) // 420 bytes: offsets not multiples of 128
-	for i := 0; i < 4; i++ {
-		y = b.Layer("LeakyRelu", fmt.Sprintf("r%d", i), []string{y}, model.FloatAttr("alpha", 0.5))
-	}
-	b.Output(y)
-	m, err := b.Build()
-	if err != nil {
+	if n, err = e.Compile(oddChain()); err != nil {
 		t.Fatal(err)
 	}
-	n, err := e.Compile(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fellBack := strings.Contains(logs.String(), "sub-buffers refused")
-	in := randomTensor(rand.New(rand.NewSource(6)), 1, 3, 5, 7)
-	out, err := n.Infer(context.Background(), map[string]*Tensor{"x": in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range in.Data {
-		want := v
-		if v < 0 {
-			want = v / 16
-		}
-		if d := math.Abs(float64(out["r3"].Data[i] - want)); d > 1e-6 {
-			t.Fatalf("out[%d] = %v, want %v", i, out["r3"].Data[i], want)
-		}
-	}
-	if !fellBack {
-		// Some drivers (NVIDIA's) accept sub-buffers at any 4-byte offset, whatever
-		// alignment they report; the results above are still checked.
-		t.Skipf("the driver accepted sub-buffers at 4-byte offsets, so the fallback is not reachable this way; log:\n%s", logs.String())
-	}
+	check(n)
+	t.Logf("misaligned sub-buffers refused by the driver: %v", strings.Contains(logs.String(), "sub-buffers refused"))
 }
 
 // TestPackedWeightsOnce: on a CPU device a conv's weights are packed once when the
 // network compiles, the unpacked device copy is freed when nothing else reads it, and a
-// weight tensor two convs share stays. Results are checked against the reference.
+// weight tensor two convs share stays. GPU conv plans pack nothing, so there every
+// weight keeps its device copy. Results are checked against the reference on both.
 func TestPackedWeightsOnce(t *testing.T) {
 	e := newTestEngine(t, Options{NoGlobalConfig: true})
-	if e.Device.IsGPU() {
-		t.Skip("the packed-weight conv plans are the CPU ones")
-	}
+	packs := !e.Device.IsGPU()
 	ws := []int{4, 3, 3, 3}
 	w := ctRandSlice(40, elements(ws), -0.5, 0.5)
 	b := model.NewBuilder("packed")
@@ -492,8 +509,8 @@ func TestPackedWeightsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, kept := n.tensors["own.weight"]; kept {
-		t.Error("the device copy of own.weight, read only by c1's packing, was kept")
+	if _, kept := n.tensors["own.weight"]; kept == packs {
+		t.Errorf("device copy of own.weight kept: %v, on a device whose conv plans pack weights: %v", kept, packs)
 	}
 	if _, kept := n.tensors["shared.weight"]; !kept {
 		t.Error("shared.weight, read by two layers, was freed")

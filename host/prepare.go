@@ -149,7 +149,7 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 	n.owned = append(n.owned, whole)
 	n.PlannedBytes = int64(arena)
 	for _, t := range ts {
-		sub, err := whole.Sub(cl.MemReadWrite, t.offset, t.bytes)
+		sub, err := n.engine.subBuffer(whole, t.offset, t.bytes)
 		if err != nil {
 			// A driver that refuses sub-buffers still runs the network, with a buffer per
 			// tensor: more memory, same results.

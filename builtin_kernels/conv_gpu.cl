@@ -6,6 +6,15 @@
 // the window KH KW SH SW DH DW PT PL OH OW, TM TN TK RM RN, SPLITK KCHUNK, HAS_BIAS,
 // HAS_RESIDUAL, WT for weights stored K × M, and the fused activation macro APPLY_ACT).
 //
+// What makes it fast on a GPU, where local-memory reads, not multiply-adds, bound a
+// naive tiled GEMM:
+// - a work-item's RM rows (and RN columns) are RM/4 runs of 4 adjacent ones, 4·TY apart,
+//   so each kk step reads them as float4s: (RM+RN)/4 local loads feed RM·RN FMAs, and
+//   a warp's float4 reads are contiguous (no bank conflicts);
+// - two local buffers: the next K slice is loaded from global memory into registers
+//   while the current one is multiplied, then stored into the other buffer, so there is
+//   one barrier per slice and global latency hides behind arithmetic.
+//
 // With SPLITK > 1 the K range is cut into SPLITK chunks (for layers with too few output
 // tiles to fill the device); each chunk writes partial sums to a scratch buffer and
 // conv_gemm_reduce adds them up with the bias, the residual and the activation.
@@ -17,6 +26,51 @@
 #define OHW (OH * OW)
 #define P (N * OHW)
 #define TOTAL (N * M * OHW)
+/* Loads per work-item per slice, and the stride between a work-item's rows of them. */
+#define ALOADS ((TM * TK) / NT)
+#define BLOADS ((TN * TK) / NT)
+/* Row padding keeps float4 alignment and spreads A's transposed stores over the banks. */
+#define TMP (TM + 4)
+
+/* LOAD_SLICE(k0) reads the work-item's share of the K slice at k0 into ra (W) and rb
+   (X_col, gathered through the window with zero padding). */
+#if WT
+#define LOAD_A(k0)                                                                   \
+    for (int i = 0; i < ALOADS; i++) {                                               \
+        const int k = (k0) + ka0 + i * (NT / TM);                                    \
+        ra[i] = (m0 + ma < MG && k < kend) ? wg[k * MG + m0 + ma] : 0.0f;            \
+    }
+#else
+#define LOAD_A(k0)                                                                   \
+    for (int i = 0; i < ALOADS; i++) {                                               \
+        const int m = ma0 + i * (NT / TK);                                           \
+        const int k = (k0) + ka;                                                     \
+        ra[i] = (m0 + m < MG && k < kend) ? wg[(m0 + m) * KT + k] : 0.0f;            \
+    }
+#endif
+#if KH == 1 && KW == 1
+#define KDECOMP(k) const int iy = iy0; const int ix = ix0; const int c = (k);
+#else
+#define KDECOMP(k)                                                                   \
+    const int c = (k) / (KH * KW);                                                   \
+    const int r = (k) - c * (KH * KW);                                               \
+    const int ky = r / KW;                                                           \
+    const int iy = iy0 + ky * DH;                                                    \
+    const int ix = ix0 + (r - ky * KW) * DW;
+#endif
+#define LOAD_B(k0)                                                                   \
+    for (int i = 0; i < BLOADS; i++) {                                               \
+        const int k = (k0) + kb0 + i * (NT / TN);                                    \
+        float v = 0.0f;                                                              \
+        if (pvalid && k < kend) {                                                    \
+            KDECOMP(k)                                                               \
+            if (iy >= 0 && iy < H && ix >= 0 && ix < W) {                            \
+                v = xb[(c * H + iy) * W + ix];                                       \
+            }                                                                        \
+        }                                                                            \
+        rb[i] = v;                                                                   \
+    }
+#define LOAD_SLICE(k0) LOAD_A(k0) LOAD_B(k0)
 
 #if HAS_BIAS
 #define BIAS(m) bias[m]
@@ -34,8 +88,8 @@ void conv_gemm(__global const float* restrict x,
                __global const float* restrict w BIAS_ARG RES_ARG,
                __global float* restrict y)
 {
-    __local float As[TK][TM + 1];
-    __local float Bs[TK][TN];
+    __local float As[2][TK][TMP];
+    __local float Bs[2][TK][TN];
     const int tx = get_local_id(0);
     const int ty = get_local_id(1);
     const int tid = ty * TX + tx;
@@ -47,12 +101,12 @@ void conv_gemm(__global const float* restrict x,
     const int kbeg = s * KCHUNK;
     const int kend = min(KT, kbeg + KCHUNK);
 
-    float acc[RM][RN];
+    float4 acc[RM][RN / 4];
     #pragma unroll
     for (int i = 0; i < RM; i++) {
         #pragma unroll
-        for (int j = 0; j < RN; j++) {
-            acc[i][j] = 0.0f;
+        for (int j = 0; j < RN / 4; j++) {
+            acc[i][j] = (float4)(0.0f);
         }
     }
 
@@ -66,85 +120,89 @@ void conv_gemm(__global const float* restrict x,
     const int iy0 = (pr / OW) * SH - PT;
     const int ix0 = (pr % OW) * SW - PL;
     const __global float* xb = x + (pn * C + g * CG) * (H * W);
+#if WT
+    /* weights stored K × M (a Gemm's B without transB): adjacent work-items take
+       adjacent m, so the loads are coalesced */
+    const int ma = tid % TM;
+    const int ka0 = tid / TM;
+#else
     const int ka = tid % TK;
     const int ma0 = tid / TK;
+#endif
     const __global float* wg = w + (g * MG) * KT;
 
+    /* Registers carry the next K slice from global memory across the multiply of the
+       current one; the slice is stored to local memory at the top of the next step. With
+       two local buffers the store cannot race the previous step's reads: every work-item
+       has passed that step's barrier, so all of them finished reading the other buffer. */
+    float ra[ALOADS], rb[BLOADS];
+    int cur = 0;
     for (int k0 = kbeg; k0 < kend; k0 += TK) {
+        if (k0 == kbeg) {
+            LOAD_SLICE(kbeg)
+        }
         #pragma unroll
-        for (int i = 0; i < (TM * TK) / NT; i++) {
-            const int m = ma0 + i * (NT / TK);
-            const int k = k0 + ka;
+        for (int i = 0; i < ALOADS; i++) {
 #if WT
-            /* weights stored K × M (a Gemm's B without transB) */
-            As[ka][m] = (m0 + m < MG && k < kend) ? wg[k * MG + m0 + m] : 0.0f;
+            As[cur][ka0 + i * (NT / TM)][ma] = ra[i];
 #else
-            As[ka][m] = (m0 + m < MG && k < kend) ? wg[(m0 + m) * KT + k] : 0.0f;
+            As[cur][ka][ma0 + i * (NT / TK)] = ra[i];
 #endif
         }
         #pragma unroll
-        for (int i = 0; i < (TN * TK) / NT; i++) {
-            const int kk = kb0 + i * (NT / TN);
-            const int k = k0 + kk;
-            float v = 0.0f;
-            if (pvalid && k < kend) {
-#if KH == 1 && KW == 1
-                const int iy = iy0;
-                const int ix = ix0;
-                const int c = k;
-#else
-                const int c = k / (KH * KW);
-                const int r = k - c * (KH * KW);
-                const int ky = r / KW;
-                const int iy = iy0 + ky * DH;
-                const int ix = ix0 + (r - ky * KW) * DW;
-#endif
-                if (iy >= 0 && iy < H && ix >= 0 && ix < W) {
-                    v = xb[(c * H + iy) * W + ix];
-                }
-            }
-            Bs[kk][pb] = v;
+        for (int i = 0; i < BLOADS; i++) {
+            Bs[cur][kb0 + i * (NT / TN)][pb] = rb[i];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+        if (k0 + TK < kend) {
+            LOAD_SLICE(k0 + TK)
+        }
         #pragma unroll
         for (int kk = 0; kk < TK; kk++) {
-            float a[RM], b[RN];
+            float4 a[RM / 4], b[RN / 4];
             #pragma unroll
-            for (int i = 0; i < RM; i++) {
-                a[i] = As[kk][ty + i * TY];
+            for (int i = 0; i < RM / 4; i++) {
+                a[i] = vload4(0, &As[cur][kk][i * 4 * TY + ty * 4]);
             }
             #pragma unroll
-            for (int j = 0; j < RN; j++) {
-                b[j] = Bs[kk][tx + j * TX];
+            for (int j = 0; j < RN / 4; j++) {
+                b[j] = vload4(0, &Bs[cur][kk][j * 4 * TX + tx * 4]);
             }
             #pragma unroll
-            for (int i = 0; i < RM; i++) {
+            for (int i = 0; i < RM / 4; i++) {
                 #pragma unroll
-                for (int j = 0; j < RN; j++) {
-                    acc[i][j] = fma(a[i], b[j], acc[i][j]);
+                for (int j = 0; j < RN / 4; j++) {
+                    acc[i * 4 + 0][j] = fma((float4)(a[i].x), b[j], acc[i * 4 + 0][j]);
+                    acc[i * 4 + 1][j] = fma((float4)(a[i].y), b[j], acc[i * 4 + 1][j]);
+                    acc[i * 4 + 2][j] = fma((float4)(a[i].z), b[j], acc[i * 4 + 2][j]);
+                    acc[i * 4 + 3][j] = fma((float4)(a[i].w), b[j], acc[i * 4 + 3][j]);
                 }
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        cur ^= 1;
     }
 
     #pragma unroll
     for (int i = 0; i < RM; i++) {
-        const int m = m0 + ty + i * TY;
+        const int m = m0 + (i / 4) * 4 * TY + ty * 4 + (i % 4);
         if (m < MG) {
             const int mm = g * MG + m;
             #pragma unroll
-            for (int j = 0; j < RN; j++) {
-                const int p = p0 + tx + j * TX;
-                if (p < P) {
-                    const int n = p / OHW;
-                    const int idx = (n * M + mm) * OHW + (p - n * OHW);
+            for (int j = 0; j < RN / 4; j++) {
+                const float vals[4] = {acc[i][j].x, acc[i][j].y, acc[i][j].z, acc[i][j].w};
+                #pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int p = p0 + j * 4 * TX + tx * 4 + e;
+                    if (p < P) {
+                        const int n = p / OHW;
+                        const int idx = (n * M + mm) * OHW + (p - n * OHW);
 #if SPLITK == 1
-                    const float v = acc[i][j] + BIAS(mm) + RES(idx);
-                    y[idx] = APPLY_ACT(v);
+                        const float v = vals[e] + BIAS(mm) + RES(idx);
+                        y[idx] = APPLY_ACT(v);
 #else
-                    y[s * TOTAL + idx] = acc[i][j];
+                        y[s * TOTAL + idx] = vals[e];
 #endif
+                    }
                 }
             }
         }

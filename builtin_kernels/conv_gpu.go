@@ -1,36 +1,49 @@
 package builtinkernels
 
 // gemmTile is one tile configuration of conv_gpu.cl: a work-group computes TM output
-// channels × TN output pixels, each of its (TM/RM)·(TN/RN) work-items an RM × RN block,
-// stepping through K in slices of TK.
+// channels × TN output pixels, each of its (TM/RM)·(TN/RN) work-items an RM × RN block
+// read from local memory as float4s (so RM and RN are multiples of 4), stepping through
+// K in slices of TK.
 type gemmTile struct{ tm, tn, rm, rn, tk int }
 
 // gpuTiles are tried largest first: big tiles reuse each staged value most, small ones
 // leave enough work-groups to fill the device on small layers.
 var gpuTiles = []gemmTile{
 	{128, 128, 8, 8, 8},
+	{64, 128, 8, 8, 8},
 	{64, 64, 4, 4, 16},
-	{32, 64, 2, 4, 16},
+	{32, 64, 4, 4, 16},
 	{32, 32, 4, 4, 16},
-	{16, 64, 2, 4, 16},
+	{16, 64, 4, 4, 16},
 }
 
-// tunerTiles are further configurations only the tuner tries: larger register tiles
-// (more multiply-adds per local-memory read) on fewer work-items.
+// tunerTiles are further configurations only the tuner tries: other shapes of the
+// register tile and deeper K slices.
 var tunerTiles = []gemmTile{
+	{128, 128, 8, 8, 16},
 	{128, 64, 8, 8, 8},
-	{64, 128, 8, 8, 8},
+	{64, 128, 4, 8, 8},
 	{64, 64, 8, 8, 8},
 	{64, 32, 4, 4, 16},
 }
 
 func (t gemmTile) threads() int { return (t.tm / t.rm) * (t.tn / t.rn) }
 
-// valid checks the divisibility conv_gpu.cl's loading loops rely on.
+// localBytes is the local memory conv_gpu.cl declares for the tile: two buffers of a
+// TK × (TM+4) slice of W and a TK × TN slice of X_col.
+func (t gemmTile) localBytes() int64 { return int64(4 * 2 * t.tk * (t.tm + 4 + t.tn)) }
+
+// valid checks the divisibility conv_gpu.cl's loading loops and float4 reads rely on.
 func (t gemmTile) valid() bool {
 	nt := t.threads()
-	return t.tm%t.rm == 0 && t.tn%t.rn == 0 && nt%t.tk == 0 && nt%t.tn == 0 &&
+	return t.rm%4 == 0 && t.rn%4 == 0 && t.tm%t.rm == 0 && t.tn%t.rn == 0 &&
+		nt%t.tk == 0 && nt%t.tn == 0 && nt%t.tm == 0 &&
 		(t.tm*t.tk)%nt == 0 && (t.tn*t.tk)%nt == 0
+}
+
+// fits says whether the device can run the tile's work-group.
+func (t gemmTile) fits(dev DeviceInfo) bool {
+	return t.threads() <= dev.MaxWorkGroupSize && (dev.LocalMemBytes == 0 || t.localBytes() <= dev.LocalMemBytes)
 }
 
 // autoSplitK is the K split the heuristic picks for a tile count: enough work-groups for
@@ -68,7 +81,7 @@ func heuristicTile(g convGeom, dev DeviceInfo) (gemmTile, int) {
 	var tile gemmTile
 	chosen := false
 	for _, t := range gpuTiles {
-		if t.threads() > dev.MaxWorkGroupSize || t.tm > 2*g.mg && t.tm > 16 {
+		if !t.fits(dev) || t.tm > g.mg && t.tm > 16 {
 			continue
 		}
 		if tiles(t) >= 2*cu {
@@ -180,7 +193,7 @@ func gemmCandidates(g convGeom, wt bool, dev DeviceInfo) ([]*Plan, error) {
 	list := []choice{{ht, hs}}
 	seen[list[0]] = true
 	for _, t := range append(append([]gemmTile(nil), gpuTiles...), tunerTiles...) {
-		if !t.valid() || t.threads() > dev.MaxWorkGroupSize || t.tm > 2*g.mg && t.tm > 16 {
+		if !t.valid() || !t.fits(dev) || t.tm > 2*g.mg && t.tm > 16 {
 			continue
 		}
 		tiles := ceilDiv(g.mg, t.tm) * ceilDiv(p, t.tn) * g.g

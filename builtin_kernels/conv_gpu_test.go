@@ -128,3 +128,70 @@ func TestConvCandidatesAllCorrect(t *testing.T) {
 		compare(t, fmt.Sprintf("candidate %d (%v)", i, p.Launches[0].Local), got[0], want[0])
 	}
 }
+
+// TestGemmTilesAllCorrect runs every tile configuration, the heuristic's and the
+// tuner's, in both weight layouts, on shapes that leave partial tiles in M, in the
+// pixels and in K, with and without a K split, against the references. The tile lists
+// are what conv_gpu.cl's float4 reads and loading loops assume, so each is checked
+// valid first.
+func TestGemmTilesAllCorrect(t *testing.T) {
+	env := deviceEnv(t)
+	q, err := env.ctx.NewQueue(cl.QueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Release()
+	conv := opCase{name: "conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu},
+		in: shapes(sh(1, 20, 13, 11), sh(136, 20, 3, 3), sh(136), sh(1, 136, 13, 11)), out: shapes(sh(1, 136, 13, 11))}
+	convIn := conv.inputs()
+	convWant, err := convOp{}.Reference(conv.attrs, convIn, conv.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	convGeo, err := convOp{}.geometry(conv.attrs, conv.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := opCase{name: "fc", attrs: Attrs{}, in: shapes(sh(67, 150), sh(150, 131), sh(131)), out: shapes(sh(67, 131))}
+	fcIn := fc.inputs()
+	fcWant, err := gemmOp{}.Reference(fc.attrs, fcIn, fc.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fcGeo, err := gemmOp{}.geometry(fc.attrs, fc.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The device's own local memory: the planner never offers a tile that exceeds it
+	// (oclgrind, for one, has less than the deepest tile needs).
+	dev := DeviceInfo{IsGPU: true, ComputeUnits: 4, MaxWorkGroupSize: 256, LocalMemBytes: env.dev.LocalMemBytes}
+	for i, tile := range append(append([]gemmTile(nil), gpuTiles...), tunerTiles...) {
+		if !tile.valid() {
+			t.Fatalf("tile %v is not valid for conv_gpu.cl", tile)
+		}
+		if !tile.fits(dev) {
+			t.Logf("tile %v needs %d bytes of local memory, the device has %d", tile, tile.localBytes(), dev.LocalMemBytes)
+			continue
+		}
+		splitK := 1 + 2*(i%2)
+		plan, err := implicitGemmTiled(convGeo, false, tile, splitK, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := RunPlan(env.ctx, q, plan, convIn, conv.out)
+		if err != nil {
+			t.Fatalf("conv tile %v: %v", tile, err)
+		}
+		compare(t, fmt.Sprintf("conv tile %v split %d", tile, splitK), got[0], convWant[0])
+
+		plan, err = implicitGemmTiled(gemmAsConv(fcGeo), true, tile, 1, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err = RunPlan(env.ctx, q, plan, fcIn, fc.out)
+		if err != nil {
+			t.Fatalf("fc tile %v: %v", tile, err)
+		}
+		compare(t, fmt.Sprintf("fc K×M weights tile %v", tile), got[0], fcWant[0])
+	}
+}

@@ -74,6 +74,9 @@ type Network struct {
 	mem     []*memTensor
 	kernels []*cl.Kernel
 	progs   []*program
+	// stageIn and stageOut are the pinned host buffers of the inputs and outputs, when
+	// transfers go through them (Options.Pinned; transfer.go).
+	stageIn, stageOut []*cl.HostBuffer
 
 	mu       sync.Mutex
 	released bool
@@ -211,6 +214,11 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 		n.outputs = append(n.outputs, t)
 	}
 	n.findLastWaiters()
+	if e.opts.Pinned {
+		if err := n.pinnedStaging(); err != nil {
+			return nil, err
+		}
+	}
 	if e.opts.DumpKernels != "" {
 		written, err := e.programs.dump(e.opts.DumpKernels, n.progs)
 		if err != nil {
@@ -710,10 +718,9 @@ func (n *Network) inputNames() []string {
 // run writes the inputs, enqueues every step after its producers, and reads the outputs.
 func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	q := n.engine.queue
-	for _, t := range n.inputs {
-		if err := q.Write(t.buf, 0, float32Bytes(inputs[t.name].Data), nil); err != nil {
-			return nil, fmt.Errorf("input %q: %w", t.name, err)
-		}
+	if err := n.writeInputs(q, inputs); err != nil {
+		_ = q.Finish()
+		return nil, err
 	}
 	useEvents := q.OutOfOrder || q.Profiling
 	events, err := n.submit(q, useEvents)
@@ -731,7 +738,7 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 		return nil, err
 	}
 	outs := make(map[string]*Tensor, len(n.outputs))
-	for _, t := range n.outputs {
+	for i, t := range n.outputs {
 		var wait []*cl.Event
 		if useEvents && t.ready >= 0 {
 			if evs := events[t.ready]; len(evs) > 0 {
@@ -739,7 +746,7 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 			}
 		}
 		data := make([]float32, elements(t.shape))
-		if err := q.Read(t.buf, 0, float32Bytes(data), wait); err != nil {
+		if err := n.readOutput(q, i, data, wait); err != nil {
 			_ = q.Finish()
 			return nil, fmt.Errorf("output %q: %w", t.name, err)
 		}
@@ -867,6 +874,10 @@ func (n *Network) release() {
 	for _, k := range n.kernels {
 		k.Release()
 	}
+	for _, h := range append(n.stageIn, n.stageOut...) {
+		h.Release()
+	}
+	n.stageIn, n.stageOut = nil, nil
 	// Newest first: sub-buffers before the arena they view.
 	for i := len(n.owned) - 1; i >= 0; i-- {
 		n.owned[i].Release()

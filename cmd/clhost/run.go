@@ -33,6 +33,7 @@ type engineFlags struct {
 	batch       *int
 	queue       *string
 	tune        *autoBool
+	pinned      *autoBool
 	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
 	inputShapes map[string][]int
 	inputFiles  []string
@@ -49,6 +50,8 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	ef.queue = fs.String("queue", "auto", "command queue: auto (out of order on CPUs, in order on GPUs), in-order or out-of-order")
 	ef.tune = &autoBool{}
 	fs.Var(ef.tune, "tune", "time the alternative kernel plans at compile time and keep the fastest (remembered in the cache folder); default: on for GPUs, off for CPUs")
+	ef.pinned = &autoBool{}
+	fs.Var(ef.pinned, "pinned", "copy inputs and outputs through pinned host buffers; default: on for GPUs, off for CPUs")
 }
 
 // autoBool is a boolean flag that also knows whether it was given at all.
@@ -113,6 +116,7 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	}
 	o.CacheDir, o.Log = *ef.cacheDir, os.Stderr
 	o.Tune, o.TuneGPUs = ef.tune.on, !ef.tune.set
+	o.Pinned, o.PinnedGPUs = ef.pinned.on, !ef.pinned.set
 	e, err := host.NewEngine(o)
 	if err != nil {
 		return nil, nil, err

@@ -1,0 +1,126 @@
+package host
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"clhost/host/cl"
+)
+
+// Inputs and outputs cross to the device either directly from the caller's Go memory (a
+// blocking write the driver stages through its own small pinned buffers, one piece
+// after the other) or through pinned host buffers of the network's own: each input is
+// copied into its pinned buffer by several goroutines at once, each enqueueing the
+// device copy of a piece as soon as the piece is in, so the bus transfer overlaps the
+// host copy. On an H100 a pageable write of ResNet-18's batch-16 input (9.6 MB) ran at
+// about 9 GB/s, a quarter of the whole inference. On a CPU device the "device" memory is
+// host memory already, so the direct write is a single copy and stays the default.
+
+// pinnedPiece is the size of one enqueued device copy: large enough that the enqueue
+// cost is small against the transfer, small enough that the first copy starts early.
+const pinnedPiece = 512 << 10
+
+// pinnedStaging allocates a pinned host buffer per graph input and output.
+func (n *Network) pinnedStaging() error {
+	q := n.engine.queue
+	for _, t := range n.inputs {
+		h, err := q.NewHostBuffer(4 * elements(t.shape))
+		if err != nil {
+			return fmt.Errorf("input %q: pinned host buffer: %w", t.name, err)
+		}
+		n.stageIn = append(n.stageIn, h)
+	}
+	for _, t := range n.outputs {
+		h, err := q.NewHostBuffer(4 * elements(t.shape))
+		if err != nil {
+			return fmt.Errorf("output %q: pinned host buffer: %w", t.name, err)
+		}
+		n.stageOut = append(n.stageOut, h)
+	}
+	return nil
+}
+
+// writeInputs enqueues the copies of every input to the device. They are complete, or
+// ordered before every later command, when it returns.
+func (n *Network) writeInputs(q *cl.Queue, inputs map[string]*Tensor) error {
+	for i, t := range n.inputs {
+		src := float32Bytes(inputs[t.name].Data)
+		if n.stageIn == nil {
+			if err := q.Write(t.buf, 0, src, nil); err != nil {
+				return fmt.Errorf("input %q: %w", t.name, err)
+			}
+			continue
+		}
+		if err := writePinned(q, t.buf, n.stageIn[i], src); err != nil {
+			return fmt.Errorf("input %q: %w", t.name, err)
+		}
+	}
+	if n.stageIn != nil && q.OutOfOrder {
+		// Out of order, the kernels would not wait for non-blocking writes.
+		return q.Barrier()
+	}
+	return nil
+}
+
+// writePinned copies src into h and enqueues h's copy to dst, piece by piece, from a
+// few goroutines that each take a contiguous share.
+func writePinned(q *cl.Queue, dst *cl.Buffer, h *cl.HostBuffer, src []byte) error {
+	shares := copyShares(len(src))
+	if shares == 1 {
+		copy(h.Bytes, src)
+		return q.WriteFrom(dst, 0, h, 0, len(src), nil)
+	}
+	errs := make([]error, shares)
+	var wg sync.WaitGroup
+	for s := range shares {
+		lo, hi := len(src)*s/shares, len(src)*(s+1)/shares
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for off := lo; off < hi; off += pinnedPiece {
+				end := min(off+pinnedPiece, hi)
+				copy(h.Bytes[off:end], src[off:end])
+				if err := q.WriteFrom(dst, off, h, off, end-off, nil); err != nil {
+					errs[s] = err
+					return
+				}
+				if err := q.Flush(); err != nil {
+					errs[s] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyShares is how many goroutines copy n bytes: one per 1 MiB, at most one per core
+// and 8 in all (memory bandwidth, not cores, bounds a copy beyond that).
+func copyShares(n int) int {
+	return max(1, min(n>>20, runtime.GOMAXPROCS(0), 8))
+}
+
+// readOutput copies output i from the device into data once wait has completed.
+func (n *Network) readOutput(q *cl.Queue, i int, data []float32, wait []*cl.Event) error {
+	t := n.outputs[i]
+	dst := float32Bytes(data)
+	if n.stageOut == nil {
+		return q.Read(t.buf, 0, dst, wait)
+	}
+	h := n.stageOut[i]
+	if err := q.ReadInto(h, 0, t.buf, 0, len(dst), wait); err != nil {
+		return err
+	}
+	if err := q.Finish(); err != nil {
+		return err
+	}
+	copy(dst, h.Bytes)
+	return nil
+}

@@ -88,8 +88,11 @@ void conv_gemm(__global const float* restrict x,
                __global const float* restrict w BIAS_ARG RES_ARG,
                __global float* restrict y)
 {
-    __local float As[2][TK][TMP];
-    __local float Bs[2][TK][TN];
+    /* 16-byte aligned, with rows of a multiple of 4 floats, so the float4 reads below
+       compile to vector loads (a vload4 from 4-byte aligned memory became four scalar
+       loads on NVIDIA) */
+    __local float As[2][TK][TMP] __attribute__((aligned(16)));
+    __local float Bs[2][TK][TN] __attribute__((aligned(16)));
     const int tx = get_local_id(0);
     const int ty = get_local_id(1);
     const int tid = ty * TX + tx;
@@ -162,11 +165,11 @@ void conv_gemm(__global const float* restrict x,
             float4 a[RM / 4], b[RN / 4];
             #pragma unroll
             for (int i = 0; i < RM / 4; i++) {
-                a[i] = vload4(0, &As[cur][kk][i * 4 * TY + ty * 4]);
+                a[i] = *(__local const float4*)&As[cur][kk][i * 4 * TY + ty * 4];
             }
             #pragma unroll
             for (int j = 0; j < RN / 4; j++) {
-                b[j] = vload4(0, &Bs[cur][kk][j * 4 * TX + tx * 4]);
+                b[j] = *(__local const float4*)&Bs[cur][kk][j * 4 * TX + tx * 4];
             }
             #pragma unroll
             for (int i = 0; i < RM / 4; i++) {

@@ -178,8 +178,9 @@ func gemmAsConv(g gemmGeom) convGeom {
 }
 
 // gemmCandidates lists the plans the tuner times for one implicit GEMM: every tile
-// configuration the device can run, each with no K split and with the heuristic's split
-// (and twice that), the heuristic's own choice first.
+// configuration the device can run, each with no K split and, where its tiles leave
+// compute units idle, with the heuristic's split and twice that; the heuristic's own
+// choice first.
 func gemmCandidates(g convGeom, wt bool, dev DeviceInfo) ([]*Plan, error) {
 	p := g.n * g.win.out[0] * g.win.out[1]
 	kt := g.cg * g.win.k[0] * g.win.k[1]
@@ -198,7 +199,13 @@ func gemmCandidates(g convGeom, wt bool, dev DeviceInfo) ([]*Plan, error) {
 		}
 		tiles := ceilDiv(g.mg, t.tm) * ceilDiv(p, t.tn) * g.g
 		s := max(min(ceilDiv(2*cu, tiles), kt/(8*t.tk), 32), 1)
-		for _, k := range []int{1, s, 2 * s} {
+		splits := []int{1, s, 2 * s}
+		if tiles >= 2*cu {
+			// Every compute unit has two work-groups already: a K split only adds the
+			// partial sums' traffic, and each candidate costs a compile (seconds on NVIDIA).
+			splits = splits[:1]
+		}
+		for _, k := range splits {
 			c := choice{t, k}
 			if k > 32 || k > 1 && kt < 16*t.tk || seen[c] {
 				continue

@@ -49,6 +49,8 @@ type programCache struct {
 	programs map[string]*program
 	order    []*program
 	building map[string]*pendingBuild
+	// peakBuilding is the most builds that were ever in progress at once.
+	peakBuilding int
 }
 
 // pendingBuild is a build in progress; done closes when it ends.
@@ -79,6 +81,7 @@ func (c *programCache) get(layerType, source, options string) (*program, error) 
 	}
 	b := &pendingBuild{done: make(chan struct{})}
 	c.building[key] = b
+	c.peakBuilding = max(c.peakBuilding, len(c.building))
 	c.mu.Unlock()
 
 	b.p, b.err = c.build(key, layerType, source, options)

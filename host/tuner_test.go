@@ -131,3 +131,33 @@ func TestTuneGPUs(t *testing.T) {
 		t.Error("Tune without TuneGPUs was overridden")
 	}
 }
+
+// TestTunerPrebuildsInParallel: with CLHOST_BUILD_THREADS above 1 the candidates are
+// compiled several at once (the program cache saw overlapping builds), and the tuner
+// still picks a fast one.
+func TestTunerPrebuildsInParallel(t *testing.T) {
+	t.Setenv("CLHOST_BUILD_THREADS", "3")
+	b := model.NewBuilder("prebuild")
+	x := b.Input("x", model.Float32, 1, 256)
+	y := b.Tensor("y", model.Float32, 1, 256)
+	b.LayerOutputs("clhost.test.SlowFast", "sf", []string{x}, []string{y})
+	b.Output(y)
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, Options{NoGlobalConfig: true, Tune: true})
+	n, err := e.Compile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(e.programs.order); got != 3 {
+		t.Errorf("%d programs built, want the 3 candidates", got)
+	}
+	if e.programs.peakBuilding < 2 {
+		t.Errorf("at most %d build in progress at once, want several", e.programs.peakBuilding)
+	}
+	if got := n.steps[0].prog.source; !strings.HasPrefix(got, "// fast") {
+		t.Errorf("tuner chose %q, want a fast plan", strings.SplitN(got, "\n", 2)[0])
+	}
+}

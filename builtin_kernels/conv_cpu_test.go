@@ -174,9 +174,12 @@ func TestConvCPUPlan(t *testing.T) {
 	})
 }
 
-// TestConvDepthwiseCPUPlan runs conv_dw_cpu.cl against the CPU reference: strides 1, 2
-// and 3 (one vector load, a de-interleaved load, a gather), rows narrower than a vector,
-// rows that end in a partial vector, dilation, a channel multiplier, and the fused work.
+// TestConvDepthwiseCPUPlan runs window_cpu.cl's convolution against the CPU reference:
+// strides 1, 2 (the row copied as two phases, by vectors and the rest one by one) and 3,
+// rows narrower than a vector, rows that end in a partial vector, input columns no
+// output reads, dilation, channel multipliers (full and partial channel blocks),
+// batches, asymmetric padding, the fused work, and work split into bands of rows or
+// grouped several planes per work-item.
 func TestConvDepthwiseCPUPlan(t *testing.T) {
 	dw := func(groups int, a Attrs) Attrs {
 		a["group"] = groups
@@ -184,30 +187,42 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 	}
 	cases := []opCase{
 		{name: "s1 p1", attrs: dw(7, Attrs{"pads": []int{1, 1, 1, 1}}), in: shapes(sh(2, 7, 9, 21), sh(7, 1, 3, 3), sh(7)), out: shapes(sh(2, 7, 9, 21))},
+		{name: "s1 wide", attrs: dw(3, Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}), in: shapes(sh(1, 3, 6, 37), sh(3, 1, 3, 3), sh(3)), out: shapes(sh(1, 3, 6, 37))},
 		{name: "s2 p1 relu", attrs: dw(5, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, FusedActivationAttr: ActRelu}), in: shapes(sh(1, 5, 23, 37), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 12, 19))},
+		{name: "s2 even 40", attrs: dw(2, Attrs{"pads": []int{0, 0, 1, 1}, "strides": []int{2, 2}}), in: shapes(sh(3, 2, 10, 40), sh(2, 1, 3, 3), sh(2)), out: shapes(sh(3, 2, 5, 20))},
+		{name: "s2 valid unread", attrs: dw(2, Attrs{"strides": []int{2, 2}}), in: shapes(sh(1, 2, 8, 36), sh(2, 1, 3, 3), sh(2)), out: shapes(sh(1, 2, 3, 17))},
 		{name: "s3 5x5", attrs: dw(3, Attrs{"pads": []int{2, 2, 2, 2}, "strides": []int{3, 3}}), in: shapes(sh(1, 3, 30, 40), sh(3, 1, 5, 5), sh(3)), out: shapes(sh(1, 3, 10, 14))},
 		{name: "narrow residual clip", attrs: dw(4, Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}), in: shapes(sh(1, 4, 7, 3), sh(4, 1, 3, 3), sh(4), sh(1, 4, 7, 3)), out: shapes(sh(1, 4, 7, 3))},
 		{name: "residual 11 wide", attrs: dw(4, Attrs{"pads": []int{1, 1, 1, 1}}), in: shapes(sh(1, 4, 5, 11), sh(4, 1, 3, 3), nil, sh(1, 4, 5, 11)), out: shapes(sh(1, 4, 5, 11))},
 		{name: "dil2 mult2", attrs: dw(3, Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}}), in: shapes(sh(1, 3, 10, 17), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(1, 6, 10, 17))},
+		{name: "mult6 s2", attrs: dw(2, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}}), in: shapes(sh(1, 2, 9, 18), sh(12, 1, 3, 3), sh(12)), out: shapes(sh(1, 12, 5, 9))},
+		{name: "1-D", attrs: dw(3, Attrs{"pads": []int{1, 1}}), in: shapes(sh(2, 3, 19), sh(3, 1, 3), sh(3)), out: shapes(sh(2, 3, 19))},
 	}
-	// 16 lanes on one compute unit groups several planes per work-item (14 planes:
-	// 3, 3, 3, 3, 2); 4 lanes on many units gives each plane its own.
+	// Each case runs on three made-up devices: 4 lanes on many compute units (bands of
+	// rows), 16 lanes on one unit (several planes per work-item), and 8 lanes on 2.
+	devs := []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}, {FloatVectorWidth: 8, ComputeUnits: 2}}
 	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
 		var list []namedPlan
-		for _, dev := range []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}} {
-			plan, err := cpuDepthwisePlan(geo, dev)
-			if err != nil {
-				return nil, err
+		for _, dev := range devs {
+			plan, ok, err := cpuDepthwisePlan(geo, dev)
+			if err != nil || !ok {
+				return nil, fmt.Errorf("no window plan (%v)", err)
 			}
-			list = append(list, namedPlan{fmt.Sprintf("width %d", dev.FloatVectorWidth), plan})
+			list = append(list, namedPlan{fmt.Sprintf("width %d units %d", dev.FloatVectorWidth, dev.ComputeUnits), plan})
 		}
 		return list, nil
 	})
+	// Rows too long for the private buffer go to the portable kernel.
+	long, _ := convOp{}.geometry(Attrs{"group": 2}, shapes(sh(1, 2, 3, 20000), sh(2, 1, 3, 3)))
+	if _, ok, _ := cpuDepthwisePlan(long, devs[0]); ok {
+		t.Error("a 20000-wide row still gets window_cpu.cl's buffer")
+	}
 }
 
 // TestMaxPoolCPUPlan runs window_cpu.cl's max pooling against the reference: the
 // ResNet stem (3×3 stride 2 pad 1), stride 1 with rows that end in a partial vector,
-// stride 3 (gathered loads), dilation, ceil mode, and planes grouped per work-item.
+// stride 3, dilation, ceil mode (windows reaching past the input read the -INFINITY
+// padding), 2×2 windows, and work split into bands or planes grouped per work-item.
 func TestMaxPoolCPUPlan(t *testing.T) {
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
@@ -216,6 +231,8 @@ func TestMaxPoolCPUPlan(t *testing.T) {
 		{name: "s1 partial", attrs: Attrs{"kernel_shape": []int{2, 3}, "pads": []int{0, 1, 1, 1}}, in: shapes(sh(1, 3, 6, 19)), out: shapes(sh(1, 3, 6, 19))},
 		{name: "s3 dil2", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{3, 3}, "dilations": []int{2, 2}, "pads": []int{2, 2, 2, 2}}, in: shapes(sh(1, 5, 25, 40)), out: shapes(sh(1, 5, 9, 14))},
 		{name: "ceil narrow", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "ceil_mode": 1}, in: shapes(sh(1, 4, 8, 8)), out: shapes(sh(1, 4, 4, 4))},
+		{name: "ceil past the end", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "ceil_mode": 1}, in: shapes(sh(2, 3, 28, 28)), out: shapes(sh(2, 3, 14, 14))},
+		{name: "2x2 s2", attrs: Attrs{"kernel_shape": []int{2, 2}, "strides": []int{2, 2}}, in: shapes(sh(1, 2, 12, 35)), out: shapes(sh(1, 2, 6, 17))},
 	}
 	op, _ := Lookup("MaxPool")
 	for _, c := range cases {
@@ -224,7 +241,7 @@ func TestMaxPoolCPUPlan(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: reference: %v", c.name, err)
 		}
-		for _, dev := range []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}} {
+		for _, dev := range []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}, {FloatVectorWidth: 8, ComputeUnits: 2}} {
 			plan, err := op.Plan(c.attrs, c.in, c.out, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
@@ -365,7 +382,7 @@ func BenchmarkConvDepthwiseCPU(b *testing.B) {
 		}
 		flops := 2.0 * float64(numel(c.out[0])*geo.cg*geo.win.k[0]*geo.win.k[1])
 		direct, _ := directConvPlan(geo, 1, 4, env.dev)
-		vec, _ := cpuDepthwisePlan(geo, env.dev)
+		vec, _, _ := cpuDepthwisePlan(geo, env.dev)
 		for _, v := range []struct {
 			name string
 			plan *Plan

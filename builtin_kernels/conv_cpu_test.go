@@ -433,3 +433,40 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		t.Error("a padded or strided 1x1 conv counts as pointwise")
 	}
 }
+
+// TestConcatCPUPlan runs concat_rows against the reference: rows of several blocks with
+// a partial last block and a tail shorter than a vector, inputs of one row (axis 0) and
+// rows shorter than a vector (the last axis).
+func TestConcatCPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	cases := []opCase{
+		{name: "channels", attrs: Attrs{"axis": 1}, in: shapes(sh(3, 5, 17, 31), sh(3, 2, 17, 31)), out: shapes(sh(3, 7, 17, 31))},
+		{name: "axis0", attrs: Attrs{"axis": 0}, in: shapes(sh(1, 3, 700), sh(2, 3, 700)), out: shapes(sh(3, 3, 700))},
+		{name: "last axis", attrs: Attrs{"axis": -1}, in: shapes(sh(2, 3, 4), sh(2, 3, 19)), out: shapes(sh(2, 3, 23))},
+	}
+	for _, c := range cases {
+		ins := c.inputs()
+		want, err := concatOp{}.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		for _, dev := range []DeviceInfo{{ComputeUnits: 64}, {ComputeUnits: 1}} {
+			plan, err := concatOp{}.Plan(c.attrs, c.in, c.out, dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if plan.Launches[0].Kernel != "concat_rows" {
+				t.Fatalf("%s: CPU plan runs %s", c.name, plan.Launches[0].Kernel)
+			}
+			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			compare(t, fmt.Sprintf("%s units %d", c.name, dev.ComputeUnits), got[0], want[0])
+		}
+	}
+	if b := concatBlock(3*5*17*31, DeviceInfo{ComputeUnits: 64}); b != 1024 {
+		t.Errorf("concatBlock = %d, want the 1024 floor (so that the channels case splits its rows)", b)
+	}
+}

@@ -66,11 +66,24 @@ func cpuConvCandidates(g convGeom, dev DeviceInfo) []cpuConvTile {
 }
 
 // cpuConvCandidatePlans lists the CPU plans of a (non-depthwise) conv, the heuristic's
-// choice first: channel-vectorised tiles, and for 1×1 layers the pixel-vectorised GEMM,
+// choice first: the window kernel for layers with few products per output,
+// channel-vectorised tiles, and for 1×1 layers the pixel-vectorised GEMM,
 // which wins on large planes (stores whole vectors, no transposition) and loses on
 // small ones (7×7 = 49 pixels fill few vectors). limit > 0 keeps that many.
 func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, error) {
 	var plans []*Plan
+	if !g.pointwise() && g.cg*g.win.k[0]*g.win.k[1] < 64 {
+		// Few products per output (a stem's 3 channels × 3×3): the channel tiles would
+		// spend as long transposing their outputs as computing them, while the
+		// row-vectorised window kernel stores whole vectors.
+		p, ok, err := cpuWindowConvPlan(g, 8, 2, dev)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			plans = append(plans, p)
+		}
+	}
 	if g.pointwise() {
 		big := heuristic1x1Tile(g, dev)
 		alt := cpu1x1Tile{big.vec, 12, 1}
@@ -167,15 +180,15 @@ func windowRows(oh int) int {
 const maxWindowBuffer = 64 << 10
 
 // windowPlan plans a kernel of window_cpu.cl over planes units of xch input channels
-// each (d holds the layer's own defines); ok is false when its row buffer would be too
-// large.
-func windowPlan(d *defines, kernel string, planes, xch int, win window, in [2]int, args []Arg, dev DeviceInfo) (plan *Plan, ok bool, err error) {
+// each, nr output rows at a time (d holds the layer's own defines); ok is false when its
+// row buffer would be too large.
+func windowPlan(d *defines, kernel string, planes, xch, nr int, win window, in [2]int, args []Arg, dev DeviceInfo) (plan *Plan, ok bool, err error) {
 	oh, ow := win.out[0], win.out[1]
 	vec := windowVec(ow, dev)
 	// One phase holds every position a vector of the row reads (a row narrower than a
 	// vector computes a whole one) and every input column.
 	lb := max(max(ow, vec)+(win.k[1]-1)*win.d[1]/win.s[1], ceilDiv(win.pb[1]+in[1], win.s[1]))
-	nr := windowRows(oh)
+	nr = min(nr, oh)
 	ring := (nr-1)*win.s[0] + (win.k[0]-1)*win.d[0] + 1
 	if 4*xch*(ring+1)*win.s[1]*lb > maxWindowBuffer {
 		return nil, false, nil
@@ -212,14 +225,19 @@ func windowPlan(d *defines, kernel string, planes, xch int, win window, in [2]in
 // computes up to 4 of a group's output channels (a channel multiplier above 1) from its
 // one input plane. ok is false where the rows are too long for its buffer.
 func cpuDepthwisePlan(g convGeom, dev DeviceInfo) (*Plan, bool, error) {
-	mt := min(g.mg, 4)
+	return cpuWindowConvPlan(g, min(g.mg, 4), windowRows(g.win.out[0]), dev)
+}
+
+// cpuWindowConvPlan plans window_cpu.cl's convolution with units of mt output channels
+// of a group, nr output rows at a time.
+func cpuWindowConvPlan(g convGeom, mt, nr int, dev DeviceInfo) (*Plan, bool, error) {
 	mb := ceilDiv(g.mg, mt)
 	var d defines
 	g.define(&d)
 	d.int("MT", mt)
 	d.int("MB", mb)
 	args := g.kernelArgs(Arg{Kind: ArgInput, Index: 1})
-	return windowPlan(&d, "conv2d_window", g.n*g.g*mb, g.cg, g.win, g.in, args, dev)
+	return windowPlan(&d, "conv2d_window", g.n*g.g*mb, g.cg, nr, g.win, g.in, args, dev)
 }
 
 // pointwise says whether a conv is a plain 1×1 convolution (stride 1, no padding), which

@@ -219,6 +219,51 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 	}
 }
 
+// TestConvWindowCPUPlan runs window_cpu.cl's convolution with several input channels
+// per unit (the stems' plan) against the CPU reference: stride 2 with and without
+// padding, groups, channel blocks that divide the group's channels or leave a partial
+// one, row steps that leave a partial last step, batches, and the fused work; and
+// checks that the stems get it while layers with many products per output do not.
+func TestConvWindowCPUPlan(t *testing.T) {
+	cases := []opCase{
+		{name: "stem s2", attrs: Attrs{"strides": []int{2, 2}, FusedActivationAttr: ActRelu}, in: shapes(sh(2, 3, 23, 41), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 11, 20))},
+		{name: "stem s2 p1", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 3, 18, 18), sh(16, 3, 3, 3), sh(16)), out: shapes(sh(1, 16, 9, 9))},
+		{name: "group2 residual", attrs: Attrs{"group": 2, "pads": []int{1, 0, 1, 2}}, in: shapes(sh(1, 4, 7, 12), sh(10, 2, 3, 3), nil, sh(1, 10, 7, 12)), out: shapes(sh(1, 10, 7, 12))},
+		{name: "5x5 s1", attrs: Attrs{"pads": []int{2, 2, 2, 2}}, in: shapes(sh(1, 2, 9, 5), sh(8, 2, 5, 5), sh(8)), out: shapes(sh(1, 8, 9, 5))},
+	}
+	env := deviceEnv(t)
+	tiles := [][2]int{{8, 2}, {3, 3}, {16, 1}}
+	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
+		var list []namedPlan
+		for _, tile := range tiles {
+			plan, ok, err := cpuWindowConvPlan(geo, tile[0], tile[1], env.dev)
+			if err != nil || !ok {
+				return nil, fmt.Errorf("no window plan (%v)", err)
+			}
+			list = append(list, namedPlan{fmt.Sprintf("mt %d nr %d", tile[0], tile[1]), plan})
+		}
+		return list, nil
+	})
+	for _, c := range []struct {
+		attrs  Attrs
+		in     [][]int
+		window bool
+	}{
+		{Attrs{"strides": []int{2, 2}}, shapes(sh(1, 3, 224, 224), sh(64, 3, 3, 3)), true},
+		{Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}}, shapes(sh(1, 3, 224, 224), sh(64, 3, 7, 7)), false},
+		{Attrs{"pads": []int{1, 1, 1, 1}}, shapes(sh(1, 64, 56, 56), sh(64, 64, 3, 3)), false},
+	} {
+		out, _ := convOp{}.OutputShapes(c.attrs, c.in)
+		plan, err := convOp{}.Plan(c.attrs, c.in, out, DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := plan.Launches[0].Kernel == "conv2d_window"; got != c.window {
+			t.Errorf("conv %v: plan runs %s", c.in, plan.Launches[0].Kernel)
+		}
+	}
+}
+
 // TestMaxPoolCPUPlan runs window_cpu.cl's max pooling against the reference: the
 // ResNet stem (3×3 stride 2 pad 1), stride 1 with rows that end in a partial vector,
 // stride 3, dilation, ceil mode (windows reaching past the input read the -INFINITY

@@ -98,7 +98,7 @@ func (o poolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		var d defines
 		shape(&d)
 		d.int("MAXPOOL", 1)
-		plan, ok, err := windowPlan(&d, "maxpool2d_vec", g.n*g.c, 1, g.win, g.in,
+		plan, ok, err := windowPlan(&d, "maxpool2d_vec", g.n*g.c, 1, windowRows(g.win.out[0]), g.win, g.in,
 			[]Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}}, dev)
 		if ok || err != nil {
 			return plan, err

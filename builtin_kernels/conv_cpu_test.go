@@ -515,3 +515,46 @@ func TestConcatCPUPlan(t *testing.T) {
 		t.Errorf("concatBlock = %d, want the 1024 floor (so that the channels case splits its rows)", b)
 	}
 }
+
+// TestGemmCPUPlan runs fully connected Gemms on the CPU conv kernel against the
+// reference (one and several images, output counts that leave a partial channel tile,
+// bias as [N] or [1, N] or none, a fused activation) and checks that the other Gemm
+// forms keep gemm.cl.
+func TestGemmCPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	tb := Attrs{"transB": 1}
+	cases := []struct {
+		c    opCase
+		conv bool
+	}{
+		{opCase{name: "fc b1", attrs: tb, in: shapes(sh(1, 67), sh(37, 67), sh(37)), out: shapes(sh(1, 37))}, true},
+		{opCase{name: "fc b5 row bias relu", attrs: Attrs{"transB": 1, FusedActivationAttr: ActRelu}, in: shapes(sh(5, 40), sh(70, 40), sh(1, 70)), out: shapes(sh(5, 70))}, true},
+		{opCase{name: "fc no c", attrs: tb, in: shapes(sh(3, 9), sh(16, 9)), out: shapes(sh(3, 16))}, true},
+		{opCase{name: "alpha", attrs: Attrs{"transB": 1, "alpha": 0.5}, in: shapes(sh(2, 9), sh(16, 9), sh(16)), out: shapes(sh(2, 16))}, false},
+		{opCase{name: "B as K×N", attrs: Attrs{}, in: shapes(sh(2, 9), sh(9, 16), sh(16)), out: shapes(sh(2, 16))}, false},
+		{opCase{name: "full C", attrs: tb, in: shapes(sh(2, 9), sh(16, 9), sh(2, 16)), out: shapes(sh(2, 16))}, false},
+	}
+	for _, tc := range cases {
+		c := tc.c
+		ins := c.inputs()
+		want, err := gemmOp{}.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		for _, dev := range []DeviceInfo{{ComputeUnits: 2, FloatVectorWidth: 16}, {ComputeUnits: 8, FloatVectorWidth: 4}} {
+			plan, err := gemmOp{}.Plan(c.attrs, c.in, c.out, dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got := plan.Launches[0].Kernel == "conv2d_vec"; got != tc.conv {
+				t.Fatalf("%s: CPU plan runs %s", c.name, plan.Launches[0].Kernel)
+			}
+			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			compare(t, fmt.Sprintf("%s width %d", c.name, dev.FloatVectorWidth), got[0], want[0])
+		}
+	}
+}

@@ -13,3 +13,25 @@ __kernel void concat_copy(__global const float* restrict src, __global float* re
     const int row = i / chunk;
     dst[row * dst_chunk + offset + (i - row * chunk)] = src[i];
 }
+
+// concat_rows, for CPUs: work-item (i, row) copies values [i*block, (i+1)*block) of the
+// input's row (its last block may be partial), 16 at a time: a few large work-items
+// instead of one per value, since a CPU runs work-items one after another.
+//   global = (ceil(chunk / block), outer)
+
+__kernel void concat_rows(__global const float* restrict src, __global float* restrict dst,
+                          int chunk, int dst_chunk, int offset, int block)
+{
+    const int row = get_global_id(1);
+    const int q0 = get_global_id(0) * block;
+    const int q1 = min(q0 + block, chunk);
+    const __global float* s = src + row * chunk;
+    __global float* d = dst + row * dst_chunk + offset;
+    int q = q0;
+    for (; q + 16 <= q1; q += 16) {
+        vstore16(vload16(0, s + q), 0, d + q);
+    }
+    for (; q < q1; q++) {
+        d[q] = s[q];
+    }
+}

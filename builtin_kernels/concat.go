@@ -74,6 +74,17 @@ func (o concatOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 	offset := 0
 	for i, s := range in {
 		chunk := s[axis] * inner
+		if !dev.IsGPU {
+			block := concatBlock(outer*chunk, dev)
+			plan.Launches = append(plan.Launches, Launch{Kernel: "concat_rows",
+				Global: []int{ceilDiv(chunk, block), outer}, Local: []int{1, 1}, Args: []Arg{
+					{Kind: ArgInput, Index: i}, {Kind: ArgOutput, Index: 0},
+					{Kind: ArgInt, Int: int32(chunk)}, {Kind: ArgInt, Int: int32(dstChunk)},
+					{Kind: ArgInt, Int: int32(offset)}, {Kind: ArgInt, Int: int32(block)},
+				}})
+			offset += chunk
+			continue
+		}
 		gl, lo := launchSize([]int{outer * chunk}, dev)
 		plan.Launches = append(plan.Launches, Launch{Kernel: "concat_copy", Global: gl, Local: lo, Args: []Arg{
 			{Kind: ArgInput, Index: i}, {Kind: ArgOutput, Index: 0},
@@ -83,6 +94,13 @@ func (o concatOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 		offset += chunk
 	}
 	return plan, nil
+}
+
+// concatBlock is how many values one work-item of concat_rows copies: the copy spread
+// over every compute unit four times, but at least 1024 values (4 KiB), as each
+// work-group costs the driver about as much as copying a few thousand values.
+func concatBlock(total int, dev DeviceInfo) int {
+	return max(ceilDiv(ceilDiv(total, 4*max(dev.ComputeUnits, 1)), 16)*16, 1024)
 }
 
 func (o concatOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {

@@ -152,7 +152,10 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		// CPUs get explicitly vectorised kernels: channel-vectorised register tiles
 		// (conv_cpu.cl), and row-vectorised planes for depthwise layers.
 		if depthwise {
-			return cpuDepthwisePlan(g, dev)
+			if plan, ok, err := cpuDepthwisePlan(g, dev); ok || err != nil {
+				return plan, err
+			}
+			return directConvPlan(g, 4, 4, dev)
 		}
 		plans, err := cpuConvCandidatePlans(g, dev, 1)
 		if err != nil {

@@ -66,11 +66,24 @@ func cpuConvCandidates(g convGeom, dev DeviceInfo) []cpuConvTile {
 }
 
 // cpuConvCandidatePlans lists the CPU plans of a (non-depthwise) conv, the heuristic's
-// choice first: channel-vectorised tiles, and for 1×1 layers the pixel-vectorised GEMM,
+// choice first: the window kernel for layers with few products per output,
+// channel-vectorised tiles, and for 1×1 layers the pixel-vectorised GEMM,
 // which wins on large planes (stores whole vectors, no transposition) and loses on
 // small ones (7×7 = 49 pixels fill few vectors). limit > 0 keeps that many.
 func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, error) {
 	var plans []*Plan
+	if !g.pointwise() && g.cg*g.win.k[0]*g.win.k[1] < 64 {
+		// Few products per output (a stem's 3 channels × 3×3): the channel tiles would
+		// spend as long transposing their outputs as computing them, while the
+		// row-vectorised window kernel stores whole vectors.
+		p, ok, err := cpuWindowConvPlan(g, 8, 2, dev)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			plans = append(plans, p)
+		}
+	}
 	if g.pointwise() {
 		big := heuristic1x1Tile(g, dev)
 		alt := cpu1x1Tile{big.vec, 12, 1}
@@ -140,8 +153,7 @@ func cpuConvPlan(g convGeom, t cpuConvTile, dev DeviceInfo) (*Plan, error) {
 }
 
 // windowVec is the row vector width of window_cpu.cl: the widest of 4 and 8 lanes that
-// fits in an output row (eight at most: the stride-2 load reads twice the lanes, and
-// OpenCL's widest vector is 16).
+// fits in an output row.
 func windowVec(ow int, dev DeviceInfo) int {
 	if ow >= 8 && dev.FloatVectorWidth >= 8 {
 		return 8
@@ -149,38 +161,83 @@ func windowVec(ow int, dev DeviceInfo) int {
 	return 4
 }
 
-// planesPerItem groups output planes into work-items: enough items for every compute
+// planesPerItem groups units of work into work-items: enough items for every compute
 // unit four times over, and no more items than that, as each costs the driver a
 // work-group of its own.
 func planesPerItem(planes int, dev DeviceInfo) int {
 	return max(min(planes/(4*max(dev.ComputeUnits, 1)), 16), 1)
 }
 
-// windowPlan plans a kernel of window_cpu.cl over planes output planes.
-func windowPlan(d *defines, kernel string, planes, ow int, args []Arg, dev DeviceInfo) (*Plan, error) {
+// windowRows is how many output rows window_cpu.cl computes at a time: 4 to 6 (enough
+// independent accumulators to hide the latency of a fused multiply-add, few enough to
+// stay in registers), the count that wastes the fewest rows on the last step.
+func windowRows(oh int) int {
+	return bestPixelTile(oh, 4, 6)
+}
+
+// maxWindowBuffer bounds window_cpu.cl's private row buffer (bytes): beyond it, rows so
+// long that the buffer would not stay in cache, the portable kernels run instead.
+const maxWindowBuffer = 64 << 10
+
+// windowPlan plans a kernel of window_cpu.cl over planes units of xch input channels
+// each, nr output rows at a time (d holds the layer's own defines); ok is false when its
+// row buffer would be too large.
+func windowPlan(d *defines, kernel string, planes, xch, nr int, win window, in [2]int, args []Arg, dev DeviceInfo) (plan *Plan, ok bool, err error) {
+	oh, ow := win.out[0], win.out[1]
 	vec := windowVec(ow, dev)
-	per := planesPerItem(planes, dev)
+	// One phase holds every position a vector of the row reads (a row narrower than a
+	// vector computes a whole one) and every input column.
+	lb := max(max(ow, vec)+(win.k[1]-1)*win.d[1]/win.s[1], ceilDiv(win.pb[1]+in[1], win.s[1]))
+	nr = min(nr, oh)
+	ring := (nr-1)*win.s[0] + (win.k[0]-1)*win.d[0] + 1
+	if 4*xch*(ring+1)*win.s[1]*lb > maxWindowBuffer {
+		return nil, false, nil
+	}
+	// Too few planes for the compute units are split into bands of rows, each band
+	// copying the rows it shares with the one above again.
+	cu := max(dev.ComputeUnits, 1)
+	bands := 1
+	if planes < 4*cu {
+		bands = min(ceilDiv(oh, nr), ceilDiv(4*cu, planes))
+	}
+	rows := ceilDiv(ceilDiv(oh, bands), nr) * nr
+	bands = ceilDiv(oh, rows)
+	per := planesPerItem(planes*bands, dev)
 	d.int("VEC", vec)
-	d.int("VEC2", 2*vec)
+	d.int("NR", nr)
+	d.int("LB", lb)
+	d.int("RING", ring)
+	d.int("ROWS", rows)
+	d.int("BANDS", bands)
 	d.int("PLANES", per)
 	src, err := d.program("window_cpu.cl")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	return &Plan{
 		Source:     src,
-		Launches:   []Launch{{Kernel: kernel, Global: []int{ceilDiv(planes, per)}, Local: []int{1}, Args: args}},
+		Launches:   []Launch{{Kernel: kernel, Global: []int{ceilDiv(planes*bands, per)}, Local: []int{1}, Args: args}},
 		AliasInput: -1,
-	}, nil
+	}, true, nil
 }
 
-// cpuDepthwisePlan plans window_cpu.cl's depthwise conv.
-func cpuDepthwisePlan(g convGeom, dev DeviceInfo) (*Plan, error) {
+// cpuDepthwisePlan plans window_cpu.cl's convolution for a depthwise conv: each unit
+// computes up to 4 of a group's output channels (a channel multiplier above 1) from its
+// one input plane. ok is false where the rows are too long for its buffer.
+func cpuDepthwisePlan(g convGeom, dev DeviceInfo) (*Plan, bool, error) {
+	return cpuWindowConvPlan(g, min(g.mg, 4), windowRows(g.win.out[0]), dev)
+}
+
+// cpuWindowConvPlan plans window_cpu.cl's convolution with units of mt output channels
+// of a group, nr output rows at a time.
+func cpuWindowConvPlan(g convGeom, mt, nr int, dev DeviceInfo) (*Plan, bool, error) {
+	mb := ceilDiv(g.mg, mt)
 	var d defines
 	g.define(&d)
-	d.int("DEPTHWISE", 1)
+	d.int("MT", mt)
+	d.int("MB", mb)
 	args := g.kernelArgs(Arg{Kind: ArgInput, Index: 1})
-	return windowPlan(&d, "conv2d_dw_vec", g.n*g.m, g.win.out[1], args, dev)
+	return windowPlan(&d, "conv2d_window", g.n*g.g*mb, g.cg, nr, g.win, g.in, args, dev)
 }
 
 // pointwise says whether a conv is a plain 1×1 convolution (stride 1, no padding), which

@@ -174,9 +174,12 @@ func TestConvCPUPlan(t *testing.T) {
 	})
 }
 
-// TestConvDepthwiseCPUPlan runs conv_dw_cpu.cl against the CPU reference: strides 1, 2
-// and 3 (one vector load, a de-interleaved load, a gather), rows narrower than a vector,
-// rows that end in a partial vector, dilation, a channel multiplier, and the fused work.
+// TestConvDepthwiseCPUPlan runs window_cpu.cl's convolution against the CPU reference:
+// strides 1, 2 (the row copied as two phases, by vectors and the rest one by one) and 3,
+// rows narrower than a vector, rows that end in a partial vector, input columns no
+// output reads, dilation, channel multipliers (full and partial channel blocks),
+// batches, asymmetric padding, the fused work, and work split into bands of rows or
+// grouped several planes per work-item.
 func TestConvDepthwiseCPUPlan(t *testing.T) {
 	dw := func(groups int, a Attrs) Attrs {
 		a["group"] = groups
@@ -184,30 +187,87 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 	}
 	cases := []opCase{
 		{name: "s1 p1", attrs: dw(7, Attrs{"pads": []int{1, 1, 1, 1}}), in: shapes(sh(2, 7, 9, 21), sh(7, 1, 3, 3), sh(7)), out: shapes(sh(2, 7, 9, 21))},
+		{name: "s1 wide", attrs: dw(3, Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}), in: shapes(sh(1, 3, 6, 37), sh(3, 1, 3, 3), sh(3)), out: shapes(sh(1, 3, 6, 37))},
 		{name: "s2 p1 relu", attrs: dw(5, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, FusedActivationAttr: ActRelu}), in: shapes(sh(1, 5, 23, 37), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 12, 19))},
+		{name: "s2 even 40", attrs: dw(2, Attrs{"pads": []int{0, 0, 1, 1}, "strides": []int{2, 2}}), in: shapes(sh(3, 2, 10, 40), sh(2, 1, 3, 3), sh(2)), out: shapes(sh(3, 2, 5, 20))},
+		{name: "s2 valid unread", attrs: dw(2, Attrs{"strides": []int{2, 2}}), in: shapes(sh(1, 2, 8, 36), sh(2, 1, 3, 3), sh(2)), out: shapes(sh(1, 2, 3, 17))},
 		{name: "s3 5x5", attrs: dw(3, Attrs{"pads": []int{2, 2, 2, 2}, "strides": []int{3, 3}}), in: shapes(sh(1, 3, 30, 40), sh(3, 1, 5, 5), sh(3)), out: shapes(sh(1, 3, 10, 14))},
 		{name: "narrow residual clip", attrs: dw(4, Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}), in: shapes(sh(1, 4, 7, 3), sh(4, 1, 3, 3), sh(4), sh(1, 4, 7, 3)), out: shapes(sh(1, 4, 7, 3))},
 		{name: "residual 11 wide", attrs: dw(4, Attrs{"pads": []int{1, 1, 1, 1}}), in: shapes(sh(1, 4, 5, 11), sh(4, 1, 3, 3), nil, sh(1, 4, 5, 11)), out: shapes(sh(1, 4, 5, 11))},
 		{name: "dil2 mult2", attrs: dw(3, Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}}), in: shapes(sh(1, 3, 10, 17), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(1, 6, 10, 17))},
+		{name: "mult6 s2", attrs: dw(2, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}}), in: shapes(sh(1, 2, 9, 18), sh(12, 1, 3, 3), sh(12)), out: shapes(sh(1, 12, 5, 9))},
+		{name: "1-D", attrs: dw(3, Attrs{"pads": []int{1, 1}}), in: shapes(sh(2, 3, 19), sh(3, 1, 3), sh(3)), out: shapes(sh(2, 3, 19))},
 	}
-	// 16 lanes on one compute unit groups several planes per work-item (14 planes:
-	// 3, 3, 3, 3, 2); 4 lanes on many units gives each plane its own.
+	// Each case runs on three made-up devices: 4 lanes on many compute units (bands of
+	// rows), 16 lanes on one unit (several planes per work-item), and 8 lanes on 2.
+	devs := []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}, {FloatVectorWidth: 8, ComputeUnits: 2}}
 	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
 		var list []namedPlan
-		for _, dev := range []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}} {
-			plan, err := cpuDepthwisePlan(geo, dev)
-			if err != nil {
-				return nil, err
+		for _, dev := range devs {
+			plan, ok, err := cpuDepthwisePlan(geo, dev)
+			if err != nil || !ok {
+				return nil, fmt.Errorf("no window plan (%v)", err)
 			}
-			list = append(list, namedPlan{fmt.Sprintf("width %d", dev.FloatVectorWidth), plan})
+			list = append(list, namedPlan{fmt.Sprintf("width %d units %d", dev.FloatVectorWidth, dev.ComputeUnits), plan})
 		}
 		return list, nil
 	})
+	// Rows too long for the private buffer go to the portable kernel.
+	long, _ := convOp{}.geometry(Attrs{"group": 2}, shapes(sh(1, 2, 3, 20000), sh(2, 1, 3, 3)))
+	if _, ok, _ := cpuDepthwisePlan(long, devs[0]); ok {
+		t.Error("a 20000-wide row still gets window_cpu.cl's buffer")
+	}
+}
+
+// TestConvWindowCPUPlan runs window_cpu.cl's convolution with several input channels
+// per unit (the stems' plan) against the CPU reference: stride 2 with and without
+// padding, groups, channel blocks that divide the group's channels or leave a partial
+// one, row steps that leave a partial last step, batches, and the fused work; and
+// checks that the stems get it while layers with many products per output do not.
+func TestConvWindowCPUPlan(t *testing.T) {
+	cases := []opCase{
+		{name: "stem s2", attrs: Attrs{"strides": []int{2, 2}, FusedActivationAttr: ActRelu}, in: shapes(sh(2, 3, 23, 41), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 11, 20))},
+		{name: "stem s2 p1", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 3, 18, 18), sh(16, 3, 3, 3), sh(16)), out: shapes(sh(1, 16, 9, 9))},
+		{name: "group2 residual", attrs: Attrs{"group": 2, "pads": []int{1, 0, 1, 2}}, in: shapes(sh(1, 4, 7, 12), sh(10, 2, 3, 3), nil, sh(1, 10, 7, 12)), out: shapes(sh(1, 10, 7, 12))},
+		{name: "5x5 s1", attrs: Attrs{"pads": []int{2, 2, 2, 2}}, in: shapes(sh(1, 2, 9, 5), sh(8, 2, 5, 5), sh(8)), out: shapes(sh(1, 8, 9, 5))},
+	}
+	env := deviceEnv(t)
+	tiles := [][2]int{{8, 2}, {3, 3}, {16, 1}}
+	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
+		var list []namedPlan
+		for _, tile := range tiles {
+			plan, ok, err := cpuWindowConvPlan(geo, tile[0], tile[1], env.dev)
+			if err != nil || !ok {
+				return nil, fmt.Errorf("no window plan (%v)", err)
+			}
+			list = append(list, namedPlan{fmt.Sprintf("mt %d nr %d", tile[0], tile[1]), plan})
+		}
+		return list, nil
+	})
+	for _, c := range []struct {
+		attrs  Attrs
+		in     [][]int
+		window bool
+	}{
+		{Attrs{"strides": []int{2, 2}}, shapes(sh(1, 3, 224, 224), sh(64, 3, 3, 3)), true},
+		{Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}}, shapes(sh(1, 3, 224, 224), sh(64, 3, 7, 7)), false},
+		{Attrs{"pads": []int{1, 1, 1, 1}}, shapes(sh(1, 64, 56, 56), sh(64, 64, 3, 3)), false},
+	} {
+		out, _ := convOp{}.OutputShapes(c.attrs, c.in)
+		plan, err := convOp{}.Plan(c.attrs, c.in, out, DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := plan.Launches[0].Kernel == "conv2d_window"; got != c.window {
+			t.Errorf("conv %v: plan runs %s", c.in, plan.Launches[0].Kernel)
+		}
+	}
 }
 
 // TestMaxPoolCPUPlan runs window_cpu.cl's max pooling against the reference: the
 // ResNet stem (3×3 stride 2 pad 1), stride 1 with rows that end in a partial vector,
-// stride 3 (gathered loads), dilation, ceil mode, and planes grouped per work-item.
+// stride 3, dilation, ceil mode (windows reaching past the input read the -INFINITY
+// padding), 2×2 windows, and work split into bands or planes grouped per work-item.
 func TestMaxPoolCPUPlan(t *testing.T) {
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
@@ -216,6 +276,8 @@ func TestMaxPoolCPUPlan(t *testing.T) {
 		{name: "s1 partial", attrs: Attrs{"kernel_shape": []int{2, 3}, "pads": []int{0, 1, 1, 1}}, in: shapes(sh(1, 3, 6, 19)), out: shapes(sh(1, 3, 6, 19))},
 		{name: "s3 dil2", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{3, 3}, "dilations": []int{2, 2}, "pads": []int{2, 2, 2, 2}}, in: shapes(sh(1, 5, 25, 40)), out: shapes(sh(1, 5, 9, 14))},
 		{name: "ceil narrow", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "ceil_mode": 1}, in: shapes(sh(1, 4, 8, 8)), out: shapes(sh(1, 4, 4, 4))},
+		{name: "ceil past the end", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "ceil_mode": 1}, in: shapes(sh(2, 3, 28, 28)), out: shapes(sh(2, 3, 14, 14))},
+		{name: "2x2 s2", attrs: Attrs{"kernel_shape": []int{2, 2}, "strides": []int{2, 2}}, in: shapes(sh(1, 2, 12, 35)), out: shapes(sh(1, 2, 6, 17))},
 	}
 	op, _ := Lookup("MaxPool")
 	for _, c := range cases {
@@ -224,7 +286,7 @@ func TestMaxPoolCPUPlan(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: reference: %v", c.name, err)
 		}
-		for _, dev := range []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}} {
+		for _, dev := range []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}, {FloatVectorWidth: 8, ComputeUnits: 2}} {
 			plan, err := op.Plan(c.attrs, c.in, c.out, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
@@ -365,7 +427,7 @@ func BenchmarkConvDepthwiseCPU(b *testing.B) {
 		}
 		flops := 2.0 * float64(numel(c.out[0])*geo.cg*geo.win.k[0]*geo.win.k[1])
 		direct, _ := directConvPlan(geo, 1, 4, env.dev)
-		vec, _ := cpuDepthwisePlan(geo, env.dev)
+		vec, _, _ := cpuDepthwisePlan(geo, env.dev)
 		for _, v := range []struct {
 			name string
 			plan *Plan
@@ -414,5 +476,85 @@ func TestConv1x1CPUPlan(t *testing.T) {
 	stride, _ := convOp{}.geometry(Attrs{"strides": []int{2, 2}}, shapes(sh(1, 2, 4, 4), sh(3, 2, 1, 1)))
 	if pad.pointwise() || stride.pointwise() {
 		t.Error("a padded or strided 1x1 conv counts as pointwise")
+	}
+}
+
+// TestConcatCPUPlan runs concat_rows against the reference: rows of several blocks with
+// a partial last block and a tail shorter than a vector, inputs of one row (axis 0) and
+// rows shorter than a vector (the last axis).
+func TestConcatCPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	cases := []opCase{
+		{name: "channels", attrs: Attrs{"axis": 1}, in: shapes(sh(3, 5, 17, 31), sh(3, 2, 17, 31)), out: shapes(sh(3, 7, 17, 31))},
+		{name: "axis0", attrs: Attrs{"axis": 0}, in: shapes(sh(1, 3, 700), sh(2, 3, 700)), out: shapes(sh(3, 3, 700))},
+		{name: "last axis", attrs: Attrs{"axis": -1}, in: shapes(sh(2, 3, 4), sh(2, 3, 19)), out: shapes(sh(2, 3, 23))},
+	}
+	for _, c := range cases {
+		ins := c.inputs()
+		want, err := concatOp{}.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		for _, dev := range []DeviceInfo{{ComputeUnits: 64}, {ComputeUnits: 1}} {
+			plan, err := concatOp{}.Plan(c.attrs, c.in, c.out, dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if plan.Launches[0].Kernel != "concat_rows" {
+				t.Fatalf("%s: CPU plan runs %s", c.name, plan.Launches[0].Kernel)
+			}
+			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			compare(t, fmt.Sprintf("%s units %d", c.name, dev.ComputeUnits), got[0], want[0])
+		}
+	}
+	if b := concatBlock(3*5*17*31, DeviceInfo{ComputeUnits: 64}); b != 1024 {
+		t.Errorf("concatBlock = %d, want the 1024 floor (so that the channels case splits its rows)", b)
+	}
+}
+
+// TestGemmCPUPlan runs fully connected Gemms on the CPU conv kernel against the
+// reference (one and several images, output counts that leave a partial channel tile,
+// bias as [N] or [1, N] or none, a fused activation) and checks that the other Gemm
+// forms keep gemm.cl.
+func TestGemmCPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	tb := Attrs{"transB": 1}
+	cases := []struct {
+		c    opCase
+		conv bool
+	}{
+		{opCase{name: "fc b1", attrs: tb, in: shapes(sh(1, 67), sh(37, 67), sh(37)), out: shapes(sh(1, 37))}, true},
+		{opCase{name: "fc b5 row bias relu", attrs: Attrs{"transB": 1, FusedActivationAttr: ActRelu}, in: shapes(sh(5, 40), sh(70, 40), sh(1, 70)), out: shapes(sh(5, 70))}, true},
+		{opCase{name: "fc no c", attrs: tb, in: shapes(sh(3, 9), sh(16, 9)), out: shapes(sh(3, 16))}, true},
+		{opCase{name: "alpha", attrs: Attrs{"transB": 1, "alpha": 0.5}, in: shapes(sh(2, 9), sh(16, 9), sh(16)), out: shapes(sh(2, 16))}, false},
+		{opCase{name: "B as K×N", attrs: Attrs{}, in: shapes(sh(2, 9), sh(9, 16), sh(16)), out: shapes(sh(2, 16))}, false},
+		{opCase{name: "full C", attrs: tb, in: shapes(sh(2, 9), sh(16, 9), sh(2, 16)), out: shapes(sh(2, 16))}, false},
+	}
+	for _, tc := range cases {
+		c := tc.c
+		ins := c.inputs()
+		want, err := gemmOp{}.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		for _, dev := range []DeviceInfo{{ComputeUnits: 2, FloatVectorWidth: 16}, {ComputeUnits: 8, FloatVectorWidth: 4}} {
+			plan, err := gemmOp{}.Plan(c.attrs, c.in, c.out, dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got := plan.Launches[0].Kernel == "conv2d_vec"; got != tc.conv {
+				t.Fatalf("%s: CPU plan runs %s", c.name, plan.Launches[0].Kernel)
+			}
+			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			compare(t, fmt.Sprintf("%s width %d", c.name, dev.FloatVectorWidth), got[0], want[0])
+		}
 	}
 }

@@ -114,6 +114,16 @@ func (gemmOp) geometry(p Params, in [][]int) (gemmGeom, error) {
 	return g, nil
 }
 
+// fullyConnected says whether a Gemm is a fully connected layer, alpha·A·B' + beta·C
+// with no batch, no transposed A, alpha 1 and C absent or a per-column bias with beta 1:
+// what the conv kernels run (gemmAsConv).
+func fullyConnected(g gemmGeom, p Params) bool {
+	if g.nb != 1 || g.transA || p.Float("alpha", 1) != 1 {
+		return false
+	}
+	return !g.hasC || p.Float("beta", 1) == 1 && g.csm == 0 && g.csn == 1
+}
+
 func (o gemmOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 	g, err := o.geometry(paramsOr(p), in)
 	if err != nil {
@@ -136,6 +146,12 @@ func (o gemmOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		if plan, ok, err := gemmGPUPlan(g, p, dev); ok || err != nil {
 			return plan, err
 		}
+	} else if fullyConnected(g, p) && g.transB {
+		// CPUs: a fully connected layer with B as (N, K), the layout of a conv's
+		// weights, is a 1×1 convolution over M images: conv_cpu.cl packs B once and
+		// runs vectors of output channels, where gemm.cl would run scalars.
+		cg := gemmAsConv(g)
+		return cpuConvPlan(cg, heuristicCPUTile(cg, dev), dev)
 	}
 	plan, err := g.plan(dev)
 	if err != nil {

@@ -87,17 +87,25 @@ func (o poolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		return nil, err
 	}
 	g, _ := o.geometry(p, in)
-	var d defines
-	d.int("H", g.in[0])
-	d.int("W", g.in[1])
-	d.int("NC", g.n*g.c)
-	g.win.define(&d)
-	if o.max && !dev.IsGPU && g.nsp == 2 {
-		// CPUs: whole planes per work-item, vectorised along the rows.
-		d.int("MAXPOOL", 1)
-		return windowPlan(&d, "maxpool2d_vec", g.n*g.c, g.win.out[1],
-			[]Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}}, dev)
+	shape := func(d *defines) {
+		d.int("H", g.in[0])
+		d.int("W", g.in[1])
+		d.int("NC", g.n*g.c)
+		g.win.define(d)
 	}
+	if o.max && !dev.IsGPU && g.nsp == 2 {
+		// CPUs: planes per work-item, vectorised along the rows.
+		var d defines
+		shape(&d)
+		d.int("MAXPOOL", 1)
+		plan, ok, err := windowPlan(&d, "maxpool2d_vec", g.n*g.c, 1, windowRows(g.win.out[0]), g.win, g.in,
+			[]Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}}, dev)
+		if ok || err != nil {
+			return plan, err
+		}
+	}
+	var d defines
+	shape(&d)
 	d.bool("COUNT_PAD", g.countPad)
 	src, err := d.program("pool.cl")
 	if err != nil {

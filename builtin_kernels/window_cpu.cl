@@ -1,150 +1,253 @@
 // Sliding-window layers for CPU devices, vectorised along the output row: VEC
-// neighbouring output pixels of one plane are one vector, so every window tap is one
-// vector load (de-interleaved at stride 2) combined into the accumulator vector. Each
-// work-item computes PLANES whole output planes (channels of an image) VEC pixels at a
-// time, so its weights stay in registers and its rows in cache.
-//   global = (ceil(planes/PLANES)); the plan sets the local size.
+// neighbouring output pixels of one plane are one vector, and every window tap is one
+// plain vector load.
 //
-// DEPTHWISE: depthwise conv (one input channel per group). Defines as conv.cl (the
-//   geometry, HAS_BIAS, HAS_RESIDUAL, APPLY_ACT). Arguments: x, w, [bias], [residual], y.
-// MAXPOOL: max pooling. Defines H W OH OW NC and the window (KH ... PR). Arguments: x, y.
-// Both: VEC (4 or 8), VEC2 = 2*VEC, PLANES.
+// That load needs no bounds checks and no de-interleaving because each input row is first
+// copied, once, into a padded row in private memory: input column q lands at position
+// p = q + PL, and at stride SW > 1 the row is split into SW phases (position p goes to
+// phase p % SW, index p / SW), so the inputs of VEC outputs at one tap are VEC
+// neighbours of one phase. Positions that hold no input keep PAD (0 for a convolution,
+// -INFINITY for max pooling), which is what padding means for each. A ring of RING such
+// rows per input channel holds the rows the current NR output rows read; moving to the
+// next NR rows copies only the new ones, and a row above or below the input reads an
+// extra row that holds only PAD.
+//
+// NR output rows at a time give NR independent accumulators (one alone would wait on
+// each fused multiply-add's latency) and at stride 1 reuse every loaded input vector for
+// up to KH of them.
+//
+// Work: a unit is one band of ROWS output rows of MT output channels of one group of one
+// image (max pooling: of one plane); each work-item runs PLANES units one after another,
+// so that small layers do not pay the driver's cost per work-group for every plane.
+//   global = (ceil(UNITS / PLANES)); the plan sets the local size.
+//
+// Defines: the window (KH KW SH SW DH DW PT PL OH OW), H W, VEC (4, 8 or 16), NR, LB
+// (the length of one phase), RING = (NR-1)*SH + (KH-1)*DH + 1, ROWS (a multiple of NR),
+// BANDS = ceil(OH / ROWS), PLANES.
+// CONV: a grouped convolution (as conv.cl: the geometry, HAS_BIAS, HAS_RESIDUAL,
+//   APPLY_ACT) plus MT and MB = ceil(MG / MT). Arguments: x, w, [bias], [residual], y.
+// MAXPOOL: max pooling over NC planes. Arguments: x, y.
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define floatV CAT(float, VEC)
 #define vloadV CAT(vload, VEC)
 #define vstoreV CAT(vstore, VEC)
+#define ROWBUF (SW * LB)
 
-/* VEC inputs at stride SW: one load at stride 1, a double-width load de-interleaved at
-   stride 2 (its odd lanes are read and dropped, hence the extra lane in the bounds test),
-   a gather otherwise. */
-#if SW == 1
-#define LOAD_ROW(ptr) vloadV(0, (ptr))
-#elif SW == 2
-#define LOAD_ROW(ptr) CAT(vload, VEC2)(0, (ptr)).even
+#ifdef MAXPOOL
+#define PAD (-INFINITY)
+#define XCH 1
+#define UNITS (NC * BANDS)
 #else
-static inline floatV load_strided(const __global float* ptr)
+#define PAD 0.0f
+#define XCH CG
+#define UNITS (N * G * MB * BANDS)
+#endif
+
+/* load_row copies one input row into its padded row dst, in blocks of CB inputs (the
+   widest of 16, 8 and 4 that the row holds), at stride 2 split into the two phases. A
+   last, partial block is moved left to end at the row's end (at stride 2 to an even
+   column, leaving at most one input), and what remains, or a whole row at another
+   stride, goes one by one. */
+#if W >= 16
+#define CB 16
+#define CBH 8
+#elif W >= 8
+#define CB 8
+#define CBH 4
+#elif W >= 4
+#define CB 4
+#define CBH 2
+#endif
+
+/* (No restrict on the helpers' pointers: inlined, it becomes an LLVM intrinsic that
+   oclgrind cannot run.) */
+static inline void load_row(const __global float* src, float* dst)
 {
-    float xs[VEC];
-    _Pragma("unroll") for (int p = 0; p < VEC; p++) {
-        xs[p] = ptr[p * SW];
-    }
-    return vloadV(0, xs);
-}
-#define LOAD_ROW(ptr) load_strided(ptr)
-#endif
-
-// WINDOW_SEGMENT combines the window of VEC output pixels (oy, ox0..ox0+VEC-1) of input
-// plane xc into acc with COMBINE(acc, xv, tap). Rows above and below the input are
-// skipped; taps whose VEC inputs all lie inside the row load them as one vector, the others
-// gather with bounds checks, reading OUTSIDE for positions past the edges.
-#define WINDOW_SEGMENT(acc, xc, oy, ox0, OUTSIDE, COMBINE)                                 \
-    do {                                                                                   \
-        const int iy0_ = (oy) * SH - PT;                                                   \
-        const int ix0_ = (ox0) * SW - PL;                                                  \
-        _Pragma("unroll") for (int ky = 0; ky < KH; ky++) {                                \
-            const int iy = iy0_ + ky * DH;                                                 \
-            if (iy < 0 || iy >= H) {                                                       \
-                continue;                                                                  \
-            }                                                                              \
-            const __global float* row = (xc) + iy * W;                                     \
-            _Pragma("unroll") for (int kx = 0; kx < KW; kx++) {                            \
-                const int ixk = ix0_ + kx * DW;                                            \
-                floatV xv;                                                                 \
-                if (ixk >= 0 && ixk + (VEC - 1) * SW + (SW > 1) < W) {                     \
-                    xv = LOAD_ROW(row + ixk);                                              \
-                } else {                                                                   \
-                    float xs[VEC];                                                         \
-                    _Pragma("unroll") for (int p = 0; p < VEC; p++) {                      \
-                        const int ix = ixk + p * SW;                                       \
-                        xs[p] = ix >= 0 && ix < W ? row[ix] : (OUTSIDE);                   \
-                    }                                                                      \
-                    xv = vloadV(0, xs);                                                    \
-                }                                                                          \
-                COMBINE(acc, xv, ky * KW + kx);                                            \
-            }                                                                              \
-        }                                                                                  \
-    } while (0)
-
-// FOR_SEGMENTS runs BODY(ox0, done) over a row's segments of VEC pixels. A last, partial
-// segment is moved left to end at the row's end, so that it still loads whole vectors;
-// BODY writes only its pixels from done on.
-#define FOR_SEGMENTS(BODY)                                                                 \
-    for (int done = 0; done < OW; done += VEC) {                                           \
-        const int ox0 = OW >= VEC ? min(done, OW - VEC) : 0;                               \
-        BODY                                                                               \
-    }
-
-// STORE_SEGMENT writes acc's pixels from done on to yrow (the output row), as one vector
-// when the segment is whole; FINISH(v, p) is the value stored for pixel p.
-#define STORE_SEGMENT(acc, yrow, FINISH_V, FINISH)                                         \
-    if (ox0 == done && ox0 + VEC <= OW) {                                                  \
-        vstoreV(FINISH_V(acc, ox0), 0, (yrow) + ox0);                                      \
-    } else {                                                                               \
-        float out_[VEC];                                                                   \
-        vstoreV(acc, 0, out_);                                                             \
-        for (int p = done - ox0; p < min(VEC, OW - ox0); p++) {                            \
-            (yrow)[ox0 + p] = FINISH(out_[p], ox0 + p);                                    \
-        }                                                                                  \
-    }
-
-#ifdef DEPTHWISE
-#define DW_TAP(acc, xv, tap) acc = fma(xv, (floatV)(wt[tap]), acc)
-#if HAS_RESIDUAL
-#define DW_FINISH_V(acc, ox) APPLY_ACT(acc + vloadV(0, rrow + (ox)))
-#define DW_FINISH(v, ox) APPLY_ACT(v + rrow[ox])
+    int q = 0;
+#if defined(CB) && SW <= 2
+    for (int b = 0; b < W / CB + (W % CB != 0); b++) {
+        q = min(b * CB, (W - CB) / SW * SW);
+#if SW == 1
+        CAT(vstore, CB)(CAT(vload, CB)(0, src + q), 0, dst + PL + q);
 #else
-#define DW_FINISH_V(acc, ox) APPLY_ACT(acc)
-#define DW_FINISH(v, ox) APPLY_ACT(v)
+        const CAT(float, CB) v = CAT(vload, CB)(0, src + q);
+        CAT(vstore, CBH)(v.even, 0, dst + ((q + PL) % 2) * LB + (q + PL) / 2);
+        CAT(vstore, CBH)(v.odd, 0, dst + ((q + PL + 1) % 2) * LB + (q + PL + 1) / 2);
+#endif
+    }
+    q += CB;
+#endif
+    for (; q < W; q++) {
+        const int p = q + PL;
+        dst[(p % SW) * LB + p / SW] = src[q];
+    }
+}
+
+/* The row buffer: RING padded rows per input channel and the row of PAD alone (slot
+   RING), PAD wherever no input is copied. */
+#define ROW_BUFFER(buf)                                                                   \
+    float buf[XCH][RING + 1][ROWBUF];                                                     \
+    for (int i_ = 0; i_ < XCH * (RING + 1) * ROWBUF; i_++) {                              \
+        ((float*)buf)[i_] = PAD;                                                          \
+    }
+
+/* copy_rows copies the input rows that output rows oy..oy+NR-1 read and the ring does
+   not hold yet (next is the first such row; the new one is returned), of the XCH
+   channels from xu, the unit's first input plane. Rows above or below the input are
+   never copied: the taps read the PAD row for them. */
+static inline int copy_rows(float buf[XCH][RING + 1][ROWBUF], const __global float* xu,
+                            int oy, int next)
+{
+    next = max(next, oy * SH - PT);
+    for (; next <= min(oy * SH - PT + RING - 1, H - 1); next++) {
+        for (int c = 0; c < XCH; c++) {
+            load_row(xu + (c * H + next) * W, buf[c][next % RING]);
+        }
+    }
+    return next;
+}
+
+/* The work-item's units, and the unit's band and plane (z) within them. */
+#define FOR_UNITS                                                                         \
+    for (int u = get_global_id(0) * PLANES; u < min((int)(get_global_id(0) + 1) * PLANES, UNITS); u++)
+#define UNIT_BAND(band, z, next)                                                          \
+    const int band = u % BANDS;                                                           \
+    const int z = u / BANDS;                                                              \
+    int next = 0
+#define BAND_END(band) min(OH, ((band) + 1) * ROWS)
+#define FOR_BAND_ROWS(oy, band) for (int oy = (band) * ROWS; oy < BAND_END(band); oy += NR)
+
+/* FOR_SEGMENTS runs over the output row's vectors of VEC pixels from ox0. A last, partial
+   vector is moved left to end at the row's end (its pixels are then computed twice, the
+   same), so that it is stored whole; rows narrower than a vector store pixel by pixel. */
+#define FOR_SEGMENTS(ox0)                                                                 \
+    for (int done_ = 0, ox0 = 0; done_ < OW; done_ += VEC, ox0 = OW >= VEC ? min(done_, OW - VEC) : 0)
+
+/* FOR_TAPS runs TAP(r, c, ky, kx, xv) over the windows of output rows oy+r (r < NR) of
+   the vector at ox0: xv is the tap's VEC inputs, one load from the padded row. Each
+   input row is loaded once and fed to every output row whose window holds it. */
+#define FOR_TAPS(TAP)                                                                     \
+    for (int c = 0; c < XCH; c++) {                                                       \
+        _Pragma("unroll") for (int j = 0; j < RING; j++) {                                \
+            const int iy = oy * SH - PT + j;                                              \
+            const float* row = buf[c][iy >= 0 && iy < H ? iy % RING : RING];             \
+            _Pragma("unroll") for (int kx = 0; kx < KW; kx++) {                           \
+                const floatV xv = vloadV(0, row + (kx * DW) % SW * LB + ox0 + kx * DW / SW); \
+                _Pragma("unroll") for (int r = 0; r < NR; r++) {                          \
+                    const int dy = j - r * SH;                                            \
+                    if (dy >= 0 && dy % DH == 0 && dy / DH < KH) {                        \
+                        TAP(r, c, dy / DH, kx, xv);                                       \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+/* STORE writes v, the pixels from ox0 of the row at yrow, finished by FINISH_V (the
+   vector) or FINISH (pixel p). */
+#define STORE(v, yrow, FINISH_V, FINISH)                                                  \
+    if (OW >= VEC) {                                                                      \
+        vstoreV(FINISH_V(v), 0, (yrow) + ox0);                                            \
+    } else {                                                                              \
+        float out_[VEC];                                                                  \
+        vstoreV(v, 0, out_);                                                              \
+        for (int p = 0; p < OW; p++) {                                                    \
+            (yrow)[p] = FINISH(out_[p], p);                                               \
+        }                                                                                 \
+    }
+
+#ifndef MAXPOOL
+#if HAS_RESIDUAL
+#define FINISH_V(v) APPLY_ACT((v) + vloadV(0, rrow + ox0))
+#define FINISH(v, p) APPLY_ACT((v) + rrow[p])
+#else
+#define FINISH_V(v) APPLY_ACT(v)
+#define FINISH(v, p) APPLY_ACT(v)
+#endif
+#if HAS_BIAS
+#define BIAS(m) bias[m]
+#else
+#define BIAS(m) 0.0f
 #endif
 
-__kernel void conv2d_dw_vec(__global const float* restrict x,
+#define CONV_TAP(r, c, ky, kx, xv)                                                        \
+    _Pragma("unroll") for (int t = 0; t < MT; t++) {                                      \
+        acc[t][r] = fma(xv, (floatV)(wu[((t * CG + (c)) * KH + (ky)) * KW + (kx)]), acc[t][r]); \
+    }
+
+__kernel void conv2d_window(__global const float* restrict x,
                             __global const float* restrict w BIAS_ARG RES_ARG,
                             __global float* restrict y)
 {
-    for (int z = get_global_id(0) * PLANES; z < min((int)(get_global_id(0) + 1) * PLANES, N * M); z++) {
-        const int m = z % M;
-        const int n = z / M;
-        const int c = m / MG; /* the group's one input channel */
-        const __global float* xc = x + (n * C + c) * (H * W);
-        const __global float* wt = w + m * (KH * KW);
-#if HAS_BIAS
-        const float bv = bias[m];
-#else
-        const float bv = 0.0f;
-#endif
-        for (int oy = 0; oy < OH; oy++) {
-            __global float* yrow = y + ((n * M + m) * OH + oy) * OW;
+    ROW_BUFFER(buf);
+    FOR_UNITS {
+        UNIT_BAND(band, z, next);
+        const int mb = z % MB;
+        const int g = (z / MB) % G;
+        const int n = z / (MB * G);
+        const __global float* xu = x + (n * C + g * CG) * (H * W);
+        /* Output channels past MG (in a partial last block) compute with the last one's
+           weights and are not stored. */
+        int m[MT];
+        _Pragma("unroll") for (int t = 0; t < MT; t++) {
+            m[t] = g * MG + min(mb * MT + t, MG - 1);
+        }
+        const __global float* wu = w + m[0] * (CG * KH * KW);
+        FOR_BAND_ROWS(oy, band) {
+            next = copy_rows(buf, xu, oy, next);
+            FOR_SEGMENTS(ox0) {
+                floatV acc[MT][NR];
+                _Pragma("unroll") for (int t = 0; t < MT; t++) {
+                    _Pragma("unroll") for (int r = 0; r < NR; r++) {
+                        acc[t][r] = (floatV)(BIAS(m[t]));
+                    }
+                }
+                FOR_TAPS(CONV_TAP);
+                _Pragma("unroll") for (int t = 0; t < MT; t++) {
+                    _Pragma("unroll") for (int r = 0; r < NR; r++) {
+                        if (mb * MT + t < MG && oy + r < BAND_END(band)) {
+                            const int at = ((n * M + m[t]) * OH + oy + r) * OW;
+                            __global float* yrow = y + at;
 #if HAS_RESIDUAL
-            const __global float* rrow = res + ((n * M + m) * OH + oy) * OW;
+                            const __global float* rrow = res + at;
 #endif
-            FOR_SEGMENTS({
-                floatV acc = (floatV)(bv);
-                WINDOW_SEGMENT(acc, xc, oy, ox0, 0.0f, DW_TAP);
-                STORE_SEGMENT(acc, yrow, DW_FINISH_V, DW_FINISH);
-            })
+                            STORE(acc[t][r], yrow, FINISH_V, FINISH);
+                        }
+                    }
+                }
+            }
         }
     }
 }
 #endif
 
 #ifdef MAXPOOL
-#define MAX_TAP(acc, xv, tap) acc = fmax(acc, xv)
-#define KEEP_V(acc, ox) (acc)
-#define KEEP(v, ox) (v)
+#define MAX_TAP(r, c, ky, kx, xv) acc[r] = fmax(acc[r], xv)
+#define KEEP_V(v) (v)
+#define KEEP(v, p) (v)
 
 __kernel void maxpool2d_vec(__global const float* restrict x, __global float* restrict y)
 {
-    for (int z = get_global_id(0) * PLANES; z < min((int)(get_global_id(0) + 1) * PLANES, NC); z++) {
-        const __global float* xc = x + z * (H * W);
-        for (int oy = 0; oy < OH; oy++) {
-            __global float* yrow = y + (z * OH + oy) * OW;
-            FOR_SEGMENTS({
-                floatV acc = (floatV)(-INFINITY);
-                WINDOW_SEGMENT(acc, xc, oy, ox0, -INFINITY, MAX_TAP);
-                STORE_SEGMENT(acc, yrow, KEEP_V, KEEP);
-            })
+    ROW_BUFFER(buf);
+    FOR_UNITS {
+        UNIT_BAND(band, z, next);
+        const __global float* xu = x + z * (H * W);
+        FOR_BAND_ROWS(oy, band) {
+            next = copy_rows(buf, xu, oy, next);
+            FOR_SEGMENTS(ox0) {
+                floatV acc[NR];
+                _Pragma("unroll") for (int r = 0; r < NR; r++) {
+                    acc[r] = (floatV)(-INFINITY);
+                }
+                FOR_TAPS(MAX_TAP);
+                _Pragma("unroll") for (int r = 0; r < NR; r++) {
+                    if (oy + r < BAND_END(band)) {
+                        STORE(acc[r], y + (z * OH + oy + r) * OW, KEEP_V, KEEP);
+                    }
+                }
+            }
         }
     }
 }

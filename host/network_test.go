@@ -495,10 +495,10 @@ func TestArenaFallback(t *testing.T) {
 func TestPackedWeightsOnce(t *testing.T) {
 	e := newTestEngine(t, Options{NoGlobalConfig: true})
 	packs := !e.Device.IsGPU()
-	ws := []int{4, 3, 3, 3}
+	ws := []int{4, 8, 3, 3}
 	w := ctRandSlice(40, elements(ws), -0.5, 0.5)
 	b := model.NewBuilder("packed")
-	x := b.Input("x", model.Float32, 1, 3, 6, 6)
+	x := b.Input("x", model.Float32, 1, 8, 6, 6)
 	own := b.ConstFloat32("own.weight", ws, w)
 	shared := b.ConstFloat32("shared.weight", []int{4, 4, 1, 1}, ctRandSlice(41, 16, -0.5, 0.5))
 	c1 := b.Layer("Conv", "c1", []string{x, own}, model.IntsAttr("kernel_shape", 3, 3), model.IntsAttr("pads", 1, 1, 1, 1))
@@ -515,7 +515,7 @@ func TestPackedWeightsOnce(t *testing.T) {
 	if _, kept := n.tensors["shared.weight"]; !kept {
 		t.Error("shared.weight, read by two layers, was freed")
 	}
-	in := ctRand(42, 1, 3, 6, 6)
+	in := ctRand(42, 1, 8, 6, 6)
 	_, whole, layers, err := n.CheckLayers(context.Background(), map[string]*Tensor{"x": in})
 	if err != nil {
 		t.Fatal(err)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds ResNet-18- and MobileNetV2-shaped ONNX models with seeded random weights, with
+"""Builds ResNet-18-, MobileNetV2- and SqueezeNet 1.1-shaped ONNX models with seeded random weights, with
 onnx and numpy only (Debian's python3-onnx, python3-numpy), for benchmarking on machines
 without PyTorch. The layer shapes follow torchvision's models, with BatchNormalization
 already folded into the convolutions.
@@ -28,11 +28,11 @@ class Net:
         self.inits.append(numpy_helper.from_array(a.astype(np.float32), nm))
         return nm
 
-    def conv(self, x, cin, cout, k, s=1, group=1, relu=None):
+    def conv(self, x, cin, cout, k, s=1, group=1, relu=None, pad=None):
         w = self.rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / (cin // group * k * k))
         b = self.rng.standard_normal(cout) * 0.1
         y = self.name("conv")
-        p = k // 2
+        p = k // 2 if pad is None else pad
         self.nodes.append(helper.make_node("Conv", [x, self.const(w), self.const(b)], [y], strides=[s, s],
                                            pads=[p, p, p, p], group=group, kernel_shape=[k, k]))
         if relu == "relu":
@@ -96,9 +96,34 @@ def mobilenet_v2(path):
     n.save(n.head(x, 1280), path)
 
 
+def squeezenet1_1(path):
+    """torchvision's squeezenet1_1: an unpadded stride-2 stem, ceil-mode max pools, fire
+    modules (a 1x1 squeeze, then 1x1 and 3x3 expands joined by Concat) and a 1x1
+    classifier conv averaged over the plane instead of a Gemm."""
+    n = Net()
+
+    def fire(x, cin, sq, e1, e3):
+        s = n.conv(x, cin, sq, 1, relu="relu")
+        return n.op("Concat", [n.conv(s, sq, e1, 1, relu="relu"), n.conv(s, sq, e3, 3, relu="relu")], axis=1)
+
+    def pool(x):
+        return n.op("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+
+    x = pool(n.conv("input", 3, 64, 3, 2, relu="relu", pad=0))
+    x = fire(fire(x, 64, 16, 64, 64), 128, 16, 64, 64)
+    x = pool(x)
+    x = fire(fire(x, 128, 32, 128, 128), 256, 32, 128, 128)
+    x = pool(x)
+    for cin, sq, e in [(256, 48, 192), (384, 48, 192), (384, 64, 256), (512, 64, 256)]:
+        x = fire(x, cin, sq, e, e)
+    x = n.conv(x, 512, 1000, 1, relu="relu")
+    n.save(n.op("Flatten", [n.op("GlobalAveragePool", [x])], axis=1), path)
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
     resnet18(os.path.join(out, "resnet18.onnx"))
     mobilenet_v2(os.path.join(out, "mobilenet_v2.onnx"))
+    squeezenet1_1(os.path.join(out, "squeezenet1_1.onnx"))
     print("wrote", out)

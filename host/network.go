@@ -100,6 +100,11 @@ type LayerTime struct {
 	// Flops is the layer's arithmetic per inference for Conv, Gemm and MatMul (0 for
 	// others), so a profile can show achieved GFLOP/s.
 	Flops float64 `json:",omitempty"`
+	// QueuedNs, StartNs and EndNs place the layer on the inference's timeline: when
+	// its first kernel was enqueued by the host, when its first kernel started and when
+	// its last one ended, in ns from the first enqueue of the inference. Idle time
+	// between layers, and whether the host enqueued too late to fill it, show there.
+	QueuedNs, StartNs, EndNs uint64 `json:",omitempty"`
 }
 
 // Steps lists the layers in execution order with the indexes of the layers each waits
@@ -842,17 +847,34 @@ func (n *Network) checkEvents(events [][]*cl.Event) error {
 
 func (n *Network) recordProfile(events [][]*cl.Event) {
 	n.profile = n.profile[:0]
+	origin := uint64(math.MaxUint64)
 	for si, s := range n.steps {
 		if len(s.launches) == 0 {
 			continue
 		}
 		lt := LayerTime{Layer: s.layer, Type: s.typ, Custom: s.custom, Kernels: len(s.launches), Flops: s.flops}
-		for _, e := range events[si] {
-			if _, start, end, err := e.Profile(); err == nil && end >= start {
-				lt.DeviceNs += end - start
+		for li, e := range events[si] {
+			queued, start, end, err := e.Profile()
+			if err != nil || end < start {
+				continue
 			}
+			lt.DeviceNs += end - start
+			if li == 0 {
+				lt.QueuedNs, lt.StartNs = queued, start
+				origin = min(origin, queued)
+			}
+			lt.EndNs = max(lt.EndNs, end)
 		}
 		n.profile = append(n.profile, lt)
+	}
+	for i := range n.profile {
+		p := &n.profile[i]
+		if p.EndNs == 0 {
+			continue
+		}
+		p.QueuedNs -= min(origin, p.QueuedNs)
+		p.StartNs -= min(origin, p.StartNs)
+		p.EndNs -= min(origin, p.EndNs)
 	}
 }
 

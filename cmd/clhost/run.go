@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -308,6 +309,48 @@ func printProfile(w io.Writer, prof []host.LayerTime) {
 	}
 	fmt.Fprintf(tw, "total\t\t\t%.3f\t\n", float64(total)/1e6)
 	tw.Flush()
+	printTimeline(w, prof, total)
+}
+
+// printTimeline says how much of the inference's device span the kernels kept the
+// device busy, and where it sat idle longest: a gap the next layer was enqueued into
+// late is the host's enqueue cost, one it was queued well before is the device's own
+// (a launch's start-up, a transfer in between).
+func printTimeline(w io.Writer, prof []host.LayerTime, busy uint64) {
+	var first, last uint64 = math.MaxUint64, 0
+	for _, p := range prof {
+		if p.EndNs > 0 {
+			first, last = min(first, p.StartNs), max(last, p.EndNs)
+		}
+	}
+	if last <= first {
+		return
+	}
+	type gap struct {
+		layer      string
+		idle, late int64
+	}
+	var gaps []gap
+	prevEnd := int64(-1)
+	for _, p := range prof {
+		if p.EndNs == 0 {
+			continue
+		}
+		if prevEnd >= 0 && int64(p.StartNs) > prevEnd {
+			gaps = append(gaps, gap{p.Layer, int64(p.StartNs) - prevEnd, int64(p.QueuedNs) - prevEnd})
+		}
+		prevEnd = max(prevEnd, int64(p.EndNs))
+	}
+	span := last - first
+	fmt.Fprintf(w, "device span %.3f ms, busy %.3f ms (%.0f%%)\n", float64(span)/1e6, float64(busy)/1e6, 100*float64(busy)/float64(span))
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i].idle > gaps[j].idle })
+	for _, g := range gaps[:min(5, len(gaps))] {
+		how := "queued in time"
+		if g.late > 0 {
+			how = fmt.Sprintf("enqueued %.1f µs after the device went idle", float64(g.late)/1e3)
+		}
+		fmt.Fprintf(w, "  idle %.1f µs before %s (%s)\n", float64(g.idle)/1e3, g.layer, how)
+	}
 }
 
 func summarize(d []float32) string {

@@ -60,6 +60,12 @@ type Options struct {
 	// decides it by the device instead: on for GPUs, where it made the copies several
 	// times faster, off for CPUs, whose device memory is host memory already.
 	Pinned, PinnedGPUs bool
+	// Arena says how activations share memory: ArenaAuto (the default) picks by the
+	// device, ArenaOn places them at planned offsets of one buffer as sub-buffers (the
+	// least memory: the largest live set), ArenaOff gives each reuse slot a buffer of its
+	// own (more memory, no sub-buffers). Auto is the arena on CPUs and slots on GPUs,
+	// where NVIDIA's driver enqueued kernels on arena sub-buffers up to 200 µs late.
+	Arena ArenaMode
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool
 	// InOrder and OutOfOrder force the kind of command queue. By default a CPU device
@@ -72,6 +78,27 @@ type Options struct {
 	CacheDir string
 	// Log receives notes (device choice, overrides, reorders); nil discards them.
 	Log io.Writer
+}
+
+// ArenaMode is Options.Arena.
+type ArenaMode int
+
+// Arena modes.
+const (
+	ArenaAuto ArenaMode = iota
+	ArenaOn
+	ArenaOff
+)
+
+// useArena resolves Options.Arena for the engine's device.
+func (e *Engine) useArena() bool {
+	switch e.opts.Arena {
+	case ArenaOn:
+		return true
+	case ArenaOff:
+		return false
+	}
+	return !e.Device.IsGPU()
 }
 
 // ConfigFile names a custom-layer configuration inside a file system.

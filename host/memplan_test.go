@@ -67,3 +67,42 @@ func TestPlanOffsetsAlignmentAndPinned(t *testing.T) {
 	}
 	arenaCheck(t, ts, 128)
 }
+
+// TestPlanSlots: tensors sharing a slot are never alive together, each slot is as large
+// as its largest tensor, a chain reuses two slots, and a pinned tensor keeps one alone.
+func TestPlanSlots(t *testing.T) {
+	ts := []*memTensor{
+		{name: "in", def: -1, lastUse: 0, bytes: 100},
+		{name: "a", def: 0, lastUse: 1, bytes: 300},
+		{name: "b", def: 1, lastUse: 2, bytes: 100},
+		{name: "c", def: 2, lastUse: 3, bytes: 200},
+		{name: "out", def: 3, lastUse: math.MaxInt, bytes: 100},
+	}
+	sizes := planSlots(ts, 4)
+	total := 0
+	for _, s := range sizes {
+		total += s
+	}
+	// a and c are never alive together (one slot of 300); b is alive with both, and
+	// shares a slot of 100 with in (read before b is written) and out.
+	if len(sizes) != 2 || total != 400 {
+		t.Errorf("slots %v, want two of 400 bytes in all", sizes)
+	}
+	arenaCheck(t, ts, 4)
+	for _, a := range ts {
+		var slot int
+		for s, base := 0, 0; s < len(sizes); base, s = base+sizes[s], s+1 {
+			if a.offset == base {
+				slot = s
+			}
+		}
+		if a.bytes > sizes[slot] {
+			t.Errorf("%s (%d bytes) in a slot of %d", a.name, a.bytes, sizes[slot])
+		}
+	}
+	ts = append(ts, &memTensor{name: "kept", def: 0, lastUse: 0, bytes: 10, pinned: true})
+	if sizes := planSlots(ts, 4); len(sizes) != 3 {
+		t.Errorf("with a pinned tensor: slots %v, want a third of its own", sizes)
+	}
+	arenaCheck(t, ts, 4)
+}

@@ -319,28 +319,35 @@ func TestMemoryPlanChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newTestEngine(t, Options{})
-	n, err := e.Compile(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tensor := int64(4 * 4 * 8 * 8)
-	if n.SumBytes != 11*tensor || n.PlannedBytes != 2*tensor || n.PeakLiveBytes != 2*tensor {
-		t.Errorf("sum %d planned %d peak %d bytes; want %d, %d, %d", n.SumBytes, n.PlannedBytes, n.PeakLiveBytes, 11*tensor, 2*tensor, 2*tensor)
-	}
-	in := randomTensor(rand.New(rand.NewSource(4)), 1, 4, 8, 8)
-	for rep := 0; rep < 2; rep++ { // the second run starts with dirty reused buffers
-		out, err := n.Infer(context.Background(), map[string]*Tensor{"x": in})
+	// The arena (sub-buffers at planned offsets) and reuse slots (a buffer each) plan
+	// the same two tensors' worth here, on both kinds of queue.
+	for _, o := range []Options{{Arena: ArenaOn}, {Arena: ArenaOff}, {Arena: ArenaOff, InOrder: true}} {
+		e := newTestEngine(t, o)
+		n, err := e.Compile(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, v := range in.Data {
-			want := v
-			if v < 0 {
-				want = v * float32(math.Pow(0.5, 10))
+		if sub := n.slotBuf["r0"] != n.slotBuf["r2"]; sub != (o.Arena == ArenaOn) {
+			t.Errorf("arena %v: r0 and r2 in distinct buffer objects: %v", o.Arena, sub)
+		}
+		tensor := int64(4 * 4 * 8 * 8)
+		if n.SumBytes != 11*tensor || n.PlannedBytes != 2*tensor || n.PeakLiveBytes != 2*tensor {
+			t.Errorf("arena %v: sum %d planned %d peak %d bytes; want %d, %d, %d", o.Arena, n.SumBytes, n.PlannedBytes, n.PeakLiveBytes, 11*tensor, 2*tensor, 2*tensor)
+		}
+		in := randomTensor(rand.New(rand.NewSource(4)), 1, 4, 8, 8)
+		for rep := 0; rep < 2; rep++ { // the second run starts with dirty reused buffers
+			out, err := n.Infer(context.Background(), map[string]*Tensor{"x": in})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if d := math.Abs(float64(out["r9"].Data[i] - want)); d > 1e-6 {
-				t.Fatalf("run %d: out[%d] = %v, want %v", rep, i, out["r9"].Data[i], want)
+			for i, v := range in.Data {
+				want := v
+				if v < 0 {
+					want = v * float32(math.Pow(0.5, 10))
+				}
+				if d := math.Abs(float64(out["r9"].Data[i] - want)); d > 1e-6 {
+					t.Fatalf("arena %v, run %d: out[%d] = %v, want %v", o.Arena, rep, i, out["r9"].Data[i], want)
+				}
 			}
 		}
 	}

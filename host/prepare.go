@@ -141,6 +141,9 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 	if len(ts) == 0 {
 		return nil
 	}
+	if !n.engine.useArena() {
+		return n.bufferPerSlot(ts, align)
+	}
 	// One arena, each tensor a sub-buffer at its planned offset.
 	whole, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, arena)
 	if err != nil {
@@ -158,6 +161,27 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 		}
 		n.owned = append(n.owned, sub)
 		n.slotBuf[t.name] = sub
+	}
+	return nil
+}
+
+// bufferPerSlot allocates a buffer per reuse slot (planSlots): tensors whose lifetimes
+// do not overlap share a buffer, and no sub-buffer is made.
+func (n *Network) bufferPerSlot(ts []*memTensor, align int) error {
+	sizes := planSlots(ts, align)
+	bufs := make(map[int]*cl.Buffer, len(sizes)) // by the slot's offset
+	n.PlannedBytes = 0
+	for s, base := 0, 0; s < len(sizes); base, s = base+sizes[s], s+1 {
+		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, sizes[s])
+		if err != nil {
+			return fmt.Errorf("activation buffer of %d bytes: %w", sizes[s], err)
+		}
+		n.owned = append(n.owned, b)
+		bufs[base] = b
+		n.PlannedBytes += int64(sizes[s])
+	}
+	for _, t := range ts {
+		n.slotBuf[t.name] = bufs[t.offset]
 	}
 	return nil
 }

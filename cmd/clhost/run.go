@@ -35,6 +35,7 @@ type engineFlags struct {
 	queue       *string
 	tune        *autoBool
 	pinned      *autoBool
+	arena       *autoBool
 	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
 	inputShapes map[string][]int
 	inputFiles  []string
@@ -53,6 +54,8 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	fs.Var(ef.tune, "tune", "time the alternative kernel plans at compile time and keep the fastest (remembered in the cache folder); default: on for GPUs, off for CPUs")
 	ef.pinned = &autoBool{}
 	fs.Var(ef.pinned, "pinned", "copy inputs and outputs through pinned host buffers; default: on for GPUs, off for CPUs")
+	ef.arena = &autoBool{}
+	fs.Var(ef.arena, "arena", "activations as sub-buffers of one arena (least memory) rather than a buffer per reuse slot; default: on for CPUs, off for GPUs")
 }
 
 // autoBool is a boolean flag that also knows whether it was given at all.
@@ -118,6 +121,12 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	o.CacheDir, o.Log = *ef.cacheDir, os.Stderr
 	o.Tune, o.TuneGPUs = ef.tune.on, !ef.tune.set
 	o.Pinned, o.PinnedGPUs = ef.pinned.on, !ef.pinned.set
+	if ef.arena.set {
+		o.Arena = host.ArenaOff
+		if ef.arena.on {
+			o.Arena = host.ArenaOn
+		}
+	}
 	e, err := host.NewEngine(o)
 	if err != nil {
 		return nil, nil, err

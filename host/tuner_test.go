@@ -53,8 +53,9 @@ func init() {
 	builtinkernels.Register("clhost.test.SlowFast", slowFastOp{timed: &slowFastCalls})
 }
 
-func TestTunerPicksFastestAndRemembers(t *testing.T) {
-	cache := t.TempDir()
+// slowFastModel is one clhost.test.SlowFast layer over a 1×256 input.
+func slowFastModel(t *testing.T) *model.Model {
+	t.Helper()
 	b := model.NewBuilder("tune")
 	x := b.Input("x", model.Float32, 1, 256)
 	y := b.Tensor("y", model.Float32, 1, 256)
@@ -64,6 +65,12 @@ func TestTunerPicksFastestAndRemembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+func TestTunerPicksFastestAndRemembers(t *testing.T) {
+	cache := t.TempDir()
+	m := slowFastModel(t)
 	var logs strings.Builder
 	compile := func() *Network {
 		e := newTestEngine(t, Options{CacheDir: cache, Log: &logs, NoGlobalConfig: true, Tune: true})
@@ -137,15 +144,7 @@ func TestTuneGPUs(t *testing.T) {
 // still picks a fast one.
 func TestTunerPrebuildsInParallel(t *testing.T) {
 	t.Setenv("CLHOST_BUILD_THREADS", "3")
-	b := model.NewBuilder("prebuild")
-	x := b.Input("x", model.Float32, 1, 256)
-	y := b.Tensor("y", model.Float32, 1, 256)
-	b.LayerOutputs("clhost.test.SlowFast", "sf", []string{x}, []string{y})
-	b.Output(y)
-	m, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := slowFastModel(t)
 	e := newTestEngine(t, Options{NoGlobalConfig: true, Tune: true})
 	n, err := e.Compile(m)
 	if err != nil {

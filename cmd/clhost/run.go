@@ -354,7 +354,7 @@ func printTimeline(w io.Writer, prof []host.LayerTime, busy uint64) {
 	fmt.Fprintf(w, "device span %.3f ms, busy %.3f ms (%.0f%%)\n", float64(span)/1e6, float64(busy)/1e6, 100*float64(busy)/float64(span))
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i].idle > gaps[j].idle })
 	for _, g := range gaps[:min(5, len(gaps))] {
-		how := "queued in time"
+		how := "queued in time: the device's own delay, such as a kernel's first launch"
 		if g.late > 0 {
 			how = fmt.Sprintf("enqueued %.1f µs after the device went idle", float64(g.late)/1e3)
 		}

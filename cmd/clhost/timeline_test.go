@@ -21,7 +21,7 @@ func TestPrintTimeline(t *testing.T) {
 	for _, want := range []string{
 		"device span 0.032 ms, busy 0.020 ms (62%)",
 		"idle 10.0 µs before c (enqueued 8.0 µs after the device went idle)",
-		"idle 2.0 µs before b (queued in time)",
+		"idle 2.0 µs before b (queued in time: the device's own delay",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("timeline lacks %q:\n%s", want, out)

@@ -322,33 +322,43 @@ func TestMemoryPlanChain(t *testing.T) {
 	// The arena (sub-buffers at planned offsets) and reuse slots (a buffer each) plan
 	// the same two tensors' worth here, on both kinds of queue.
 	for _, o := range []Options{{Arena: ArenaOn}, {Arena: ArenaOff}, {Arena: ArenaOff, InOrder: true}} {
-		e := newTestEngine(t, o)
-		n, err := e.Compile(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sub := n.slotBuf["r0"] != n.slotBuf["r2"]; sub != (o.Arena == ArenaOn) {
-			t.Errorf("arena %v: r0 and r2 in distinct buffer objects: %v", o.Arena, sub)
-		}
-		tensor := int64(4 * 4 * 8 * 8)
-		if n.SumBytes != 11*tensor || n.PlannedBytes != 2*tensor || n.PeakLiveBytes != 2*tensor {
-			t.Errorf("arena %v: sum %d planned %d peak %d bytes; want %d, %d, %d", o.Arena, n.SumBytes, n.PlannedBytes, n.PeakLiveBytes, 11*tensor, 2*tensor, 2*tensor)
-		}
-		in := randomTensor(rand.New(rand.NewSource(4)), 1, 4, 8, 8)
-		for rep := 0; rep < 2; rep++ { // the second run starts with dirty reused buffers
-			out, err := n.Infer(context.Background(), map[string]*Tensor{"x": in})
+		t.Run(fmt.Sprintf("arena%d_inorder%v", o.Arena, o.InOrder), func(t *testing.T) {
+			e := newTestEngine(t, o)
+			n, err := e.Compile(m)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, v := range in.Data {
-				want := v
-				if v < 0 {
-					want = v * float32(math.Pow(0.5, 10))
-				}
-				if d := math.Abs(float64(out["r9"].Data[i] - want)); d > 1e-6 {
-					t.Fatalf("arena %v, run %d: out[%d] = %v, want %v", o.Arena, rep, i, out["r9"].Data[i], want)
-				}
+			if sub := n.slotBuf["r0"] != n.slotBuf["r2"]; sub != (o.Arena == ArenaOn) {
+				t.Errorf("arena %v: r0 and r2 in distinct buffer objects: %v", o.Arena, sub)
 			}
+			tensor := int64(4 * 4 * 8 * 8)
+			if n.SumBytes != 11*tensor || n.PlannedBytes != 2*tensor || n.PeakLiveBytes != 2*tensor {
+				t.Errorf("arena %v: sum %d planned %d peak %d bytes; want %d, %d, %d", o.Arena, n.SumBytes, n.PlannedBytes, n.PeakLiveBytes, 11*tensor, 2*tensor, 2*tensor)
+			}
+			for rep := 0; rep < 2; rep++ { // the second run starts with dirty reused buffers
+				checkLeakyChain(t, n, 10, 4, 1, 4, 8, 8)
+			}
+		})
+	}
+}
+
+// checkLeakyChain runs a chain of depth LeakyRelu layers of alpha 0.5 (r0 … r<depth-1>)
+// on seeded random input of the given shape and checks the last output.
+func checkLeakyChain(t *testing.T, n *Network, depth int, seed int64, shape ...int) {
+	t.Helper()
+	in := randomTensor(rand.New(rand.NewSource(seed)), shape...)
+	out, err := n.Infer(context.Background(), map[string]*Tensor{"x": in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := fmt.Sprintf("r%d", depth-1)
+	for i, v := range in.Data {
+		want := v
+		if v < 0 {
+			want = v * float32(math.Pow(0.5, float64(depth)))
+		}
+		if d := math.Abs(float64(out[last].Data[i] - want)); d > 1e-6 {
+			t.Fatalf("out[%d] = %v, want %v", i, out[last].Data[i], want)
 		}
 	}
 }
@@ -452,20 +462,7 @@ func TestArenaFallback(t *testing.T) {
 	}
 	check := func(n *Network) {
 		t.Helper()
-		in := randomTensor(rand.New(rand.NewSource(6)), 1, 3, 5, 7)
-		out, err := n.Infer(context.Background(), map[string]*Tensor{"x": in})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, v := range in.Data {
-			want := v
-			if v < 0 {
-				want = v / 16
-			}
-			if d := math.Abs(float64(out["r3"].Data[i] - want)); d > 1e-6 {
-				t.Fatalf("out[%d] = %v, want %v", i, out["r3"].Data[i], want)
-			}
-		}
+		checkLeakyChain(t, n, 4, 6, 1, 3, 5, 7)
 	}
 
 	var forcedLog strings.Builder

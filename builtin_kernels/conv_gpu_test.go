@@ -3,20 +3,13 @@ package builtinkernels
 import (
 	"fmt"
 	"testing"
-
-	"clhost/host/cl"
 )
 
 // TestConvGPUPlan runs the implicit-GEMM conv (the GPU path) on the test device against
 // the CPU reference, over the tile configurations and the split-K path: the device facts
 // are varied so that every branch of the plan is taken whatever device runs the test.
 func TestConvGPUPlan(t *testing.T) {
-	env := deviceEnv(t)
-	q, err := env.ctx.NewQueue(cl.QueueOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Release()
+	env, q := deviceEnvQueue(t)
 	cases := []opCase{
 		{name: "3x3 pad1", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 8, 9, 7), sh(16, 8, 3, 3), sh(16)), out: shapes(sh(1, 16, 9, 7))},
 		{name: "1x1 nobias", attrs: Attrs{}, in: shapes(sh(2, 12, 5, 6), sh(20, 12, 1, 1)), out: shapes(sh(2, 20, 5, 6))},
@@ -59,12 +52,7 @@ func TestConvGPUPlan(t *testing.T) {
 // TestGemmGPUPlan: fully connected layers through the implicit-GEMM kernel, both weight
 // layouts, with and without bias and activation, against the Gemm reference.
 func TestGemmGPUPlan(t *testing.T) {
-	env := deviceEnv(t)
-	q, err := env.ctx.NewQueue(cl.QueueOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Release()
+	env, q := deviceEnvQueue(t)
 	cases := []opCase{
 		{name: "linear", attrs: Attrs{"transB": 1}, in: shapes(sh(3, 70), sh(33, 70), sh(33)), out: shapes(sh(3, 33))},
 		{name: "kn relu", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(2, 50), sh(50, 17)), out: shapes(sh(2, 17))},
@@ -95,12 +83,7 @@ func TestGemmGPUPlan(t *testing.T) {
 
 // TestConvCandidatesAllCorrect: every plan the tuner may pick computes the same conv.
 func TestConvCandidatesAllCorrect(t *testing.T) {
-	env := deviceEnv(t)
-	q, err := env.ctx.NewQueue(cl.QueueOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Release()
+	env, q := deviceEnvQueue(t)
 	c := opCase{name: "cands", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu},
 		in: shapes(sh(1, 24, 6, 6), sh(40, 24, 3, 3), sh(40)), out: shapes(sh(1, 40, 6, 6))}
 	ins := c.inputs()
@@ -135,12 +118,7 @@ func TestConvCandidatesAllCorrect(t *testing.T) {
 // are what conv_gpu.cl's float4 reads and loading loops assume, so each is checked
 // valid first.
 func TestGemmTilesAllCorrect(t *testing.T) {
-	env := deviceEnv(t)
-	q, err := env.ctx.NewQueue(cl.QueueOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Release()
+	env, q := deviceEnvQueue(t)
 	conv := opCase{name: "conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu},
 		in: shapes(sh(1, 20, 13, 11), sh(136, 20, 3, 3), sh(136), sh(1, 136, 13, 11)), out: shapes(sh(1, 136, 13, 11))}
 	convIn := conv.inputs()

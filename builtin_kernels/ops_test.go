@@ -30,6 +30,19 @@ var (
 
 func deviceEnv(t *testing.T) *testEnv { return deviceEnvB(t) }
 
+// deviceEnvQueue is deviceEnv with an in-order queue of its own, released when the test
+// ends.
+func deviceEnvQueue(t *testing.T) (*testEnv, *cl.Queue) {
+	t.Helper()
+	env := deviceEnv(t)
+	q, err := env.ctx.NewQueue(cl.QueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Release)
+	return env, q
+}
+
 // deviceEnvB is deviceEnv for tests and benchmarks alike.
 func deviceEnvB(t testing.TB) *testEnv {
 	t.Helper()

@@ -3,8 +3,6 @@ package builtinkernels
 import (
 	"strings"
 	"testing"
-
-	"clhost/host/cl"
 )
 
 func ht(shape []int, data ...float32) *HostTensor { return &HostTensor{Shape: shape, Data: data} }
@@ -288,12 +286,7 @@ func checkErr(t *testing.T, what, typ string, err error, want string) {
 // TestRunPlanRefusesBadPlans checks RunPlan's own guards, which the CLI's --check relies
 // on when a plan and its inputs disagree.
 func TestRunPlanRefusesBadPlans(t *testing.T) {
-	env := deviceEnv(t)
-	q, err := env.ctx.NewQueue(cl.QueueOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Release()
+	env, q := deviceEnvQueue(t)
 	op, _ := Lookup("Relu")
 	plan, err := op.Plan(nil, shapes(sh(4)), shapes(sh(4)), env.dev)
 	if err != nil {

@@ -3,9 +3,11 @@
 // `outer` rows of `dst_chunk` values, the input's part starting at `offset` in each row.
 //   global = (outer * chunk)
 
-__kernel void concat_copy(__global const float* restrict src, __global float* restrict dst,
+__kernel void concat_copy(__global const float* restrict src, int src_off, __global float* restrict dst, int dst_off,
                           int total, int chunk, int dst_chunk, int offset)
 {
+    src += src_off;
+    dst += dst_off;
     const int i = get_global_id(0);
     if (i >= total) {
         return;
@@ -19,9 +21,11 @@ __kernel void concat_copy(__global const float* restrict src, __global float* re
 // instead of one per value, since a CPU runs work-items one after another.
 //   global = (ceil(chunk / block), outer)
 
-__kernel void concat_rows(__global const float* restrict src, __global float* restrict dst,
+__kernel void concat_rows(__global const float* restrict src, int src_off, __global float* restrict dst, int dst_off,
                           int chunk, int dst_chunk, int offset, int block)
 {
+    src += src_off;
+    dst += dst_off;
     const int row = get_global_id(1);
     const int q0 = get_global_id(0) * block;
     const int q1 = min(q0 + block, chunk);

@@ -22,10 +22,19 @@
 #define BIAS(m) 0.0f
 #endif
 
-__kernel void conv2d(__global const float* restrict x,
-                     __global const float* restrict w BIAS_ARG RES_ARG,
-                     __global float* restrict y)
+__kernel void conv2d(__global const float* restrict x, int x_off,
+                     __global const float* restrict w, int w_off BIAS_ARG RES_ARG,
+                     __global float* restrict y, int y_off)
 {
+    x += x_off;
+    w += w_off;
+    y += y_off;
+#if HAS_BIAS
+    bias += bias_off;
+#endif
+#if HAS_RESIDUAL
+    res += res_off;
+#endif
     const int ox0 = get_global_id(0) * PXT;
     const int oy = get_global_id(1);
     const int z = get_global_id(2);
@@ -108,10 +117,19 @@ __kernel void conv2d(__global const float* restrict x,
     }
 }
 
-__kernel void conv2d_dw(__global const float* restrict x,
-                        __global const float* restrict w BIAS_ARG RES_ARG,
-                        __global float* restrict y)
+__kernel void conv2d_dw(__global const float* restrict x, int x_off,
+                        __global const float* restrict w, int w_off BIAS_ARG RES_ARG,
+                        __global float* restrict y, int y_off)
 {
+    x += x_off;
+    w += w_off;
+    y += y_off;
+#if HAS_BIAS
+    bias += bias_off;
+#endif
+#if HAS_RESIDUAL
+    res += res_off;
+#endif
     const int ox0 = get_global_id(0) * PXT;
     const int oy = get_global_id(1);
     const int z = get_global_id(2);

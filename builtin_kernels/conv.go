@@ -101,12 +101,12 @@ func (g convGeom) define(d *defines) {
 }
 
 // optionalParam is the text of an optional kernel parameter: a read-only global float
-// pointer after a comma, or nothing.
+// pointer and its element offset (see SetArgs) after a comma, or nothing.
 func optionalParam(present bool, name string) string {
 	if !present {
 		return ""
 	}
-	return ", __global const float* restrict " + name
+	return ", __global const float* restrict " + name + ", int " + name + "_off"
 }
 
 // kernelArgs binds a conv kernel's arguments: x, the weights (input 1, or a packed copy),

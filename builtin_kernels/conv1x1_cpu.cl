@@ -16,8 +16,10 @@
 #define P (H * W)
 #define PT1 (VEC * NP)
 
-__kernel void conv1x1_pack(__global const float* restrict w, __global float* restrict wp)
+__kernel void conv1x1_pack(__global const float* restrict w, int w_off, __global float* restrict wp, int wp_off)
 {
+    w += w_off;
+    wp += wp_off;
     const int i = get_global_id(0);
     const int c = get_global_id(1);
     const int z = get_global_id(2);
@@ -29,10 +31,19 @@ __kernel void conv1x1_pack(__global const float* restrict w, __global float* res
     wp[(z * CG + c) * MT + i] = mg < MG ? w[(g * MG + mg) * CG + c] : 0.0f;
 }
 
-__kernel void conv1x1(__global const float* restrict x,
-                      __global const float* restrict wp BIAS_ARG RES_ARG,
-                      __global float* restrict y)
+__kernel void conv1x1(__global const float* restrict x, int x_off,
+                      __global const float* restrict wp, int wp_off BIAS_ARG RES_ARG,
+                      __global float* restrict y, int y_off)
 {
+    x += x_off;
+    wp += wp_off;
+    y += y_off;
+#if HAS_BIAS
+    bias += bias_off;
+#endif
+#if HAS_RESIDUAL
+    res += res_off;
+#endif
     const int tile = get_global_id(0);
     const int mt = get_global_id(1);
     const int z = get_global_id(2);
@@ -82,7 +93,11 @@ __kernel void conv1x1(__global const float* restrict x,
         }
     }
 
-    const bool whole = p0 == done && P >= PT1;
+#if P >= PT1
+    const bool whole = p0 == done;
+#else
+    const bool whole = false; // the plane is narrower than one tile
+#endif
     _Pragma("unroll") for (int i = 0; i < MT; i++) {
         const int mg = mt * MT + i;
         if (mg < MG) {

@@ -19,8 +19,10 @@
 #define KK (CG * KH * KW)
 #define TILE (VEC * NV)
 
-__kernel void conv_pack(__global const float* restrict w, __global float* restrict wp)
+__kernel void conv_pack(__global const float* restrict w, int w_off, __global float* restrict wp, int wp_off)
 {
+    w += w_off;
+    wp += wp_off;
     const int i = get_global_id(0);
     const int k = get_global_id(1);
     const int z = get_global_id(2);
@@ -50,10 +52,19 @@ __kernel void conv_pack(__global const float* restrict w, __global float* restri
 
 #define XV_IN(p) row[ixk + (p) * SW]
 
-__kernel void conv2d_vec(__global const float* restrict x,
-                         __global const floatV* restrict wp BIAS_ARG RES_ARG,
-                         __global float* restrict y)
+__kernel void conv2d_vec(__global const float* restrict x, int x_off,
+                         __global const floatV* restrict wp, int wp_off BIAS_ARG RES_ARG,
+                         __global float* restrict y, int y_off)
 {
+    x += x_off;
+    wp = (const __global floatV*)((const __global float*)wp + wp_off);
+    y += y_off;
+#if HAS_BIAS
+    bias += bias_off;
+#endif
+#if HAS_RESIDUAL
+    res += res_off;
+#endif
     const int ox0 = get_global_id(0) * PXT;
     const int oy = get_global_id(1);
     const int z = get_global_id(2);

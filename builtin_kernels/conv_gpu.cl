@@ -84,10 +84,19 @@
 #endif
 
 __kernel __attribute__((reqd_work_group_size(TX, TY, 1)))
-void conv_gemm(__global const float* restrict x,
-               __global const float* restrict w BIAS_ARG RES_ARG,
-               __global float* restrict y)
+void conv_gemm(__global const float* restrict x, int x_off,
+               __global const float* restrict w, int w_off BIAS_ARG RES_ARG,
+               __global float* restrict y, int y_off)
 {
+    x += x_off;
+    w += w_off;
+    y += y_off;
+#if HAS_BIAS
+    bias += bias_off;
+#endif
+#if HAS_RESIDUAL
+    res += res_off;
+#endif
     /* 16-byte aligned, with rows of a multiple of 4 floats, so the float4 reads below
        compile to vector loads (a vload4 from 4-byte aligned memory became four scalar
        loads on NVIDIA) */
@@ -213,9 +222,17 @@ void conv_gemm(__global const float* restrict x,
 }
 
 #if SPLITK > 1
-__kernel void conv_gemm_reduce(__global const float* restrict part BIAS_ARG RES_ARG,
-                               __global float* restrict y)
+__kernel void conv_gemm_reduce(__global const float* restrict part, int part_off BIAS_ARG RES_ARG,
+                               __global float* restrict y, int y_off)
 {
+    part += part_off;
+    y += y_off;
+#if HAS_BIAS
+    bias += bias_off;
+#endif
+#if HAS_RESIDUAL
+    res += res_off;
+#endif
     const int idx = get_global_id(0);
     if (idx >= TOTAL) {
         return;

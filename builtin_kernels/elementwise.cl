@@ -4,9 +4,12 @@
 // Unary activations: y[i] = f(x[i]) for i < n, with up to two float attributes a and b.
 //   global = (n)
 #define UNARY(name, expr)                                                          \
-    __kernel void name(__global const float* restrict x, __global float* restrict y, \
+    __kernel void name(__global const float* restrict x, int x_off,                \
+                       __global float* restrict y, int y_off,                       \
                        int n, float a, float b)                                     \
     {                                                                               \
+        x += x_off;                                                                 \
+        y += y_off;                                                                 \
         const int i = get_global_id(0);                                             \
         if (i < n) {                                                                \
             const float v = x[i];                                                   \
@@ -31,10 +34,13 @@ UNARY(clip, fmin(fmax(v, a), b))
 //   dimension. The Go side merges dimensions first, so most layers use 2-3 of the 6.
 //   global = (n)
 #define BINARY(name, expr)                                                             \
-    __kernel void name##_same(__global const float* restrict a,                         \
-                              __global const float* restrict b,                         \
-                              __global float* restrict y, int n)                        \
+    __kernel void name##_same(__global const float* restrict a, int a_off,              \
+                              __global const float* restrict b, int b_off,              \
+                              __global float* restrict y, int y_off, int n)             \
     {                                                                                   \
+        a += a_off;                                                                     \
+        b += b_off;                                                                     \
+        y += y_off;                                                                     \
         const int i = get_global_id(0);                                                 \
         if (i < n) {                                                                    \
             const float u = a[i];                                                       \
@@ -42,13 +48,16 @@ UNARY(clip, fmin(fmax(v, a), b))
             y[i] = (expr);                                                              \
         }                                                                               \
     }                                                                                   \
-    __kernel void name##_bcast(__global const float* restrict a,                        \
-                               __global const float* restrict b,                        \
-                               __global float* restrict y, int n,                       \
+    __kernel void name##_bcast(__global const float* restrict a, int a_off,             \
+                               __global const float* restrict b, int b_off,             \
+                               __global float* restrict y, int y_off, int n,            \
                                int d1, int d2, int d3, int d4, int d5,                  \
                                int as0, int as1, int as2, int as3, int as4, int as5,    \
                                int bs0, int bs1, int bs2, int bs3, int bs4, int bs5)    \
     {                                                                                   \
+        a += a_off;                                                                     \
+        b += b_off;                                                                     \
+        y += y_off;                                                                     \
         const int i = get_global_id(0);                                                 \
         if (i >= n) {                                                                   \
             return;                                                                     \
@@ -73,14 +82,20 @@ BINARY(div, u / v)
 // BatchNormalization in inference mode over N,C,... data: channel c of element i is
 // (i / inner) % channels.
 //   global = (n)
-__kernel void batchnorm(__global const float* restrict x,
-                        __global const float* restrict scale,
-                        __global const float* restrict bias,
-                        __global const float* restrict mean,
-                        __global const float* restrict var,
-                        __global float* restrict y,
+__kernel void batchnorm(__global const float* restrict x, int x_off,
+                        __global const float* restrict scale, int scale_off,
+                        __global const float* restrict bias, int bias_off,
+                        __global const float* restrict mean, int mean_off,
+                        __global const float* restrict var, int var_off,
+                        __global float* restrict y, int y_off,
                         int n, int channels, int inner, float eps)
 {
+    x += x_off;
+    scale += scale_off;
+    bias += bias_off;
+    mean += mean_off;
+    var += var_off;
+    y += y_off;
     const int i = get_global_id(0);
     if (i >= n) {
         return;

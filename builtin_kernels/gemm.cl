@@ -24,16 +24,22 @@
 #define B_AT(k, n) b[(k) * N + (n)]
 #endif
 #if HAS_C
-#define C_ARG , __global const float* restrict c
+#define C_ARG , __global const float* restrict c, int c_off
 #else
 #define C_ARG
 #endif
 
-__kernel void gemm(__global const float* restrict a,
-                   __global const float* restrict b C_ARG,
-                   __global float* restrict y,
+__kernel void gemm(__global const float* restrict a, int a_off,
+                   __global const float* restrict b, int b_off C_ARG,
+                   __global float* restrict y, int y_off,
                    float alpha, float beta)
 {
+    a += a_off;
+    b += b_off;
+    y += y_off;
+#if HAS_C
+    c += c_off;
+#endif
     const int n0 = get_global_id(0) * TN;
     const int m0 = get_global_id(1) * TM;
     const int z = get_global_id(2);

@@ -2,9 +2,11 @@
 // values. Shapes are arguments, so one program serves every shape.
 //   global = (planes)
 
-__kernel void global_avgpool(__global const float* restrict x, __global float* restrict y,
+__kernel void global_avgpool(__global const float* restrict x, int x_off, __global float* restrict y, int y_off,
                              int planes, int size)
 {
+    x += x_off;
+    y += y_off;
     const int i = get_global_id(0);
     if (i >= planes) {
         return;
@@ -17,9 +19,11 @@ __kernel void global_avgpool(__global const float* restrict x, __global float* r
     y[i] = s / (float)size;
 }
 
-__kernel void global_maxpool(__global const float* restrict x, __global float* restrict y,
+__kernel void global_maxpool(__global const float* restrict x, int x_off, __global float* restrict y, int y_off,
                              int planes, int size)
 {
+    x += x_off;
+    y += y_off;
     const int i = get_global_id(0);
     if (i >= planes) {
         return;

@@ -403,68 +403,88 @@ func checkLaunches(t *testing.T, p *Plan, dev DeviceInfo) {
 }
 
 // TestOpsMatchReference is the harness: every op on the device against its CPU
-// reference over the case table. CLHOST_TEST_CASES narrows it to cases whose
-// "type/name" contains the given text (for slow simulators such as oclgrind).
+// reference over the case table, with the plans made for the device and, on a CPU, also
+// with those a GPU would get (GPU kernels are plain OpenCL and run on a CPU too).
+// CLHOST_TEST_CASES narrows it to cases whose "type/name" contains the given text (for
+// slow simulators such as oclgrind).
 func TestOpsMatchReference(t *testing.T) {
 	env := deviceEnv(t)
 	filter := os.Getenv("CLHOST_TEST_CASES")
+	targets := []struct {
+		suffix string
+		dev    DeviceInfo
+	}{{"", env.dev}}
+	if !env.dev.IsGPU && filter == "" {
+		gpu := DeviceInfo{IsGPU: true, ComputeUnits: 8, MaxWorkGroupSize: 256, LocalMemBytes: env.dev.LocalMemBytes, FloatVectorWidth: 1}
+		targets = append(targets, struct {
+			suffix string
+			dev    DeviceInfo
+		}{"/gpu-plan", gpu})
+	}
 	for _, c := range opCases {
 		if filter != "" && !strings.Contains(c.typ+"/"+c.name, filter) {
 			continue
 		}
-		t.Run(c.typ+"/"+c.name, func(t *testing.T) {
-			t.Parallel()
-			op, ok := Lookup(c.typ)
-			if !ok {
-				t.Fatalf("layer type %q is not registered", c.typ)
-			}
-			if si, ok := op.(ShapeInferrer); ok && !(c.typ == "Reshape" && !c.attrs.Has("shape")) {
-				got, err := si.OutputShapes(c.attrs, c.in)
-				if err != nil {
-					t.Fatalf("OutputShapes: %v", err)
-				}
-				if err := checkOut(c.typ, got, c.out); err != nil {
-					t.Fatalf("OutputShapes %v, the table says %v", got, c.out)
-				}
-			}
-			plan, err := op.Plan(c.attrs, c.in, c.out, env.dev)
+		for _, target := range targets {
+			testOpCase(t, env, c, target.dev, c.typ+"/"+c.name+target.suffix)
+		}
+	}
+}
+
+// testOpCase runs one case of the table with plans made for dev.
+func testOpCase(t *testing.T, env *testEnv, c opCase, dev DeviceInfo, name string) {
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		op, ok := Lookup(c.typ)
+		if !ok {
+			t.Fatalf("layer type %q is not registered", c.typ)
+		}
+		if si, ok := op.(ShapeInferrer); ok && !(c.typ == "Reshape" && !c.attrs.Has("shape")) {
+			got, err := si.OutputShapes(c.attrs, c.in)
 			if err != nil {
-				t.Fatalf("Plan: %v", err)
+				t.Fatalf("OutputShapes: %v", err)
 			}
-			checkLaunches(t, plan, env.dev)
-			in := c.inputs()
-			want, err := op.Reference(c.attrs, in, c.out)
-			if err != nil {
-				t.Fatalf("Reference: %v", err)
+			if err := checkOut(c.typ, got, c.out); err != nil {
+				t.Fatalf("OutputShapes %v, the table says %v", got, c.out)
 			}
-			// RunPlan wants a tensor in every slot; an omitted input gets a NaN
-			// placeholder, which the plan must not bind (the runtime refuses that).
-			devIn := slices.Clone(in)
-			for _, i := range c.omit {
-				devIn[i] = &HostTensor{Shape: sh(1), Data: []float32{float32(math.NaN())}}
-				for _, l := range plan.Launches {
-					for _, a := range l.Args {
-						if a.Kind == ArgInput && a.Index == i {
-							t.Errorf("kernel %s binds omitted input %d", l.Kernel, i)
-						}
+		}
+		plan, err := op.Plan(c.attrs, c.in, c.out, dev)
+		if err != nil {
+			t.Fatalf("Plan: %v", err)
+		}
+		checkLaunches(t, plan, dev)
+		in := c.inputs()
+		want, err := op.Reference(c.attrs, in, c.out)
+		if err != nil {
+			t.Fatalf("Reference: %v", err)
+		}
+		// RunPlan wants a tensor in every slot; an omitted input gets a NaN
+		// placeholder, which the plan must not bind (the runtime refuses that).
+		devIn := slices.Clone(in)
+		for _, i := range c.omit {
+			devIn[i] = &HostTensor{Shape: sh(1), Data: []float32{float32(math.NaN())}}
+			for _, l := range plan.Launches {
+				for _, a := range l.Args {
+					if a.Kind == ArgInput && a.Index == i {
+						t.Errorf("kernel %s binds omitted input %d", l.Kernel, i)
 					}
 				}
 			}
-			q, err := env.ctx.NewQueue(cl.QueueOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer q.Release()
-			got, err := RunPlan(env.ctx, q, plan, devIn, c.out)
-			if err != nil {
-				t.Fatalf("RunPlan: %v", err)
-			}
-			if len(got) != len(want) {
-				t.Fatalf("%d outputs, reference has %d", len(got), len(want))
-			}
-			for i := range want {
-				compare(t, fmt.Sprintf("output %d", i), got[i], want[i])
-			}
-		})
-	}
+		}
+		q, err := env.ctx.NewQueue(cl.QueueOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Release()
+		got, err := RunPlan(env.ctx, q, plan, devIn, c.out)
+		if err != nil {
+			t.Fatalf("RunPlan: %v", err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d outputs, reference has %d", len(got), len(want))
+		}
+		for i := range want {
+			compare(t, fmt.Sprintf("output %d", i), got[i], want[i])
+		}
+	})
 }

@@ -7,8 +7,10 @@
 // divisor also counts positions in the padding (but not past it, where a ceil_mode window
 // may reach), as ONNX Runtime and PyTorch do; without it, only the positions read.
 
-__kernel void maxpool2d(__global const float* restrict x, __global float* restrict y)
+__kernel void maxpool2d(__global const float* restrict x, int x_off, __global float* restrict y, int y_off)
 {
+    x += x_off;
+    y += y_off;
     const int ox = get_global_id(0);
     const int oy = get_global_id(1);
     const int z = get_global_id(2);
@@ -36,8 +38,10 @@ __kernel void maxpool2d(__global const float* restrict x, __global float* restri
     y[(z * OH + oy) * OW + ox] = v;
 }
 
-__kernel void avgpool2d(__global const float* restrict x, __global float* restrict y)
+__kernel void avgpool2d(__global const float* restrict x, int x_off, __global float* restrict y, int y_off)
 {
+    x += x_off;
+    y += y_off;
     const int ox = get_global_id(0);
     const int oy = get_global_id(1);
     const int z = get_global_id(2);

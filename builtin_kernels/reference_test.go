@@ -292,7 +292,7 @@ func TestRunPlanRefusesBadPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RunPlan(env.ctx, q, plan, nil, shapes(sh(4))); err == nil || !strings.Contains(err.Error(), "input 0 does not exist") {
+	if _, err := RunPlan(env.ctx, q, plan, nil, shapes(sh(4))); err == nil || !strings.Contains(err.Error(), "input 0 is not bound") {
 		t.Errorf("missing input: %v", err)
 	}
 	if _, err := RunPlan(env.ctx, q, plan, []*HostTensor{ht(sh(4), 1, 2)}, shapes(sh(4))); err == nil || !strings.Contains(err.Error(), "2 values for shape [4]") {

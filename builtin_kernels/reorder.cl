@@ -3,11 +3,13 @@
 // element lives in each layout.
 //   global = (B * F * Y * X)
 
-__kernel void reorder(__global const float* restrict src, __global float* restrict dst,
+__kernel void reorder(__global const float* restrict src, int src_off, __global float* restrict dst, int dst_off,
                       int nb, int nf, int ny, int nx,
                       int sb, int sf, int sy, int sx,
                       int db, int df, int dy, int dx)
 {
+    src += src_off;
+    dst += dst_off;
     const int i = get_global_id(0);
     if (i >= nb * nf * ny * nx) {
         return;

@@ -50,57 +50,48 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 			b.Release()
 		}
 	}()
-	newBuf := func(size int) (*cl.Buffer, error) {
-		// OpenCL refuses empty buffers; a kernel never reads past its shapes anyway.
-		b, err := ctx.NewBuffer(cl.MemReadWrite, max(size, 4))
-		if err == nil {
-			release = append(release, b)
+	// Each tensor sits at its own nonzero offset in a larger buffer, NaN on both sides, as
+	// activations sit in the network's arena: a kernel that ignores its offset parameter
+	// reads or writes the wrong place, and one that writes out of bounds spoils a guard.
+	nextOff := 0
+	newRef := func(data []float32) (BufferRef, error) {
+		nextOff += refGuard
+		off := nextOff
+		host := nanSlice(off + len(data) + refGuard)
+		copy(host[off:], data)
+		b, err := ctx.NewBufferFrom(cl.MemReadWrite, floatsToBytes(host))
+		if err != nil {
+			return BufferRef{}, err
 		}
-		return b, err
+		release = append(release, b)
+		return BufferRef{Buf: b, Off: off}, nil
 	}
 
-	inBufs := make([]*cl.Buffer, len(inputs))
+	inRefs := make([]BufferRef, len(inputs))
 	for i, t := range inputs {
-		b, err := newBuf(4 * len(t.Data))
+		r, err := newRef(t.Data)
 		if err != nil {
 			return nil, fmt.Errorf("RunPlan: input %d: %w", i, err)
 		}
-		if len(t.Data) > 0 {
-			if err := q.Write(b, 0, floatsToBytes(t.Data), nil); err != nil {
-				return nil, fmt.Errorf("RunPlan: input %d: %w", i, err)
-			}
-		}
-		inBufs[i] = b
+		inRefs[i] = r
 	}
-	outBufs := make([]*cl.Buffer, len(outShapes))
+	outRefs := make([]BufferRef, len(outShapes))
 	for i, s := range outShapes {
-		n := numel(s)
-		b, err := newBuf(4 * n)
+		r, err := newRef(nanSlice(numel(s)))
 		if err != nil {
 			return nil, fmt.Errorf("RunPlan: output %d: %w", i, err)
 		}
-		if n > 0 {
-			if err := q.Write(b, 0, floatsToBytes(nanSlice(n)), nil); err != nil {
-				return nil, fmt.Errorf("RunPlan: output %d: %w", i, err)
-			}
-		}
-		outBufs[i] = b
+		outRefs[i] = r
 	}
-	scratch := make([]*cl.Buffer, len(plan.Scratch))
+	scratch := make([]BufferRef, len(plan.Scratch))
 	for i, size := range plan.Scratch {
-		b, err := newBuf(size)
+		r, err := newRef(make([]float32, (size+3)/4))
 		if err != nil {
 			return nil, fmt.Errorf("RunPlan: scratch %d: %w", i, err)
 		}
-		scratch[i] = b
+		scratch[i] = r
 	}
 
-	pick := func(kind string, list []*cl.Buffer, i int) (*cl.Buffer, error) {
-		if i < 0 || i >= len(list) {
-			return nil, fmt.Errorf("%s %d does not exist (%d given)", kind, i, len(list))
-		}
-		return list[i], nil
-	}
 	var prev *cl.Event
 	defer func() { prev.Release() }()
 	for li, l := range append(append([]Launch(nil), plan.Setup...), plan.Launches...) {
@@ -110,34 +101,8 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 				return err
 			}
 			defer k.Release()
-			for ai, a := range l.Args {
-				var err error
-				switch a.Kind {
-				case ArgInput, ArgOutput, ArgScratch:
-					var b *cl.Buffer
-					switch a.Kind {
-					case ArgInput:
-						b, err = pick("input", inBufs, a.Index)
-					case ArgOutput:
-						b, err = pick("output", outBufs, a.Index)
-					default:
-						b, err = pick("scratch buffer", scratch, a.Index)
-					}
-					if err == nil {
-						err = k.SetArgBuffer(ai, b)
-					}
-				case ArgInt:
-					err = k.SetArgInt32(ai, a.Int)
-				case ArgFloat:
-					err = k.SetArgFloat32(ai, a.Float)
-				case ArgLocal:
-					err = k.SetArgLocal(ai, a.Bytes)
-				default:
-					err = fmt.Errorf("unknown argument kind %d", a.Kind)
-				}
-				if err != nil {
-					return fmt.Errorf("argument %d: %w", ai, err)
-				}
+			if err := SetArgs(k, l.Args, inRefs, outRefs, scratch); err != nil {
+				return err
 			}
 			var wait []*cl.Event
 			if prev != nil {
@@ -164,16 +129,25 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 	outs := make([]*HostTensor, len(outShapes))
 	for i, s := range outShapes {
 		n := numel(s)
-		raw := make([]byte, 4*n)
-		if n > 0 {
-			if err := q.Read(outBufs[i], 0, raw, nil); err != nil {
-				return nil, fmt.Errorf("RunPlan: reading output %d: %w", i, err)
+		r := outRefs[i]
+		raw := make([]byte, 4*(r.Off+n+refGuard))
+		if err := q.Read(r.Buf, 0, raw, nil); err != nil {
+			return nil, fmt.Errorf("RunPlan: reading output %d: %w", i, err)
+		}
+		all := bytesToFloats(raw)
+		for j, v := range all {
+			if (j < r.Off || j >= r.Off+n) && !math.IsNaN(float64(v)) {
+				return nil, fmt.Errorf("RunPlan: output %d: a kernel wrote element %d outside the tensor's %d (at offset %d)", i, j-r.Off, n, r.Off)
 			}
 		}
-		outs[i] = &HostTensor{Shape: cloneShape(s), Data: bytesToFloats(raw)}
+		outs[i] = &HostTensor{Shape: cloneShape(s), Data: all[r.Off : r.Off+n]}
 	}
 	return outs, nil
 }
+
+// refGuard is the NaN gap, in floats, that RunPlan leaves before and after each tensor:
+// 256 bytes, a multiple of every vector a kernel loads, so offsets keep vectors aligned.
+const refGuard = 64
 
 // aliasOutputs is a launch-free plan's result: the aliased input's values in the output
 // shape.

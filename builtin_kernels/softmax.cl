@@ -3,9 +3,11 @@
 // line's maximum keeps exp from overflowing.
 //   global = (outer * inner)
 
-__kernel void softmax(__global const float* restrict x, __global float* restrict y,
+__kernel void softmax(__global const float* restrict x, int x_off, __global float* restrict y, int y_off,
                       int outer, int len, int inner)
 {
+    x += x_off;
+    y += y_off;
     const int i = get_global_id(0);
     if (i >= outer * inner) {
         return;

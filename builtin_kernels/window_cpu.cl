@@ -177,10 +177,19 @@ static inline int copy_rows(float buf[XCH][RING + 1][ROWBUF], const __global flo
         acc[t][r] = fma(xv, (floatV)(wu[((t * CG + (c)) * KH + (ky)) * KW + (kx)]), acc[t][r]); \
     }
 
-__kernel void conv2d_window(__global const float* restrict x,
-                            __global const float* restrict w BIAS_ARG RES_ARG,
-                            __global float* restrict y)
+__kernel void conv2d_window(__global const float* restrict x, int x_off,
+                            __global const float* restrict w, int w_off BIAS_ARG RES_ARG,
+                            __global float* restrict y, int y_off)
 {
+    x += x_off;
+    w += w_off;
+    y += y_off;
+#if HAS_BIAS
+    bias += bias_off;
+#endif
+#if HAS_RESIDUAL
+    res += res_off;
+#endif
     ROW_BUFFER(buf);
     FOR_UNITS {
         UNIT_BAND(band, z, next);
@@ -228,8 +237,10 @@ __kernel void conv2d_window(__global const float* restrict x,
 #define KEEP_V(v) (v)
 #define KEEP(v, p) (v)
 
-__kernel void maxpool2d_vec(__global const float* restrict x, __global float* restrict y)
+__kernel void maxpool2d_vec(__global const float* restrict x, int x_off, __global float* restrict y, int y_off)
 {
+    x += x_off;
+    y += y_off;
     ROW_BUFFER(buf);
     FOR_UNITS {
         UNIT_BAND(band, z, next);

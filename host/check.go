@@ -75,7 +75,7 @@ func (n *Network) CheckLayers(ctx context.Context, inputs map[string]*Tensor) (m
 			for _, name := range l.Outputs {
 				t := n.tensors[name]
 				data := make([]float32, elements(t.shape))
-				if err := n.engine.queue.Read(t.buf, 0, float32Bytes(data), nil); err != nil {
+				if err := n.engine.queue.Read(t.buf, t.byteOff(), float32Bytes(data), nil); err != nil {
 					return nil, nil, nil, fmt.Errorf("layer %q: reading its output %q: %w", l.Name, name, err)
 				}
 				values[name] = &builtinkernels.HostTensor{Shape: t.shape, Data: data}
@@ -140,7 +140,7 @@ func (n *Network) checkEachLayer(constant func(string) (*builtinkernels.HostTens
 			return constant(name)
 		}
 		data := make([]float32, elements(t.shape))
-		if err := n.engine.queue.Read(t.buf, 0, float32Bytes(data), nil); err != nil {
+		if err := n.engine.queue.Read(t.buf, t.byteOff(), float32Bytes(data), nil); err != nil {
 			return nil, fmt.Errorf("reading %q: %w", name, err)
 		}
 		v := &builtinkernels.HostTensor{Shape: t.shape, Data: data}

@@ -146,7 +146,7 @@ func (n *Network) matchData(l *model.Layer, name string) (string, error) {
 }
 
 // reorderLaunch prepares a reorder between BFYX and another format for one tensor.
-func (n *Network) reorderLaunch(l *model.Layer, from, to customlayer.Format, shape []int, src, dst *cl.Buffer) (launch, error) {
+func (n *Network) reorderLaunch(l *model.Layer, from, to customlayer.Format, shape []int, src, dst builtinkernels.BufferRef) (launch, error) {
 	op, ok := builtinkernels.Lookup("clhost.Reorder")
 	if !ok {
 		return launch{}, errors.New("the reorder kernel is not registered")
@@ -175,7 +175,7 @@ func (n *Network) reorderLaunch(l *model.Layer, from, to customlayer.Format, sha
 		return launch{}, err
 	}
 	n.kernels = append(n.kernels, k)
-	if err := setPlanArgs(k, la.Args, []*cl.Buffer{src}, []*cl.Buffer{dst}, nil); err != nil {
+	if err := builtinkernels.SetArgs(k, la.Args, []builtinkernels.BufferRef{src}, []builtinkernels.BufferRef{dst}, nil); err != nil {
 		return launch{}, err
 	}
 	prog.addInstance(fmt.Sprintf("%s: reorder %s→%s of %v, global %v", l.Name, from, to, shape, la.Global))
@@ -247,13 +247,16 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 			want = in.format
 		}
 		inst.Inputs[t.Port] = jit.Tensor{Shape: in.shape, Type: n.typeOf(in.name), Format: want}
-		buf := in.buf
+		buf, err := in.whole()
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
 		if want != in.format {
 			tmp, err := n.scratch(4 * elements(in.shape))
 			if err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
-			la, err := n.reorderLaunch(l, in.format, want, in.shape, in.buf, tmp)
+			la, err := n.reorderLaunch(l, in.format, want, in.shape, in.ref(), builtinkernels.BufferRef{Buf: tmp})
 			if err != nil {
 				return fmt.Errorf("%s: input %d: %w", where, t.Port, err)
 			}
@@ -280,7 +283,10 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		inst.Outputs[t.Port] = jit.Tensor{Shape: out.shape, Type: n.typeOf(out.name), Format: t.Format}
-		buf := out.buf
+		buf, err := out.whole()
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
 		if needsReorder(t.Format) && n.readAs(out.name, t.Format) {
 			// Every reader takes this layout: keep it, no reorder back to BFYX.
 			out.format = t.Format
@@ -290,7 +296,7 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
-			la, err := n.reorderLaunch(l, t.Format, customlayer.BFYX, out.shape, tmp, out.buf)
+			la, err := n.reorderLaunch(l, t.Format, customlayer.BFYX, out.shape, builtinkernels.BufferRef{Buf: tmp}, out.ref())
 			if err != nil {
 				return fmt.Errorf("%s: output %d: %w", where, t.Port, err)
 			}

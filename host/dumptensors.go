@@ -24,7 +24,7 @@ func (n *Network) dumpTensors(dir string) error {
 	for _, name := range names {
 		t := n.tensors[name]
 		data := make([]float32, elements(t.shape))
-		if err := n.engine.queue.Read(t.buf, 0, float32Bytes(data), nil); err != nil {
+		if err := n.engine.queue.Read(t.buf, t.byteOff(), float32Bytes(data), nil); err != nil {
 			return fmt.Errorf("tensor dump %q: %w", name, err)
 		}
 		if err := tensorio.WriteFile(filepath.Join(dir, safeFileName(name)+".npy"), t.shape, data); err != nil {

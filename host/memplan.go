@@ -12,6 +12,7 @@ type memTensor struct {
 	lastUse  int
 	bytes    int
 	pinned   bool // never shares memory (Options.KeepIntermediates)
+	custom   bool // a custom kernel reads or writes it: it needs a buffer of its own start
 	offset   int  // where the plan puts it in the arena
 	consumer []int
 }

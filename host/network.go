@@ -51,12 +51,36 @@ type deviceTensor struct {
 	name  string
 	shape []int
 	buf   *cl.Buffer
+	// off is the element offset at which the tensor begins in buf: activations share
+	// one arena buffer, each at its planned offset.
+	off int
+	// view is the tensor as a buffer of its own (a sub-buffer at off), for custom
+	// kernels, which take their tensors at the buffer's start; nil when off is 0.
+	view *cl.Buffer
 	// ready is the step whose completion makes the tensor readable; -1 for graph inputs
 	// and constants.
 	ready int
 	// format is the layout the buffer holds: BFYX, unless a custom layer wrote another
 	// that all its readers take.
 	format customlayer.Format
+}
+
+func (t *deviceTensor) byteOff() int { return 4 * t.off }
+
+func (t *deviceTensor) ref() builtinkernels.BufferRef {
+	return builtinkernels.BufferRef{Buf: t.buf, Off: t.off}
+}
+
+// whole returns the tensor as a buffer that starts where it does, as custom kernels
+// take it.
+func (t *deviceTensor) whole() (*cl.Buffer, error) {
+	switch {
+	case t.off == 0:
+		return t.buf, nil
+	case t.view != nil:
+		return t.view, nil
+	}
+	return nil, fmt.Errorf("tensor %q lies at offset %d of a shared buffer and has no view of its own", t.name, t.off)
 }
 
 // Network is a model compiled for one engine: buffers allocated, programs built, kernel
@@ -71,6 +95,10 @@ type Network struct {
 	outputs []*deviceTensor
 	owned   []*cl.Buffer // buffers to release (aliases appear once)
 	slotBuf map[string]*cl.Buffer
+	// slotOff and slotView are each activation's element offset in its slotBuf and, for
+	// those custom kernels read or write at a nonzero offset, its sub-buffer.
+	slotOff  map[string]int
+	slotView map[string]*cl.Buffer
 	mem     []*memTensor
 	kernels []*cl.Kernel
 	progs   []*program
@@ -303,7 +331,7 @@ func (n *Network) allocate(name string, ready int) (*deviceTensor, error) {
 	if !ok {
 		return nil, fmt.Errorf("tensor %q has no planned buffer", name)
 	}
-	dt := &deviceTensor{name: name, shape: append([]int(nil), t.Shape...), buf: buf, ready: ready}
+	dt := &deviceTensor{name: name, shape: append([]int(nil), t.Shape...), buf: buf, off: n.slotOff[name], view: n.slotView[name], ready: ready}
 	n.tensors[name] = dt
 	return dt, nil
 }
@@ -419,7 +447,8 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 			}
 		}
 		for i, name := range l.Outputs {
-			n.tensors[name] = &deviceTensor{name: name, shape: outShapes[i], buf: n.tensors[src.name].buf, ready: src.ready}
+			st := n.tensors[src.name]
+			n.tensors[name] = &deviceTensor{name: name, shape: outShapes[i], buf: st.buf, off: st.off, view: st.view, ready: src.ready}
 		}
 		n.steps = append(n.steps, s)
 		return nil
@@ -454,29 +483,29 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 		}
 		outs[i] = t
 	}
-	scratch := make([]*cl.Buffer, len(plan.Scratch))
+	scratch := make([]builtinkernels.BufferRef, len(plan.Scratch))
 	for i, size := range plan.Scratch {
 		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, size)
 		if err != nil {
 			return fmt.Errorf("layer %q (%s): scratch buffer of %d bytes: %w", l.Name, l.Type, size, err)
 		}
 		n.owned = append(n.owned, b)
-		scratch[i] = b
+		scratch[i] = builtinkernels.BufferRef{Buf: b}
 	}
 	prog, err := n.engine.programs.get(l.Type, plan.Source, plan.Options)
 	if err != nil {
 		return buildErrorf(l.Name, l.Type, err)
 	}
 	n.useProgram(prog)
-	inBufs := make([]*cl.Buffer, len(ins))
+	inBufs := make([]builtinkernels.BufferRef, len(ins))
 	for i, t := range ins {
 		if t != nil && used[i] {
-			inBufs[i] = t.buf
+			inBufs[i] = t.ref()
 		}
 	}
-	outBufs := make([]*cl.Buffer, len(outs))
+	outBufs := make([]builtinkernels.BufferRef, len(outs))
 	for i, t := range outs {
-		outBufs[i] = t.buf
+		outBufs[i] = t.ref()
 	}
 	var descs []string
 	bind := func(las []builtinkernels.Launch) ([]launch, error) {

@@ -319,8 +319,8 @@ func TestMemoryPlanChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The arena (sub-buffers at planned offsets) and reuse slots (a buffer each) plan
-	// the same two tensors' worth here, on both kinds of queue.
+	// The arena (one buffer, each tensor at its planned offset) and reuse slots (a
+	// buffer each) plan the same two tensors' worth here, on both kinds of queue.
 	for _, o := range []Options{{Arena: ArenaOn}, {Arena: ArenaOff}, {Arena: ArenaOff, InOrder: true}} {
 		t.Run(fmt.Sprintf("arena%d_inorder%v", o.Arena, o.InOrder), func(t *testing.T) {
 			e := newTestEngine(t, o)
@@ -328,8 +328,15 @@ func TestMemoryPlanChain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sub := n.slotBuf["r0"] != n.slotBuf["r2"]; sub != (o.Arena == ArenaOn) {
-				t.Errorf("arena %v: r0 and r2 in distinct buffer objects: %v", o.Arena, sub)
+			arena := o.Arena == ArenaOn
+			if shared := n.slotBuf["r0"] == n.slotBuf["r1"]; shared != arena {
+				t.Errorf("arena %v: r0 and r1, alive together, in one buffer object: %v", o.Arena, shared)
+			}
+			if n.slotBuf["r0"] != n.slotBuf["r2"] || n.slotOff["r0"] != n.slotOff["r2"] {
+				t.Errorf("arena %v: r2 does not reuse r0's memory", o.Arena)
+			}
+			if arena && n.slotOff["r0"] == n.slotOff["r1"] {
+				t.Errorf("r0 and r1 at the same arena offset %d", n.slotOff["r0"])
 			}
 			tensor := int64(4 * 4 * 8 * 8)
 			if n.SumBytes != 11*tensor || n.PlannedBytes != 2*tensor || n.PeakLiveBytes != 2*tensor {
@@ -442,36 +449,78 @@ func TestCheckLayers(t *testing.T) {
 	}
 }
 
-// TestArenaFallback: when sub-buffers are refused, every activation gets a buffer of its
-// own and results hold. The refusal is forced first (any driver), then asked of the
-// driver itself with offsets finer than the device's real alignment: PoCL refuses them,
-// NVIDIA's driver accepts them, and either way the results must hold.
+// TestArenaFallback: built-in kernels take arena tensors at an offset, and a custom
+// kernel takes its tensors as sub-buffers of the arena. When the driver refuses those,
+// every activation gets a buffer of its own and results hold. The refusal is forced first
+// (any driver), then asked of the driver itself with offsets finer than the device's real
+// alignment: PoCL refuses them, NVIDIA's driver accepts them, and either way the results
+// must hold.
 func TestArenaFallback(t *testing.T) {
+	// x (1×3×5×7: 420 bytes, so offsets are not multiples of 128) → LeakyRelu → the
+	// custom AffineAny → LeakyRelu → LeakyRelu: the custom layer's input and output sit
+	// at nonzero offsets of the arena.
+	shape := []int{1, 3, 5, 7}
 	oddChain := func() *model.Model {
 		b := model.NewBuilder("odd")
-		y := b.Input("x", model.Float32, 1, 3, 5, 7) // 420 bytes: offsets not multiples of 128
-		for i := 0; i < 4; i++ {
+		y := b.Input("x", model.Float32, shape...)
+		y = b.Layer("LeakyRelu", "r0", []string{y}, model.FloatAttr("alpha", 0.5))
+		a := b.Tensor("aff", model.Float32, shape...)
+		b.LayerOutputs("AffineAny", "aff", []string{y}, []string{a}, model.FloatAttr("alpha", 2), model.FloatAttr("beta", -0.25))
+		y = a
+		for i := 2; i < 4; i++ {
 			y = b.Layer("LeakyRelu", fmt.Sprintf("r%d", i), []string{y}, model.FloatAttr("alpha", 0.5))
 		}
 		b.Output(y)
-		m, err := b.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
+		return ctBuild(t, b)
+	}
+	opts := func(log *strings.Builder) Options {
+		return Options{NoGlobalConfig: true, Log: log, Arena: ArenaOn, Configs: []string{ctPath(t, "any.xml")}}
 	}
 	check := func(n *Network) {
 		t.Helper()
-		checkLeakyChain(t, n, 4, 6, 1, 3, 5, 7)
+		in := randomTensor(rand.New(rand.NewSource(6)), shape...)
+		out, err := n.Infer(context.Background(), map[string]*Tensor{"x": in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaky := func(v float32) float32 {
+			if v < 0 {
+				return v / 2
+			}
+			return v
+		}
+		for i, v := range in.Data {
+			want := leaky(leaky(2*leaky(v) - 0.25))
+			if d := math.Abs(float64(out["r3"].Data[i] - want)); d > 1e-6 {
+				t.Fatalf("out[%d] = %v, want %v", i, out["r3"].Data[i], want)
+			}
+		}
 	}
 
+	var plainLog strings.Builder
+	n, err := newTestEngine(t, opts(&plainLog)).Compile(oddChain())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.slotOff["r0"] == 0 && n.slotOff["aff"] == 0 {
+		t.Fatal("the custom layer's input and output both lie at the arena's start: nothing to test")
+	}
+	for _, name := range []string{"r0", "aff"} {
+		if (n.slotOff[name] != 0) != (n.slotView[name] != nil) {
+			t.Errorf("%s at element offset %d: has a view of its own: %v", name, n.slotOff[name], n.slotView[name] != nil)
+		}
+	}
+	if n.slotView["r2"] != nil {
+		t.Error("r2, which only built-in layers touch, got a sub-buffer")
+	}
+	check(n)
+
 	var forcedLog strings.Builder
-	forced := newTestEngine(t, Options{NoGlobalConfig: true, Log: &forcedLog})
+	forced := newTestEngine(t, opts(&forcedLog))
 	forced.subBuffer = func(*cl.Buffer, int, int) (*cl.Buffer, error) {
 		return nil, &cl.Error{Call: "clCreateSubBuffer", Code: cl.CodeInvalidValue}
 	}
-	n, err := forced.Compile(oddChain())
-	if err != nil {
+	if n, err = forced.Compile(oddChain()); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(forcedLog.String(), "sub-buffers refused") {
@@ -480,9 +529,9 @@ func TestArenaFallback(t *testing.T) {
 	check(n)
 
 	var logs strings.Builder
-	e := newTestEngine(t, Options{NoGlobalConfig: true, Log: &logs})
-	if e.Device.BaseAlignBytes <= 4 {
-		t.Fatalf("device alignment %d leaves no finer offset to try", e.Device.BaseAlignBytes)
+	e := newTestEngine(t, opts(&logs))
+	if e.Device.BaseAlignBytes <= 64 {
+		t.Skipf("device alignment %d leaves no finer offset to try", e.Device.BaseAlignBytes)
 	}
 	e.Device.BaseAlignBytes = 4
 	if n, err = e.Compile(oddChain()); err != nil {

@@ -112,6 +112,7 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 			if t := byName[find(in)]; t != nil {
 				t.lastUse = max(t.lastUse, si)
 				t.consumer = append(t.consumer, si)
+				t.custom = t.custom || p.custom != nil
 			}
 		}
 		if p.plan != nil && p.plan.AliasInput >= 0 && len(p.plan.Launches) == 0 {
@@ -126,6 +127,7 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 			if err := add(out, si, keep); err != nil {
 				return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
 			}
+			byName[out].custom = p.custom != nil
 		}
 	}
 	for _, out := range m.Outputs {
@@ -133,9 +135,13 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 			t.lastUse = math.MaxInt
 		}
 	}
-	align := max(n.engine.Device.BaseAlignBytes, 4)
+	// Offsets keep a kernel's widest vector (float16, 64 bytes) aligned, and a custom
+	// kernel's view valid as a sub-buffer.
+	align := max(n.engine.Device.BaseAlignBytes, 64)
 	arena := planOffsets(ts, align)
 	n.slotBuf = map[string]*cl.Buffer{}
+	n.slotOff = map[string]int{}
+	n.slotView = map[string]*cl.Buffer{}
 	n.mem, n.align = ts, align
 	n.PeakLiveBytes = int64(peakLive(ts, len(layers)))
 	if len(ts) == 0 {
@@ -144,7 +150,7 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 	if !n.engine.useArena() {
 		return n.bufferPerSlot(ts, align)
 	}
-	// One arena, each tensor a sub-buffer at its planned offset.
+	// One arena; built-in kernels take each tensor as the arena and its offset.
 	whole, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, arena)
 	if err != nil {
 		return fmt.Errorf("activation memory of %d bytes (largest tensor %q): %w", arena, largest(ts).name, err)
@@ -152,6 +158,12 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 	n.owned = append(n.owned, whole)
 	n.PlannedBytes = int64(arena)
 	for _, t := range ts {
+		n.slotBuf[t.name] = whole
+		n.slotOff[t.name] = t.offset / 4
+		if !t.custom || t.offset == 0 {
+			continue
+		}
+		// Custom kernels take their tensors at a buffer's start: a sub-buffer.
 		sub, err := n.engine.subBuffer(whole, t.offset, t.bytes)
 		if err != nil {
 			// A driver that refuses sub-buffers still runs the network, with a buffer per
@@ -160,7 +172,7 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 			return n.bufferPerTensor(ts)
 		}
 		n.owned = append(n.owned, sub)
-		n.slotBuf[t.name] = sub
+		n.slotView[t.name] = sub
 	}
 	return nil
 }
@@ -189,6 +201,8 @@ func (n *Network) bufferPerSlot(ts []*memTensor, align int) error {
 // bufferPerTensor gives every activation a buffer of its own, nothing shared.
 func (n *Network) bufferPerTensor(ts []*memTensor) error {
 	n.PlannedBytes = 0
+	clear(n.slotOff)
+	clear(n.slotView)
 	for _, t := range ts {
 		t.offset, t.pinned = 0, true
 		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, t.bytes)

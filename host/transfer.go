@@ -47,12 +47,12 @@ func (n *Network) writeInputs(q *cl.Queue, inputs map[string]*Tensor) error {
 	for i, t := range n.inputs {
 		src := float32Bytes(inputs[t.name].Data)
 		if n.stageIn == nil {
-			if err := q.Write(t.buf, 0, src, nil); err != nil {
+			if err := q.Write(t.buf, t.byteOff(), src, nil); err != nil {
 				return fmt.Errorf("input %q: %w", t.name, err)
 			}
 			continue
 		}
-		if err := writePinned(q, t.buf, n.stageIn[i], src); err != nil {
+		if err := writePinned(q, t.buf, t.byteOff(), n.stageIn[i], src); err != nil {
 			return fmt.Errorf("input %q: %w", t.name, err)
 		}
 	}
@@ -63,13 +63,13 @@ func (n *Network) writeInputs(q *cl.Queue, inputs map[string]*Tensor) error {
 	return nil
 }
 
-// writePinned copies src into h and enqueues h's copy to dst, piece by piece, from a
-// few goroutines that each take a contiguous share.
-func writePinned(q *cl.Queue, dst *cl.Buffer, h *cl.HostBuffer, src []byte) error {
+// writePinned copies src into h and enqueues h's copy to dst at byte offset at, piece by
+// piece, from a few goroutines that each take a contiguous share.
+func writePinned(q *cl.Queue, dst *cl.Buffer, at int, h *cl.HostBuffer, src []byte) error {
 	shares := copyShares(len(src))
 	if shares == 1 {
 		copy(h.Bytes, src)
-		return q.WriteFrom(dst, 0, h, 0, len(src), nil)
+		return q.WriteFrom(dst, at, h, 0, len(src), nil)
 	}
 	errs := make([]error, shares)
 	var wg sync.WaitGroup
@@ -81,7 +81,7 @@ func writePinned(q *cl.Queue, dst *cl.Buffer, h *cl.HostBuffer, src []byte) erro
 			for off := lo; off < hi; off += pinnedPiece {
 				end := min(off+pinnedPiece, hi)
 				copy(h.Bytes[off:end], src[off:end])
-				if err := q.WriteFrom(dst, off, h, off, end-off, nil); err != nil {
+				if err := q.WriteFrom(dst, at+off, h, off, end-off, nil); err != nil {
 					errs[s] = err
 					return
 				}
@@ -112,10 +112,10 @@ func (n *Network) readOutput(q *cl.Queue, i int, data []float32, wait []*cl.Even
 	t := n.outputs[i]
 	dst := float32Bytes(data)
 	if n.stageOut == nil {
-		return q.Read(t.buf, 0, dst, wait)
+		return q.Read(t.buf, t.byteOff(), dst, wait)
 	}
 	h := n.stageOut[i]
-	if err := q.ReadInto(h, 0, t.buf, 0, len(dst), wait); err != nil {
+	if err := q.ReadInto(h, 0, t.buf, t.byteOff(), len(dst), wait); err != nil {
 		return err
 	}
 	if err := q.Finish(); err != nil {

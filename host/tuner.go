@@ -193,7 +193,7 @@ func (t *tuner) time(l *model.Layer, plan *builtinkernels.Plan, in, out [][]int)
 		}
 	}
 	bind := func(las []builtinkernels.Launch) ([]launch, error) {
-		ls, ks, err := bindLaunches(prog.prog, las, ins, outs, scratch)
+		ls, ks, err := bindLaunches(prog.prog, las, builtinkernels.Refs(ins), builtinkernels.Refs(outs), builtinkernels.Refs(scratch))
 		kernels = append(kernels, ks...)
 		return ls, err
 	}
@@ -256,10 +256,9 @@ func (t *tuner) release() {
 	t.queue.Release()
 }
 
-// setPlanArgs binds a built-in plan's arguments to buffers.
 // bindLaunches creates the kernels of launches from prog and binds their arguments. The
 // kernels come back even on error, for the caller to release.
-func bindLaunches(prog *cl.Program, las []builtinkernels.Launch, ins, outs, scratch []*cl.Buffer) ([]launch, []*cl.Kernel, error) {
+func bindLaunches(prog *cl.Program, las []builtinkernels.Launch, ins, outs, scratch []builtinkernels.BufferRef) ([]launch, []*cl.Kernel, error) {
 	var out []launch
 	var kernels []*cl.Kernel
 	for _, la := range las {
@@ -268,7 +267,7 @@ func bindLaunches(prog *cl.Program, las []builtinkernels.Launch, ins, outs, scra
 			return nil, kernels, err
 		}
 		kernels = append(kernels, k)
-		if err := setPlanArgs(k, la.Args, ins, outs, scratch); err != nil {
+		if err := builtinkernels.SetArgs(k, la.Args, ins, outs, scratch); err != nil {
 			return nil, kernels, err
 		}
 		out = append(out, launch{kernel: k, global: la.Global, local: la.Local})
@@ -296,43 +295,4 @@ func runInOrder(q *cl.Queue, ls []launch) error {
 		return nil
 	}
 	return prev.Wait()
-}
-
-func setPlanArgs(k *cl.Kernel, args []builtinkernels.Arg, ins, outs, scratch []*cl.Buffer) error {
-	pick := func(list []*cl.Buffer, i int, what string) (*cl.Buffer, error) {
-		if i < 0 || i >= len(list) || list[i] == nil {
-			return nil, fmt.Errorf("%s %d is not bound", what, i)
-		}
-		return list[i], nil
-	}
-	for ai, a := range args {
-		var err error
-		var b *cl.Buffer
-		switch a.Kind {
-		case builtinkernels.ArgInput:
-			if b, err = pick(ins, a.Index, "input"); err == nil {
-				err = k.SetArgBuffer(ai, b)
-			}
-		case builtinkernels.ArgOutput:
-			if b, err = pick(outs, a.Index, "output"); err == nil {
-				err = k.SetArgBuffer(ai, b)
-			}
-		case builtinkernels.ArgScratch:
-			if b, err = pick(scratch, a.Index, "scratch buffer"); err == nil {
-				err = k.SetArgBuffer(ai, b)
-			}
-		case builtinkernels.ArgInt:
-			err = k.SetArgInt32(ai, a.Int)
-		case builtinkernels.ArgFloat:
-			err = k.SetArgFloat32(ai, a.Float)
-		case builtinkernels.ArgLocal:
-			err = k.SetArgLocal(ai, a.Bytes)
-		default:
-			err = fmt.Errorf("unknown argument kind %d", a.Kind)
-		}
-		if err != nil {
-			return fmt.Errorf("kernel %s argument %d: %w", k.Name, ai, err)
-		}
-	}
-	return nil
 }

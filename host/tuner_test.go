@@ -17,7 +17,9 @@ import (
 // the fast ones.
 type slowFastOp struct{ timed *int }
 
-const slowFastSrc = `__kernel void copy(__global const float* x, __global float* y, const int spin) {
+const slowFastSrc = `__kernel void copy(__global const float* x, int x_off, __global float* y, int y_off, const int spin) {
+	x += x_off;
+	y += y_off;
 	int i = get_global_id(0);
 	float v = x[i];
 	for (int s = 0; s < spin; s++) v = v * 1.0000001f + 1e-9f;

@@ -99,9 +99,9 @@ type Network struct {
 	// those custom kernels read or write at a nonzero offset, its sub-buffer.
 	slotOff  map[string]int
 	slotView map[string]*cl.Buffer
-	mem     []*memTensor
-	kernels []*cl.Kernel
-	progs   []*program
+	mem      []*memTensor
+	kernels  []*cl.Kernel
+	progs    []*program
 	// stageIn and stageOut are the pinned host buffers of the inputs and outputs, when
 	// transfers go through them (Options.Pinned; transfer.go).
 	stageIn, stageOut []*cl.HostBuffer

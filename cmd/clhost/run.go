@@ -55,7 +55,7 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	ef.pinned = &autoBool{}
 	fs.Var(ef.pinned, "pinned", "copy inputs and outputs through pinned host buffers; default: on for GPUs, off for CPUs")
 	ef.arena = &autoBool{}
-	fs.Var(ef.arena, "arena", "activations as sub-buffers of one arena (least memory) rather than a buffer per reuse slot; default: on for CPUs, off for GPUs")
+	fs.Var(ef.arena, "arena", "activations at offsets of one arena buffer (least memory; the default) rather than a buffer per reuse slot (-arena=false)")
 }
 
 // autoBool is a boolean flag that also knows whether it was given at all.

@@ -112,6 +112,13 @@ type Network struct {
 	align    int // the arena's offset alignment
 	// lastWaiter is, per step, the last step whose wait list holds it.
 	lastWaiter []int
+	// chain is every launch of an inference, enqueued in one call; launchAt maps its
+	// launches to (step, launch of the step).
+	chain    *cl.Chain
+	launchAt [][2]int
+	// events is submit's per-step event lists, reused from one inference to the next
+	// (inferences are serial).
+	events [][]*cl.Event
 	// PlannedBytes is the device memory of activations; SumBytes the sum of every
 	// activation's size (what a network without buffer reuse would take); PeakLiveBytes
 	// the largest total of activations alive at one time (the bound a plan can reach).
@@ -247,6 +254,9 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 		n.outputs = append(n.outputs, t)
 	}
 	n.findLastWaiters()
+	if err := n.buildChain(e.queue); err != nil {
+		return nil, err
+	}
 	if e.opts.Pinned {
 		if err := n.pinnedStaging(); err != nil {
 			return nil, err
@@ -803,58 +813,70 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	return outs, nil
 }
 
-// submit enqueues every step after its producers and returns the events still held
-// (per step, per launch; nil where released early). Without events (an in-order queue,
-// no profiling) it returns nil. On error the caller still releases what it returns.
-func (n *Network) submit(q *cl.Queue, useEvents bool) ([][]*cl.Event, error) {
-	var events [][]*cl.Event // per step, per launch
-	if useEvents {
-		events = make([][]*cl.Event, len(n.steps))
-	}
-	var wait []*cl.Event
+// buildChain lays out every launch of the inference for the queue's SubmitChain: each
+// step's first launch waits on the last launch of each step it depends on, and later
+// launches of a step on the one before. With profiling every event is kept for its
+// timestamps; otherwise only those of steps nothing waits on (the graph outputs'
+// producers), which the output reads wait on.
+func (n *Network) buildChain(q *cl.Queue) error {
+	var launches []cl.ChainLaunch
+	var keep []bool
+	n.launchAt = make([][2]int, 0, len(n.steps))
+	last := make([]int, len(n.steps)) // per step, its last launch's index; -1 for none
 	for si, s := range n.steps {
+		last[si] = -1
 		for li, la := range s.launches {
-			if !useEvents {
-				if err := q.EnqueueNDRangeNoEvent(la.kernel, la.global, la.local, nil); err != nil {
-					_ = q.Finish()
-					return events, fmt.Errorf("layer %q (%s): %w", s.layer, s.typ, err)
-				}
-				continue
-			}
-			wait = wait[:0]
+			cur := cl.ChainLaunch{Kernel: la.kernel, Global: la.global, Local: la.local}
 			if li > 0 {
-				wait = append(wait, events[si][li-1])
+				cur.Wait = []int{len(launches) - 1}
 			} else {
 				for _, d := range s.deps {
-					if evs := events[d]; len(evs) > 0 {
-						wait = append(wait, evs[len(evs)-1])
+					if last[d] >= 0 {
+						cur.Wait = append(cur.Wait, last[d])
 					}
 				}
 			}
-			ev, err := q.EnqueueNDRange(la.kernel, la.global, la.local, wait)
-			if err != nil {
-				_ = q.Finish()
-				return events, fmt.Errorf("layer %q (%s): %w", s.layer, s.typ, err)
-			}
-			events[si] = append(events[si], ev)
-			if li > 0 && !q.Profiling {
-				events[si][li-1].Release()
-				events[si][li-1] = nil
+			launches = append(launches, cur)
+			// Kept: every event when profiling; else a step's last one when no later step
+			// releases it (graph outputs' producers, which the reads wait on, and dead ends).
+			unreleased := n.lastWaiter[si] < 0 || n.lastWaiter[si] >= len(n.steps)
+			keep = append(keep, q.Profiling || li == len(s.launches)-1 && unreleased)
+			last[si] = len(launches) - 1
+			n.launchAt = append(n.launchAt, [2]int{si, li})
+		}
+	}
+	c, err := cl.NewChain(launches, keep)
+	if err != nil {
+		return err
+	}
+	n.chain = c
+	return nil
+}
+
+// submit enqueues every step after its producers in one call (buildChain) and returns
+// the events still held, per step and per launch (nil where released early). Without
+// events (an in-order queue, no profiling) it returns nil. On error the caller still
+// releases what it returns.
+func (n *Network) submit(q *cl.Queue, useEvents bool) ([][]*cl.Event, error) {
+	evs, failed, err := q.SubmitChain(n.chain, useEvents)
+	var events [][]*cl.Event
+	if evs != nil {
+		if n.events == nil {
+			n.events = make([][]*cl.Event, len(n.steps))
+			for si, s := range n.steps {
+				n.events[si] = make([]*cl.Event, len(s.launches))
 			}
 		}
-		// An event nothing else waits on is released at once: drivers track live
-		// events, and keeping them all to the end of the inference cost PoCL half as much
-		// again per layer. Profiling keeps them for their timestamps.
-		if useEvents && !q.Profiling {
-			for _, d := range s.deps {
-				if n.lastWaiter[d] == si {
-					for _, e := range events[d] {
-						e.Release()
-					}
-					events[d] = nil
-				}
-			}
+		events = n.events
+		for i, e := range evs {
+			at := n.launchAt[i]
+			events[at[0]][at[1]] = e
 		}
+	}
+	if err != nil {
+		_ = q.Finish()
+		s := n.steps[n.launchAt[failed][0]]
+		return events, fmt.Errorf("layer %q (%s): %w", s.layer, s.typ, err)
 	}
 	return events, nil
 }

@@ -15,6 +15,11 @@
 //   while the current one is multiplied, then stored into the other buffer, so there is
 //   one barrier per slice and global latency hides behind arithmetic.
 //
+// With TAPMAJOR (a window larger than 1×1 whose CG is a multiple of TK) K runs tap-major,
+// k = (ky·KW + kx)·CG + c, over weights packed that way once (conv_gemm_pack): every K
+// slice is then TK channels at one window position, so the X_col gather decomposes k
+// and checks the padding once per slice instead of once per value.
+//
 // With SPLITK > 1 the K range is cut into SPLITK chunks (for layers with too few output
 // tiles to fill the device); each chunk writes partial sums to a scratch buffer and
 // conv_gemm_reduce adds them up with the bias, the residual and the activation.
@@ -58,6 +63,22 @@
     const int iy = iy0 + ky * DH;                                                    \
     const int ix = ix0 + (r - ky * KW) * DW;
 #endif
+#if TAPMAJOR
+/* The slice at k0 is channels (k0 - r·CG) … of tap r; it never straddles two taps, nor
+   passes kend (CG, KT and KCHUNK are multiples of TK). */
+#define LOAD_B(k0)                                                                   \
+    {                                                                                \
+        const int r = (k0) / CG;                                                     \
+        const int ky = r / KW;                                                       \
+        const int iy = iy0 + ky * DH;                                                \
+        const int ix = ix0 + (r - ky * KW) * DW;                                     \
+        const bool inside = pvalid && iy >= 0 && iy < H && ix >= 0 && ix < W;        \
+        const int at = ((k0) - r * CG + kb0) * (H * W) + iy * W + ix;                \
+        for (int i = 0; i < BLOADS; i++) {                                           \
+            rb[i] = inside ? xb[at + i * (NT / TN) * (H * W)] : 0.0f;                \
+        }                                                                            \
+    }
+#else
 #define LOAD_B(k0)                                                                   \
     for (int i = 0; i < BLOADS; i++) {                                               \
         const int k = (k0) + kb0 + i * (NT / TN);                                    \
@@ -70,6 +91,7 @@
         }                                                                            \
         rb[i] = v;                                                                   \
     }
+#endif
 #define LOAD_SLICE(k0) LOAD_A(k0) LOAD_B(k0)
 
 #if HAS_BIAS
@@ -220,6 +242,24 @@ void conv_gemm(__global const float* restrict x, int x_off,
         }
     }
 }
+
+#if TAPMAJOR
+/* wp = the weights with K reordered tap-major: wp[m][r·CG + c] = w[m][c·KH·KW + r]. */
+__kernel void conv_gemm_pack(__global const float* restrict w, int w_off,
+                             __global float* restrict wp, int wp_off)
+{
+    w += w_off;
+    wp += wp_off;
+    const int k = get_global_id(0);
+    const int m = get_global_id(1);
+    if (k >= KT || m >= M) {
+        return;
+    }
+    const int c = k / (KH * KW);
+    const int r = k - c * (KH * KW);
+    wp[m * KT + r * CG + c] = w[m * KT + k];
+}
+#endif
 
 #if SPLITK > 1
 __kernel void conv_gemm_reduce(__global const float* restrict part, int part_off BIAS_ARG RES_ARG,

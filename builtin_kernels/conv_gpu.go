@@ -118,11 +118,22 @@ func implicitGemmTiled(g convGeom, wt bool, tile gemmTile, splitK int, dev Devic
 	d.int("TK", tile.tk)
 	d.int("SPLITK", splitK)
 	d.int("KCHUNK", kchunk)
+	tapMajor := !wt && g.win.k[0]*g.win.k[1] > 1 && g.cg%tile.tk == 0
+	d.bool("TAPMAJOR", tapMajor)
 	src, err := d.program("conv_gpu.cl")
 	if err != nil {
 		return nil, err
 	}
+	plan := &Plan{Source: src, AliasInput: -1}
 	in := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
+	if tapMajor {
+		// The weights, packed tap-major once (a setup launch on constant weights).
+		packed := Arg{Kind: ArgScratch, Index: len(plan.Scratch)}
+		plan.Scratch = append(plan.Scratch, 4*g.m*kt)
+		pg, pl := launchSize([]int{kt, g.m}, dev)
+		plan.Setup = []Launch{{Kernel: "conv_gemm_pack", Global: pg, Local: pl, Args: []Arg{in[1], packed}}}
+		in[1] = packed
+	}
 	var extra []Arg
 	if g.hasBias {
 		extra = append(extra, Arg{Kind: ArgInput, Index: 2})
@@ -132,17 +143,17 @@ func implicitGemmTiled(g convGeom, wt bool, tile gemmTile, splitK int, dev Devic
 	}
 	global := []int{ceilDiv(p, tile.tn) * (tile.tn / tile.rn), ceilDiv(g.mg, tile.tm) * (tile.tm / tile.rm), g.g * splitK}
 	local := []int{tile.tn / tile.rn, tile.tm / tile.rm, 1}
-	plan := &Plan{Source: src, AliasInput: -1}
 	if splitK == 1 {
 		args := append(append(in, extra...), Arg{Kind: ArgOutput, Index: 0})
 		plan.Launches = []Launch{{Kernel: "conv_gemm", Global: global, Local: local, Args: args}}
 		return plan, nil
 	}
 	total := g.n * g.m * g.win.out[0] * g.win.out[1]
-	plan.Scratch = []int{4 * splitK * total}
+	partial := Arg{Kind: ArgScratch, Index: len(plan.Scratch)}
+	plan.Scratch = append(plan.Scratch, 4*splitK*total)
 	// conv_gemm's signature keeps the bias and residual arguments whatever SPLITK is.
-	first := append(append(in[:2:2], extra...), Arg{Kind: ArgScratch, Index: 0})
-	second := append(append([]Arg{{Kind: ArgScratch, Index: 0}}, extra...), Arg{Kind: ArgOutput, Index: 0})
+	first := append(append(in[:2:2], extra...), partial)
+	second := append(append([]Arg{partial}, extra...), Arg{Kind: ArgOutput, Index: 0})
 	rg, rl := launchSize([]int{total}, dev)
 	plan.Launches = []Launch{
 		{Kernel: "conv_gemm", Global: global, Local: local, Args: first},

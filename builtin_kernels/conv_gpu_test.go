@@ -121,14 +121,28 @@ func TestGemmTilesAllCorrect(t *testing.T) {
 	env, q := deviceEnvQueue(t)
 	conv := opCase{name: "conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu},
 		in: shapes(sh(1, 20, 13, 11), sh(136, 20, 3, 3), sh(136), sh(1, 136, 13, 11)), out: shapes(sh(1, 136, 13, 11))}
-	convIn := conv.inputs()
-	convWant, err := convOp{}.Reference(conv.attrs, convIn, conv.out)
-	if err != nil {
-		t.Fatal(err)
+	// 32 channels, a multiple of every TK: K runs tap-major (packed weights), with a
+	// stride and asymmetric padding so that whole slices fall in the padding.
+	tap := opCase{name: "tap-major conv", attrs: Attrs{"pads": []int{2, 0, 1, 2}, "strides": []int{2, 1}},
+		in: shapes(sh(2, 32, 9, 7), sh(40, 32, 3, 3), sh(40)), out: shapes(sh(2, 40, 5, 7))}
+	type convCase struct {
+		c    opCase
+		in   []*HostTensor
+		want []*HostTensor
+		geo  convGeom
 	}
-	convGeo, err := convOp{}.geometry(conv.attrs, conv.in)
-	if err != nil {
-		t.Fatal(err)
+	var convs []convCase
+	for _, c := range []opCase{conv, tap} {
+		in := c.inputs()
+		want, err := convOp{}.Reference(c.attrs, in, c.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		geo, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		convs = append(convs, convCase{c, in, want, geo})
 	}
 	fc := opCase{name: "fc", attrs: Attrs{}, in: shapes(sh(67, 150), sh(150, 131), sh(131)), out: shapes(sh(67, 131))}
 	fcIn := fc.inputs()
@@ -152,21 +166,26 @@ func TestGemmTilesAllCorrect(t *testing.T) {
 			continue
 		}
 		splitK := 1 + 2*(i%2)
-		plan, err := implicitGemmTiled(convGeo, false, tile, splitK, dev)
-		if err != nil {
-			t.Fatal(err)
+		for _, cc := range convs {
+			plan, err := implicitGemmTiled(cc.geo, false, tile, splitK, dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if packs := len(plan.Setup) > 0; packs != (cc.geo.cg%tile.tk == 0) {
+				t.Errorf("%s tile %v: weights packed tap-major %v, CG %d", cc.c.name, tile, packs, cc.geo.cg)
+			}
+			got, err := RunPlan(env.ctx, q, plan, cc.in, cc.c.out)
+			if err != nil {
+				t.Fatalf("%s tile %v: %v", cc.c.name, tile, err)
+			}
+			compare(t, fmt.Sprintf("%s tile %v split %d", cc.c.name, tile, splitK), got[0], cc.want[0])
 		}
-		got, err := RunPlan(env.ctx, q, plan, convIn, conv.out)
-		if err != nil {
-			t.Fatalf("conv tile %v: %v", tile, err)
-		}
-		compare(t, fmt.Sprintf("conv tile %v split %d", tile, splitK), got[0], convWant[0])
 
-		plan, err = implicitGemmTiled(gemmAsConv(fcGeo), true, tile, 1, dev)
+		plan, err := implicitGemmTiled(gemmAsConv(fcGeo), true, tile, 1, dev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err = RunPlan(env.ctx, q, plan, fcIn, fc.out)
+		got, err := RunPlan(env.ctx, q, plan, fcIn, fc.out)
 		if err != nil {
 			t.Fatalf("fc tile %v: %v", tile, err)
 		}

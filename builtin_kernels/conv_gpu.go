@@ -209,8 +209,11 @@ func gemmCandidates(g convGeom, wt bool, dev DeviceInfo) ([]*Plan, error) {
 			continue
 		}
 		tiles := ceilDiv(g.mg, t.tm) * ceilDiv(p, t.tn) * g.g
-		s := max(min(ceilDiv(2*cu, tiles), kt/(8*t.tk), 32), 1)
-		splits := []int{1, s, 2 * s}
+		// Splits that fill the device's work-group slots (about two per compute unit)
+		// once from below and once from above, and twice from below: a split that
+		// leaves a few work-groups for a second wave costs nearly a whole wave.
+		limit := func(s int) int { return max(min(s, kt/(8*t.tk), 32), 1) }
+		splits := []int{1, limit(2 * cu / tiles), limit(ceilDiv(2*cu, tiles)), limit(4 * cu / tiles)}
 		if tiles >= 2*cu {
 			// Every compute unit has two work-groups already: a K split only adds the
 			// partial sums' traffic, and each candidate costs a compile (seconds on NVIDIA).

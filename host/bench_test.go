@@ -97,3 +97,20 @@ func BenchmarkRawEnqueuePerLayer(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(n.steps)), "ns/layer")
 }
+
+// BenchmarkChainOnlyPerLayer is the network's launch chain submitted by itself, without
+// the rest of an inference's submission: what cl.Chain costs against the C loop.
+func BenchmarkChainOnlyPerLayer(b *testing.B) {
+	n := benchChain(b)
+	q := n.engine.queue
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := q.SubmitChain(n.chain, true); err != nil {
+			b.Fatal(err)
+		}
+		if err := q.Finish(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(n.steps)), "ns/layer")
+}

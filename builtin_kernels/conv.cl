@@ -29,12 +29,7 @@ __kernel void conv2d(__global const float* restrict x, int x_off,
     x += x_off;
     w += w_off;
     y += y_off;
-#if HAS_BIAS
-    bias += bias_off;
-#endif
-#if HAS_RESIDUAL
-    res += res_off;
-#endif
+    OPTIONAL_OFFSETS
     const int ox0 = get_global_id(0) * PXT;
     const int oy = get_global_id(1);
     const int z = get_global_id(2);
@@ -124,12 +119,7 @@ __kernel void conv2d_dw(__global const float* restrict x, int x_off,
     x += x_off;
     w += w_off;
     y += y_off;
-#if HAS_BIAS
-    bias += bias_off;
-#endif
-#if HAS_RESIDUAL
-    res += res_off;
-#endif
+    OPTIONAL_OFFSETS
     const int ox0 = get_global_id(0) * PXT;
     const int oy = get_global_id(1);
     const int z = get_global_id(2);

@@ -97,6 +97,8 @@ func (g convGeom) define(d *defines) {
 	// x, w BIAS_ARG RES_ARG, y (see kernelArgs).
 	d.raw("BIAS_ARG", optionalParam(g.hasBias, "bias"))
 	d.raw("RES_ARG", optionalParam(g.hasResidual, "res"))
+	// What the kernels run first to apply those parameters' offsets (see SetArgs).
+	d.raw("OPTIONAL_OFFSETS", optionalOffset(g.hasBias, "bias")+optionalOffset(g.hasResidual, "res"))
 	g.act.define(d)
 }
 
@@ -107,6 +109,14 @@ func optionalParam(present bool, name string) string {
 		return ""
 	}
 	return ", __global const float* restrict " + name + ", int " + name + "_off"
+}
+
+// optionalOffset is the statement that moves an optional parameter to its offset.
+func optionalOffset(present bool, name string) string {
+	if !present {
+		return ""
+	}
+	return name + " += " + name + "_off; "
 }
 
 // kernelArgs binds a conv kernel's arguments: x, the weights (input 1, or a packed copy),

@@ -38,12 +38,7 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
     x += x_off;
     wp += wp_off;
     y += y_off;
-#if HAS_BIAS
-    bias += bias_off;
-#endif
-#if HAS_RESIDUAL
-    res += res_off;
-#endif
+    OPTIONAL_OFFSETS
     const int tile = get_global_id(0);
     const int mt = get_global_id(1);
     const int z = get_global_id(2);

@@ -59,12 +59,7 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
     x += x_off;
     wp = (const __global floatV*)((const __global float*)wp + wp_off);
     y += y_off;
-#if HAS_BIAS
-    bias += bias_off;
-#endif
-#if HAS_RESIDUAL
-    res += res_off;
-#endif
+    OPTIONAL_OFFSETS
     const int ox0 = get_global_id(0) * PXT;
     const int oy = get_global_id(1);
     const int z = get_global_id(2);

@@ -113,12 +113,7 @@ void conv_gemm(__global const float* restrict x, int x_off,
     x += x_off;
     w += w_off;
     y += y_off;
-#if HAS_BIAS
-    bias += bias_off;
-#endif
-#if HAS_RESIDUAL
-    res += res_off;
-#endif
+    OPTIONAL_OFFSETS
     /* 16-byte aligned, with rows of a multiple of 4 floats, so the float4 reads below
        compile to vector loads (a vload4 from 4-byte aligned memory became four scalar
        loads on NVIDIA) */
@@ -267,12 +262,7 @@ __kernel void conv_gemm_reduce(__global const float* restrict part, int part_off
 {
     part += part_off;
     y += y_off;
-#if HAS_BIAS
-    bias += bias_off;
-#endif
-#if HAS_RESIDUAL
-    res += res_off;
-#endif
+    OPTIONAL_OFFSETS
     const int idx = get_global_id(0);
     if (idx >= TOTAL) {
         return;

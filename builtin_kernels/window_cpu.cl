@@ -184,12 +184,7 @@ __kernel void conv2d_window(__global const float* restrict x, int x_off,
     x += x_off;
     w += w_off;
     y += y_off;
-#if HAS_BIAS
-    bias += bias_off;
-#endif
-#if HAS_RESIDUAL
-    res += res_off;
-#endif
+    OPTIONAL_OFFSETS
     ROW_BUFFER(buf);
     FOR_UNITS {
         UNIT_BAND(band, z, next);

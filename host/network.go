@@ -875,6 +875,9 @@ func (n *Network) submit(q *cl.Queue, useEvents bool) ([][]*cl.Event, error) {
 	}
 	if err != nil {
 		_ = q.Finish()
+		if failed < 0 || failed >= len(n.launchAt) {
+			return events, err
+		}
 		s := n.steps[n.launchAt[failed][0]]
 		return events, fmt.Errorf("layer %q (%s): %w", s.layer, s.typ, err)
 	}

@@ -7,13 +7,16 @@ import "sort"
 // (math.MaxInt: kept to the end, a graph output), and its size in bytes. Aliases
 // (Reshape, Flatten) are folded into their root before planning.
 type memTensor struct {
-	name     string
-	def      int
-	lastUse  int
-	bytes    int
-	pinned   bool // never shares memory (Options.KeepIntermediates)
-	custom   bool // a custom kernel reads or writes it: it needs a buffer of its own start
-	offset   int  // where the plan puts it in the arena
+	name    string
+	def     int
+	lastUse int
+	bytes   int
+	pinned  bool // never shares memory (Options.KeepIntermediates)
+	custom  bool // a custom kernel reads or writes it: it needs a buffer of its own start
+	// writers are the steps that write it when several do (a Concat's output written in
+	// place by its inputs' producers); empty means def alone.
+	writers  []int
+	offset   int // where the plan puts it in the arena
 	consumer []int
 }
 

@@ -116,6 +116,9 @@ type Network struct {
 	// launches to (step, launch of the step).
 	chain    *cl.Chain
 	launchAt [][2]int
+	// inPlace marks the steps of Concats whose inputs are written into the output in
+	// place (concatInPlace): they launch nothing.
+	inPlace map[int]bool
 	// events is submit's per-step event lists, reused from one inference to the next
 	// (inferences are serial).
 	events [][]*cl.Event
@@ -493,6 +496,20 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 		}
 		outs[i] = t
 	}
+	if n.inPlace[stepIdx] {
+		// The producers wrote the inputs into the output already: the step only passes
+		// their completion on to the output's readers.
+		var bound []*deviceTensor
+		for _, t := range ins {
+			if t != nil {
+				bound = append(bound, t)
+			}
+		}
+		s.deps = depsOf(bound)
+		s.desc = fmt.Sprintf("in %v out %v; in place, nothing launched", inShapes, outShapes)
+		n.steps = append(n.steps, s)
+		return nil
+	}
 	scratch := make([]builtinkernels.BufferRef, len(plan.Scratch))
 	for i, size := range plan.Scratch {
 		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, size)
@@ -822,17 +839,29 @@ func (n *Network) buildChain(q *cl.Queue) error {
 	var launches []cl.ChainLaunch
 	var keep []bool
 	n.launchAt = make([][2]int, 0, len(n.steps))
-	last := make([]int, len(n.steps)) // per step, its last launch's index; -1 for none
+	// done is, per step, the launches whose completion is the step's: its last one, or
+	// for a step that launches nothing (an in-place Concat), its dependencies' own.
+	done := make([][]int, len(n.steps))
 	for si, s := range n.steps {
-		last[si] = -1
+		if len(s.launches) == 0 {
+			for _, d := range s.deps {
+				for _, w := range done[d] {
+					if !containsInt(done[si], w) {
+						done[si] = append(done[si], w)
+					}
+				}
+			}
+		}
 		for li, la := range s.launches {
 			cur := cl.ChainLaunch{Kernel: la.kernel, Global: la.global, Local: la.local}
 			if li > 0 {
 				cur.Wait = []int{len(launches) - 1}
 			} else {
 				for _, d := range s.deps {
-					if last[d] >= 0 {
-						cur.Wait = append(cur.Wait, last[d])
+					for _, w := range done[d] {
+						if !containsInt(cur.Wait, w) {
+							cur.Wait = append(cur.Wait, w)
+						}
 					}
 				}
 			}
@@ -841,7 +870,7 @@ func (n *Network) buildChain(q *cl.Queue) error {
 			// releases it (graph outputs' producers, which the reads wait on, and dead ends).
 			unreleased := n.lastWaiter[si] < 0 || n.lastWaiter[si] >= len(n.steps)
 			keep = append(keep, q.Profiling || li == len(s.launches)-1 && unreleased)
-			last[si] = len(launches) - 1
+			done[si] = []int{len(launches) - 1}
 			n.launchAt = append(n.launchAt, [2]int{si, li})
 		}
 	}

@@ -135,6 +135,20 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 			t.lastUse = math.MaxInt
 		}
 	}
+	var parts map[string]partOf
+	if !keep && n.engine.useArena() {
+		ts, parts = n.concatInPlace(layers, ts, byName, func(name string) bool { return find(name) != name })
+	}
+	defer func() {
+		// A folded input lies inside its Concat's output, whatever the plan.
+		if n.slotBuf == nil {
+			return
+		}
+		for name, p := range parts {
+			n.slotBuf[name] = n.slotBuf[p.whole]
+			n.slotOff[name] = n.slotOff[p.whole] + p.off
+		}
+	}()
 	// Offsets keep a kernel's widest vector (float16, 64 bytes) aligned, and a custom
 	// kernel's view valid as a sub-buffer.
 	align := max(n.engine.Device.BaseAlignBytes, 64)
@@ -236,22 +250,28 @@ func (n *Network) addReuseDeps() {
 		if cur.def < 0 || cur.def >= len(n.steps) {
 			continue
 		}
-		st := n.steps[cur.def]
-		for _, prev := range n.mem {
-			if prev == cur || prev.lastUse >= cur.def || !sharesMemory(prev, cur, n.align) {
-				continue
-			}
-			// The readers already wait on the writer, so they alone suffice.
-			extra := prev.consumer
-			if len(extra) == 0 && prev.def >= 0 {
-				extra = []int{prev.def}
-			}
-			for _, d := range extra {
-				if d != cur.def && !containsInt(st.deps, d) {
-					st.deps = append(st.deps, d)
+		writers := cur.writers
+		if len(writers) == 0 {
+			writers = []int{cur.def}
+		}
+		for _, w := range writers {
+			st := n.steps[w]
+			for _, prev := range n.mem {
+				if prev == cur || prev.lastUse >= cur.def || !sharesMemory(prev, cur, n.align) {
+					continue
+				}
+				// The readers already wait on the writer, so they alone suffice.
+				extra := prev.consumer
+				if len(extra) == 0 && prev.def >= 0 {
+					extra = []int{prev.def}
+				}
+				for _, d := range extra {
+					if d != w && !containsInt(st.deps, d) {
+						st.deps = append(st.deps, d)
+					}
 				}
 			}
+			sortInts(st.deps)
 		}
-		sortInts(st.deps)
 	}
 }

@@ -147,6 +147,15 @@ func NewChain(launches []ChainLaunch, keep []bool) (*Chain, error) {
 // Len is the number of launches.
 func (c *Chain) Len() int { return len(c.ids) }
 
+// Waits lists the launches that launch i waits on, for tests and diagnostics.
+func (c *Chain) Waits(i int) []int {
+	var out []int
+	for w := c.waitStart[i]; w < c.waitStart[i+1]; w++ {
+		out = append(out, int(c.waitIdx[w]))
+	}
+	return out
+}
+
 // SubmitChain enqueues the chain's launches. With events it returns, per launch, the
 // event of each kept launch (nil elsewhere); without (an in-order queue), it makes no
 // events and returns nil. On failure it returns the index of the failing launch and the

@@ -1,0 +1,119 @@
+package host
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"clhost/host/model"
+)
+
+// fireModel is a SqueezeNet-style fire module over input shape xs: a 1×1 conv and a
+// 3×3 conv (4 → 3 and 4 → 5 channels, with bias), concatenated on the channels and
+// passed through a 1×1 conv of 8 → 4 channels plus x (the output). With alsoRead, a Relu reads the 1×1
+// conv's output too (a second output); with concatOut the Concat is itself the output.
+// It returns the model and, per output name, the reference values for input x.
+func fireModel(t *testing.T, xs []int, x []float32, alsoRead, concatOut bool) (*model.Model, map[string][]float32) {
+	t.Helper()
+	w1s, w3s, wps := []int{3, 4, 1, 1}, []int{5, 4, 3, 3}, []int{4, 8, 1, 1}
+	w1, b1 := ctRandSlice(60, elements(w1s), -0.5, 0.5), ctRandSlice(61, 3, -0.2, 0.2)
+	w3, b3 := ctRandSlice(62, elements(w3s), -0.5, 0.5), ctRandSlice(63, 5, -0.2, 0.2)
+	wp, bp := ctRandSlice(64, elements(wps), -0.5, 0.5), ctRandSlice(65, 4, -0.2, 0.2)
+	b := model.NewBuilder("fire")
+	in := b.Input("x", model.Float32, xs...)
+	e1 := b.Layer("Conv", "e1", []string{in, b.ConstFloat32("w1", w1s, w1), b.ConstFloat32("b1", w1s[:1], b1)}, model.IntsAttr("kernel_shape", 1, 1))
+	e3 := b.Layer("Conv", "e3", []string{in, b.ConstFloat32("w3", w3s, w3), b.ConstFloat32("b3", w3s[:1], b3)},
+		model.IntsAttr("kernel_shape", 3, 3), model.IntsAttr("pads", 1, 1, 1, 1))
+	cat := b.Layer("Concat", "cat", []string{e1, e3}, model.IntAttr("axis", 1))
+	ref := map[string][]float32{}
+	r1, s1 := ctConv(x, xs, w1, w1s, b1, 0, 1)
+	r3, _ := ctConv(x, xs, w3, w3s, b3, 1, 1)
+	plane := s1[2] * s1[3]
+	var rc []float32
+	for n := 0; n < xs[0]; n++ {
+		rc = append(rc, r1[n*3*plane:(n+1)*3*plane]...)
+		rc = append(rc, r3[n*5*plane:(n+1)*5*plane]...)
+	}
+	if concatOut {
+		b.Output(cat)
+		ref[cat] = rc
+	} else {
+		// proj + x: x stays alive through proj, so proj's output reuses no memory that the
+		// convs read, and proj is ordered after them by the Concat alone.
+		y := b.Layer("Conv", "proj", []string{cat, b.ConstFloat32("wp", wps, wp), b.ConstFloat32("bp", wps[:1], bp)}, model.IntsAttr("kernel_shape", 1, 1))
+		sum := b.Layer("Add", "sum", []string{y, in})
+		b.Output(sum)
+		rp, _ := ctConv(rc, []int{xs[0], 8, xs[2], xs[3]}, wp, wps, bp, 0, 1)
+		for i := range rp {
+			rp[i] += x[i]
+		}
+		ref[sum] = rp
+	}
+	if alsoRead {
+		r := b.Layer("Relu", "relu", []string{e1})
+		b.Output(r)
+		ref[r] = ctMap(r1, func(v float32) float32 { return max(v, 0) })
+	}
+	return ctBuild(t, b), ref
+}
+
+// TestConcatInPlace: at batch 1 the convs write straight into the Concat's output and
+// the Concat launches nothing, on both kinds of queue and through repeated inferences
+// over reused memory; at batch 2, with an input read elsewhere, with the Concat as a
+// graph output, or with reuse slots instead of the arena, it copies as before. Results
+// match the plain computation either way.
+func TestConcatInPlace(t *testing.T) {
+	cases := []struct {
+		name                string
+		batch               int
+		alsoRead, concatOut bool
+		opts                Options
+		inPlace             bool
+	}{
+		{"batch1", 1, false, false, Options{}, true},
+		{"batch1 in-order", 1, false, false, Options{InOrder: true}, true},
+		{"batch2", 2, false, false, Options{}, false},
+		{"input read twice", 1, true, false, Options{}, false},
+		{"concat is an output", 1, false, true, Options{}, false},
+		{"reuse slots", 1, false, false, Options{Arena: ArenaOff}, false},
+		{"kept intermediates", 1, false, false, Options{KeepIntermediates: true}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			xs := []int{c.batch, 4, 6, 5}
+			x := ctRand(66, xs...)
+			m, ref := fireModel(t, xs, x.Data, c.alsoRead, c.concatOut)
+			c.opts.NoGlobalConfig = true
+			n, _ := ctCompile(t, c.opts, m)
+			var cat *step
+			for _, s := range n.steps {
+				if s.layer == "cat" {
+					cat = s
+				}
+			}
+			if cat == nil {
+				t.Fatal("no step for the Concat")
+			}
+			if inPlace := len(cat.launches) == 0; inPlace != c.inPlace {
+				t.Fatalf("Concat in place: %v, want %v (%s)", inPlace, c.inPlace, cat.desc)
+			}
+			if c.inPlace && !c.concatOut {
+				// proj reads the Concat's output: its launch waits on both convs'.
+				launchOf := map[string]int{}
+				for i, at := range n.launchAt {
+					launchOf[n.steps[at[0]].layer] = i
+				}
+				waits := n.chain.Waits(launchOf["proj"])
+				if !slices.Contains(waits, launchOf["e1"]) || !slices.Contains(waits, launchOf["e3"]) {
+					t.Errorf("proj's launch waits on launches %v; e1's is %d, e3's %d", waits, launchOf["e1"], launchOf["e3"])
+				}
+			}
+			for rep := 0; rep < 3; rep++ {
+				out := ctInfer(t, n, map[string]*Tensor{"x": x})
+				for name, want := range ref {
+					ctClose(t, fmt.Sprintf("%s, inference %d", name, rep), out[name].Data, want, 1e-4)
+				}
+			}
+		})
+	}
+}

@@ -31,6 +31,31 @@ __kernel void conv1x1_pack(__global const float* restrict w, int w_off, __global
     wp[(z * CG + c) * MT + i] = mg < MG ? w[(g * MG + mg) * CG + c] : 0.0f;
 }
 
+#ifdef XSH
+// conv1x1_subsample: a 1×1 convolution at a stride (ResNet's downsampling shortcuts) is
+// the plain one over the input's pixels at the stride. Reading them in place would make
+// every step of the GEMM's channel loop a strided gather from a new page; one streaming
+// pass copies them into a dense (N, C, H, W) scratch tensor instead, and the GEMM runs
+// on that. XH × XW is the input plane, XSH × XSW the stride (H, W, P are the GEMM's).
+//   global = (H, N*C): one output row per work-item.
+__kernel void conv1x1_subsample(__global const float* restrict x, int x_off,
+                                __global float* restrict xs, int xs_off)
+{
+    x += x_off;
+    xs += xs_off;
+    const int oy = get_global_id(0);
+    const int nc = get_global_id(1);
+    if (oy >= H || nc >= N * C) {
+        return;
+    }
+    const __global float* row = x + ((long)nc * XH + oy * XSH) * XW;
+    __global float* out = xs + ((long)nc * H + oy) * W;
+    for (int ox = 0; ox < W; ox++) {
+        out[ox] = row[ox * XSW];
+    }
+}
+#endif
+
 __kernel void conv1x1(__global const float* restrict x, int x_off,
                       __global const float* restrict wp, int wp_off BIAS_ARG RES_ARG,
                       __global float* restrict y, int y_off)

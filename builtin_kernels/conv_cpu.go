@@ -72,7 +72,9 @@ func cpuConvCandidates(g convGeom, dev DeviceInfo) []cpuConvTile {
 // small ones (7×7 = 49 pixels fill few vectors). limit > 0 keeps that many.
 func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, error) {
 	var plans []*Plan
-	if !g.pointwise() && g.cg*g.win.k[0]*g.win.k[1] < 64 {
+	// 1×1 layers, strided or not, also get conv1x1's GEMM (see cpu1x1Plan).
+	gemm := g.pointwise() || g.strided1x1()
+	if !gemm && g.cg*g.win.k[0]*g.win.k[1] < 64 {
 		// Few products per output (a stem's 3 channels × 3×3): the channel tiles would
 		// spend as long transposing their outputs as computing them, while the
 		// row-vectorised window kernel stores whole vectors.
@@ -84,7 +86,7 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 			plans = append(plans, p)
 		}
 	}
-	if g.pointwise() {
+	if gemm {
 		big := heuristic1x1Tile(g, dev)
 		alt := cpu1x1Tile{big.vec, 12, 1}
 		if big.vec < 16 {
@@ -100,7 +102,7 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 	}
 	var vec []*Plan
 	for i, t := range cpuConvCandidates(g, dev) {
-		if g.pointwise() && i > 0 {
+		if gemm && i > 0 {
 			break // the GEMM tiles take the place of the other channel tiles
 		}
 		p, err := cpuConvPlan(g, t, dev)
@@ -109,7 +111,7 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 		}
 		vec = append(vec, p)
 	}
-	if g.pointwise() && g.in[0]*g.in[1] < 128 {
+	if gp := g.gemm1x1(); gemm && gp.in[0]*gp.in[1] < 128 {
 		plans = append(vec, plans...)
 	} else {
 		plans = append(plans, vec...)
@@ -247,6 +249,23 @@ func (g convGeom) pointwise() bool {
 	return w.k == [2]int{1, 1} && w.s == [2]int{1, 1} && w.pb == [2]int{} && w.pe == [2]int{}
 }
 
+// strided1x1 says whether a conv is a 1×1 window at a stride above 1 without padding
+// (ResNet's downsampling shortcuts), which runs as a subsampling copy and conv1x1.
+func (g convGeom) strided1x1() bool {
+	w := g.win
+	return w.k == [2]int{1, 1} && w.s != [2]int{1, 1} && w.pb == [2]int{} && w.pe == [2]int{}
+}
+
+// gemm1x1 is the geometry of the plain 1×1 convolution that conv1x1 runs for a
+// pointwise or strided 1×1 conv: the latter's over its subsampled input.
+func (g convGeom) gemm1x1() convGeom {
+	if g.strided1x1() {
+		g.in = g.win.out
+		g.win.s = [2]int{1, 1}
+	}
+	return g
+}
+
 // cpu1x1Tile is one register tile of conv1x1: mt output channels by np vectors of vec
 // pixels.
 type cpu1x1Tile struct{ vec, mt, np int }
@@ -258,7 +277,7 @@ func heuristic1x1Tile(g convGeom, dev DeviceInfo) cpu1x1Tile {
 	if vec != 4 && vec != 8 && vec != 16 {
 		vec = 8
 	}
-	p := g.in[0] * g.in[1]
+	p := g.gemm1x1().in[0] * g.gemm1x1().in[1]
 	for vec > 4 && 2*vec > p {
 		vec /= 2
 	}
@@ -269,27 +288,45 @@ func heuristic1x1Tile(g convGeom, dev DeviceInfo) cpu1x1Tile {
 }
 
 // cpu1x1Plan plans conv1x1: a setup launch packs W into scratch buffer 0, then the GEMM.
+// A strided 1×1 conv first copies its subsampled input into scratch buffer 1, which the
+// GEMM then reads as its X.
 func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
+	gemm := g.gemm1x1()
 	mt1 := ceilDiv(g.mg, t.mt)
 	var d defines
-	g.define(&d)
+	gemm.define(&d)
 	d.int("VEC", t.vec)
 	d.int("MT", t.mt)
 	d.int("NP", t.np)
 	d.int("MT1", mt1)
+	strided := g.strided1x1()
+	if strided {
+		d.int("XH", g.in[0])
+		d.int("XW", g.in[1])
+		d.int("XSH", g.win.s[0])
+		d.int("XSW", g.win.s[1])
+	}
 	src, err := d.program("conv1x1_cpu.cl")
 	if err != nil {
 		return nil, err
 	}
 	packGlobal, packLocal := launchSize([]int{t.mt, g.cg, g.g * mt1}, dev)
 	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
-	p := g.in[0] * g.in[1]
-	return &Plan{
+	p := gemm.in[0] * gemm.in[1]
+	plan := &Plan{
 		Source:  src,
 		Scratch: []int{4 * g.g * mt1 * g.cg * t.mt},
 		Setup: []Launch{{Kernel: "conv1x1_pack", Global: packGlobal, Local: packLocal,
 			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
-		Launches:   []Launch{{Kernel: "conv1x1", Global: []int{ceilDiv(p, t.vec*t.np), mt1, g.n * g.g}, Local: []int{1, 1, 1}, Args: args}},
 		AliasInput: -1,
-	}, nil
+	}
+	if strided {
+		plan.Scratch = append(plan.Scratch, 4*g.n*g.c*p)
+		sg, sl := launchSize([]int{gemm.in[0], g.n * g.c}, dev)
+		plan.Launches = append(plan.Launches, Launch{Kernel: "conv1x1_subsample", Global: sg, Local: sl,
+			Args: []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 1}}})
+		args[0] = Arg{Kind: ArgScratch, Index: 1}
+	}
+	plan.Launches = append(plan.Launches, Launch{Kernel: "conv1x1", Global: []int{ceilDiv(p, t.vec*t.np), mt1, g.n * g.g}, Local: []int{1, 1, 1}, Args: args})
+	return plan, nil
 }

@@ -62,22 +62,8 @@ func timeLaunches(t testing.TB, env *testEnv, plan *Plan, ins []*HostTensor, out
 			t.Fatal(err)
 		}
 		defer k.Release()
-		for ai, a := range l.Args {
-			switch a.Kind {
-			case ArgInput:
-				err = k.SetArgBuffer(ai, inB[a.Index])
-			case ArgOutput:
-				err = k.SetArgBuffer(ai, outB[a.Index])
-			case ArgScratch:
-				err = k.SetArgBuffer(ai, scr[a.Index])
-			case ArgInt:
-				err = k.SetArgInt32(ai, a.Int)
-			case ArgLocal:
-				err = k.SetArgLocal(ai, a.Bytes)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		if err := SetArgs(k, l.Args, Refs(inB), Refs(outB), Refs(scr)); err != nil {
+			t.Fatal(err)
 		}
 		ks = append(ks, k)
 	}
@@ -368,6 +354,7 @@ func BenchmarkConvCPU(b *testing.B) {
 		{name: "1x1_96_14_b4", attrs: Attrs{}, in: shapes(sh(4, 96, 14, 14), sh(576, 96, 1, 1), sh(576)), out: shapes(sh(4, 576, 14, 14))},
 		{name: "1x1_576_14_b4", attrs: Attrs{}, in: shapes(sh(4, 576, 14, 14), sh(96, 576, 1, 1), sh(96)), out: shapes(sh(4, 96, 14, 14))},
 		{name: "1x1_320_7", attrs: Attrs{}, in: shapes(sh(1, 320, 7, 7), sh(1280, 320, 1, 1), sh(1280)), out: shapes(sh(1, 1280, 7, 7))},
+		{name: "1x1_s2_64_56", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(4, 64, 56, 56), sh(128, 64, 1, 1), sh(128)), out: shapes(sh(4, 128, 28, 28))},
 		{name: "7x7_s2", attrs: Attrs{"pads": []int{3, 3, 3, 3}, "strides": []int{2, 2}}, in: shapes(sh(1, 3, 224, 224), sh(64, 3, 7, 7), sh(64)), out: shapes(sh(1, 64, 112, 112))},
 	}
 	for _, c := range layers {
@@ -383,7 +370,7 @@ func BenchmarkConvCPU(b *testing.B) {
 			name string
 			plan *Plan
 		}{{"direct", direct}, {"vec", vec}}
-		if geo.pointwise() {
+		if geo.pointwise() || geo.strided1x1() {
 			for _, t := range []cpu1x1Tile{{16, 8, 2}, {16, 6, 2}, {16, 4, 3}, {16, 12, 1}, {8, 8, 2}} {
 				p, _ := cpu1x1Plan(geo, t, env.dev)
 				plans = append(plans, struct {
@@ -456,11 +443,15 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		{name: "partial tile relu", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(2, 7, 7, 7), sh(13, 7, 1, 1), sh(13)), out: shapes(sh(2, 13, 7, 7))},
 		{name: "small plane residual", attrs: Attrs{}, in: shapes(sh(1, 9, 3, 5), sh(10, 9, 1, 1), nil, sh(1, 10, 3, 5)), out: shapes(sh(1, 10, 3, 5))},
 		{name: "groups clip residual", attrs: Attrs{"group": 3, FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.2), FusedMaxAttr: float32(0.3)}, in: shapes(sh(2, 6, 6, 9), sh(9, 2, 1, 1), sh(9), sh(2, 9, 6, 9)), out: shapes(sh(2, 9, 6, 9))},
+		// Strided: the subsampling copy first. Odd planes leave input rows and columns no
+		// output reads; 2×3 strides tell the axes apart.
+		{name: "stride2 odd residual", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(2, 6, 9, 11), sh(20, 6, 1, 1), sh(20), sh(2, 20, 5, 6)), out: shapes(sh(2, 20, 5, 6))},
+		{name: "stride 2x3 groups relu", attrs: Attrs{"strides": []int{2, 3}, "group": 2, FusedActivationAttr: ActRelu}, in: shapes(sh(1, 8, 12, 20), sh(10, 4, 1, 1)), out: shapes(sh(1, 10, 6, 7))},
 	}
 	tiles := []cpu1x1Tile{{16, 8, 2}, {8, 6, 2}, {4, 3, 3}, {16, 12, 1}}
 	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
-		if !geo.pointwise() {
-			return nil, fmt.Errorf("not pointwise")
+		if !geo.pointwise() && !geo.strided1x1() {
+			return nil, fmt.Errorf("neither pointwise nor a strided 1x1")
 		}
 		var list []namedPlan
 		for _, tile := range tiles {
@@ -476,6 +467,18 @@ func TestConv1x1CPUPlan(t *testing.T) {
 	stride, _ := convOp{}.geometry(Attrs{"strides": []int{2, 2}}, shapes(sh(1, 2, 4, 4), sh(3, 2, 1, 1)))
 	if pad.pointwise() || stride.pointwise() {
 		t.Error("a padded or strided 1x1 conv counts as pointwise")
+	}
+	if pad.strided1x1() || !stride.strided1x1() {
+		t.Error("strided1x1 is wrong about a padded or a strided 1x1 conv")
+	}
+	// ResNet's downsampling shortcut gets the GEMM over its subsampled input first.
+	ds := opCase{attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(16, 64, 56, 56), sh(128, 64, 1, 1), sh(128)), out: shapes(sh(16, 128, 28, 28))}
+	plan, err := convOp{}.Plan(ds.attrs, ds.in, ds.out, DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16, MaxWorkGroupSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Launches) != 2 || plan.Launches[0].Kernel != "conv1x1_subsample" || plan.Launches[1].Kernel != "conv1x1" {
+		t.Errorf("the downsampling shortcut runs %v", plan.Launches)
 	}
 }
 

@@ -52,6 +52,68 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
 
 #define XV_IN(p) row[ixk + (p) * SW]
 
+#if VEC == 16 && PXT <= 8
+#define ROW_STORES 1
+// TRANSPOSE16x8(a, r): a[p] holds 16 channels of pixel p (p < 8); r[k] gets channel 2k
+// in lanes 0-7 and channel 2k + 1 in lanes 8-15, pixels in order.
+// Three rounds, each merging pairs of vectors that hold b pixels of each channel into
+// pairs that hold 2b of half as many channels (b = 1, 2, 4): 24 two-source shuffles,
+// where the private-memory round trip costs a load and a store per value.
+#define LO1(x, y) (float16)(x.s0, y.s0, x.s1, y.s1, x.s2, y.s2, x.s3, y.s3, x.s4, y.s4, x.s5, y.s5, x.s6, y.s6, x.s7, y.s7)
+#define HI1(x, y) (float16)(x.s8, y.s8, x.s9, y.s9, x.sa, y.sa, x.sb, y.sb, x.sc, y.sc, x.sd, y.sd, x.se, y.se, x.sf, y.sf)
+#define LO2(x, y) (float16)(x.s01, y.s01, x.s23, y.s23, x.s45, y.s45, x.s67, y.s67)
+#define HI2(x, y) (float16)(x.s89, y.s89, x.sab, y.sab, x.scd, y.scd, x.sef, y.sef)
+#define LO4(x, y) (float16)(x.s0123, y.s0123, x.s4567, y.s4567)
+#define HI4(x, y) (float16)(x.s89ab, y.s89ab, x.scdef, y.scdef)
+#define TRANSPOSE16x8(a, r)                                                          \
+    do {                                                                             \
+        float16 s1[4][2], s2[2][2][2];                                               \
+        _Pragma("unroll") for (int q = 0; q < 4; q++) {                              \
+            s1[q][0] = LO1(a[2 * q], a[2 * q + 1]);                                  \
+            s1[q][1] = HI1(a[2 * q], a[2 * q + 1]);                                  \
+        }                                                                            \
+        _Pragma("unroll") for (int q = 0; q < 2; q++) {                              \
+            _Pragma("unroll") for (int h = 0; h < 2; h++) {                          \
+                s2[q][h][0] = LO2(s1[2 * q][h], s1[2 * q + 1][h]);                   \
+                s2[q][h][1] = HI2(s1[2 * q][h], s1[2 * q + 1][h]);                   \
+            }                                                                        \
+        }                                                                            \
+        _Pragma("unroll") for (int h = 0; h < 2; h++) {                              \
+            _Pragma("unroll") for (int e = 0; e < 2; e++) {                          \
+                r[4 * h + 2 * e] = LO4(s2[0][h][e], s2[1][h][e]);                    \
+                r[4 * h + 2 * e + 1] = HI4(s2[0][h][e], s2[1][h][e]);                \
+            }                                                                        \
+        }                                                                            \
+    } while (0)
+
+// STORE_ROW(v, i) stores the first PXT lanes of the float8 v at y[i..], after the
+// residual and the activation, in as few vector stores as PXT allows.
+#if HAS_RESIDUAL
+#define ROW_OUT(part, i, n) APPLY_ACT((part) + CAT(vload, n)(0, res + (i)))
+#define ROW_OUT1(part, i) APPLY_ACT((part) + res[i])
+#else
+#define ROW_OUT(part, i, n) APPLY_ACT(part)
+#define ROW_OUT1(part, i) APPLY_ACT(part)
+#endif
+#if PXT == 8
+#define STORE_ROW(v, i) vstore8(ROW_OUT((v), (i), 8), 0, y + (i))
+#elif PXT == 7
+#define STORE_ROW(v, i) do { vstore4(ROW_OUT((v).s0123, (i), 4), 0, y + (i)); vstore2(ROW_OUT((v).s45, (i) + 4, 2), 0, y + (i) + 4); y[(i) + 6] = ROW_OUT1((v).s6, (i) + 6); } while (0)
+#elif PXT == 6
+#define STORE_ROW(v, i) do { vstore4(ROW_OUT((v).s0123, (i), 4), 0, y + (i)); vstore2(ROW_OUT((v).s45, (i) + 4, 2), 0, y + (i) + 4); } while (0)
+#elif PXT == 5
+#define STORE_ROW(v, i) do { vstore4(ROW_OUT((v).s0123, (i), 4), 0, y + (i)); y[(i) + 4] = ROW_OUT1((v).s4, (i) + 4); } while (0)
+#elif PXT == 4
+#define STORE_ROW(v, i) vstore4(ROW_OUT((v).s0123, (i), 4), 0, y + (i))
+#elif PXT == 3
+#define STORE_ROW(v, i) do { vstore2(ROW_OUT((v).s01, (i), 2), 0, y + (i)); y[(i) + 2] = ROW_OUT1((v).s2, (i) + 2); } while (0)
+#elif PXT == 2
+#define STORE_ROW(v, i) vstore2(ROW_OUT((v).s01, (i), 2), 0, y + (i))
+#else
+#define STORE_ROW(v, i) (y[i] = ROW_OUT1((v).s0, (i)))
+#endif
+#endif
+
 __kernel void conv2d_vec(__global const float* restrict x, int x_off,
                          __global const floatV* restrict wp, int wp_off BIAS_ARG RES_ARG,
                          __global float* restrict y, int y_off)
@@ -128,15 +190,43 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
         }
     }
 
-    // Lanes are output channels and registers pixels; y wants pixels contiguous, so the
-    // tile goes through private memory once, transposed on the way out.
+    const int np = min(PXT, OW - ox0);
+#ifdef ROW_STORES
+    // Lanes are output channels and registers pixels; y wants pixels contiguous. A whole
+    // tile is transposed in registers (TRANSPOSE16x8) and stored as rows of PXT pixels,
+    // with the residual and activation applied to those rows; the scalar path below
+    // would spend about as long as the taps themselves on a layer with few input
+    // channels (16 in SqueezeNet's 3×3 expansions).
+    if (np == PXT && (MG % TILE == 0 || (mb + 1) * TILE <= MG)) {
+        _Pragma("unroll") for (int v = 0; v < NV; v++) {
+            float16 t[8];
+#if HAS_BIAS
+            const float16 bv = vload16(0, bias + g * MG + mb * TILE + v * 16);
+#else
+            const float16 bv = (float16)(0.0f);
+#endif
+            _Pragma("unroll") for (int p = 0; p < 8; p++) {
+                t[p] = p < PXT ? acc[p][v] + bv : (float16)(0.0f);
+            }
+            float16 r[8];
+            TRANSPOSE16x8(t, r);
+            _Pragma("unroll") for (int k = 0; k < 8; k++) {
+                const int m = g * MG + mb * TILE + v * 16 + 2 * k;
+                const int row0 = ((n * M + m) * OH + oy) * OW + ox0;
+                STORE_ROW(r[k].lo, row0);
+                STORE_ROW(r[k].hi, row0 + OH * OW);
+            }
+        }
+        return;
+    }
+#endif
+    // Otherwise the tile goes through private memory once, transposed on the way out.
     float out[PXT][TILE];
     _Pragma("unroll") for (int p = 0; p < PXT; p++) {
         _Pragma("unroll") for (int v = 0; v < NV; v++) {
             CAT(vstore, VEC)(acc[p][v], v, out[p]);
         }
     }
-    const int np = min(PXT, OW - ox0);
     for (int i = 0; i < TILE; i++) {
         const int mg = mb * TILE + i;
         if (mg >= MG) {

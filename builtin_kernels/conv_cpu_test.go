@@ -339,6 +339,11 @@ func TestConvCPUCandidates(t *testing.T) {
 	if got := bestPixelTile(3, 4, 7); got != 3 {
 		t.Errorf("bestPixelTile(3, 4..7) = %d, want 3", got)
 	}
+	for _, c := range [][2]int{{56, 8}, {55, 8}, {112, 8}, {28, 7}, {14, 7}, {7, 7}, {13, 7}, {27, 7}, {3, 3}} {
+		if got := widePixelTile(c[0]); got != c[1] {
+			t.Errorf("widePixelTile(%d) = %d, want %d", c[0], got, c[1])
+		}
+	}
 }
 
 // BenchmarkConvCPU compares the CPU conv kernel with the scalar direct kernel on layer
@@ -348,6 +353,7 @@ func BenchmarkConvCPU(b *testing.B) {
 	env := deviceEnvB(b)
 	layers := []opCase{
 		{name: "3x3_64_56", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 64, 56, 56), sh(64, 64, 3, 3), sh(64)), out: shapes(sh(1, 64, 56, 56))},
+		{name: "3x3_16_55_b4", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(4, 16, 55, 55), sh(64, 16, 3, 3), sh(64)), out: shapes(sh(4, 64, 55, 55))},
 		{name: "3x3_256_14", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 256, 14, 14), sh(256, 256, 3, 3), sh(256)), out: shapes(sh(1, 256, 14, 14))},
 		{name: "1x1_96_56", attrs: Attrs{}, in: shapes(sh(1, 96, 56, 56), sh(24, 96, 1, 1), sh(24)), out: shapes(sh(1, 24, 56, 56))},
 		{name: "1x1_16_112", attrs: Attrs{}, in: shapes(sh(1, 16, 112, 112), sh(96, 16, 1, 1), sh(96)), out: shapes(sh(1, 96, 112, 112))},
@@ -477,8 +483,16 @@ func TestConv1x1CPUPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Launches) != 2 || plan.Launches[0].Kernel != "conv1x1_subsample" || plan.Launches[1].Kernel != "conv1x1" {
-		t.Errorf("the downsampling shortcut runs %v", plan.Launches)
+	if len(plan.Launches) != 1 || plan.Launches[0].Kernel != "conv2d_vec" {
+		t.Errorf("the downsampling shortcut runs %v, want the channel tiles first", plan.Launches)
+	}
+	geo, _ := convOp{}.geometry(ds.attrs, ds.in)
+	cands, err := cpuConvCandidatePlans(geo, DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16, MaxWorkGroupSize: 4096}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cands) < 2 || len(cands[1].Launches) != 2 || cands[1].Launches[0].Kernel != "conv1x1_subsample" || cands[1].Launches[1].Kernel != "conv1x1" {
+		t.Errorf("the tuner's second candidate for the downsampling shortcut is not the subsampling GEMM")
 	}
 }
 

@@ -5,6 +5,9 @@
 // Fused work (fused.go): each output value is APPLY_ACT(conv + bias + residual), where the
 // residual (HAS_RESIDUAL) is a tensor of the output's shape read at the output's index and
 // APPLY_ACT is the layer's fused activation, (v) when there is none.
+// YN is the number of elements from one image of y to the next: M*OH*OW, or more where y
+// lies inside a larger tensor (OutputBatchStrideAttr; the residual stays contiguous). The
+// CPU kernels (conv_cpu.cl, conv1x1_cpu.cl, window_cpu.cl) honour it too.
 // Arguments: x, w, [bias], [residual], y.
 //
 // conv2d: each work-item computes a register tile of OCT output channels of one group by
@@ -99,6 +102,7 @@ __kernel void conv2d(__global const float* restrict x, int x_off,
         const int m = m0 + o;
         const float bv = BIAS(m);
         const int row0 = ((n * M + m) * OH + oy) * OW;
+        const int yrow0 = n * YN + (m * OH + oy) * OW;
         #pragma unroll
         for (int p = 0; p < PXT; p++) {
             if (ox0 + p < OW) {
@@ -106,7 +110,7 @@ __kernel void conv2d(__global const float* restrict x, int x_off,
 #if HAS_RESIDUAL
                 v += res[row0 + ox0 + p];
 #endif
-                y[row0 + ox0 + p] = APPLY_ACT(v);
+                y[yrow0 + ox0 + p] = APPLY_ACT(v);
             }
         }
     }
@@ -159,6 +163,7 @@ __kernel void conv2d_dw(__global const float* restrict x, int x_off,
     }
     const float bv = BIAS(m);
     const int row0 = ((n * M + m) * OH + oy) * OW;
+    const int yrow0 = n * YN + (m * OH + oy) * OW;
     #pragma unroll
     for (int p = 0; p < PXT; p++) {
         if (ox0 + p < OW) {
@@ -166,7 +171,7 @@ __kernel void conv2d_dw(__global const float* restrict x, int x_off,
 #if HAS_RESIDUAL
             v += res[row0 + ox0 + p];
 #endif
-            y[row0 + ox0 + p] = APPLY_ACT(v);
+            y[yrow0 + ox0 + p] = APPLY_ACT(v);
         }
     }
 }

@@ -18,6 +18,7 @@ type convGeom struct {
 	hasBias            bool
 	hasResidual        bool
 	act                fusedAct
+	yn                 int // OutputBatchStrideAttr, or 0 for a contiguous output
 }
 
 func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
@@ -76,6 +77,14 @@ func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
 	if cg.act, err = readFusedAct(typ, p); err != nil {
 		return cg, err
 	}
+	if p.Has(OutputBatchStrideAttr) {
+		per := cg.m * cg.win.out[0] * cg.win.out[1]
+		v := p.Int(OutputBatchStrideAttr, 0)
+		if v < int64(per) || v > 1<<31-1 {
+			return cg, fmt.Errorf("%s: %s %d: want at least the %d elements of one output image", typ, OutputBatchStrideAttr, v, per)
+		}
+		cg.yn = int(v)
+	}
 	return cg, nil
 }
 
@@ -93,6 +102,12 @@ func (g convGeom) define(d *defines) {
 	g.win.define(d)
 	d.bool("HAS_BIAS", g.hasBias)
 	d.bool("HAS_RESIDUAL", g.hasResidual)
+	// Elements from one output image to the next (the residual is always contiguous).
+	yn := g.yn
+	if yn == 0 {
+		yn = g.m * g.win.out[0] * g.win.out[1]
+	}
+	d.int("YN", yn)
 	// The optional parameters of every conv kernel's signature, after the weights:
 	// x, w BIAS_ARG RES_ARG, y (see kernelArgs).
 	d.raw("BIAS_ARG", optionalParam(g.hasBias, "bias"))
@@ -206,9 +221,10 @@ func directConvPlan(g convGeom, oct, pxt int, dev DeviceInfo) (*Plan, error) {
 	args := g.kernelArgs(Arg{Kind: ArgInput, Index: 1})
 	gl, lo := launchSize(global, dev)
 	return &Plan{
-		Source:     src,
-		Launches:   []Launch{{Kernel: kernel, Global: gl, Local: lo, Args: args}},
-		AliasInput: -1,
+		Source:            src,
+		Launches:          []Launch{{Kernel: kernel, Global: gl, Local: lo, Args: args}},
+		AliasInput:        -1,
+		OutputBatchStride: g.yn,
 	}, nil
 }
 

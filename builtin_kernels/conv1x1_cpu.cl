@@ -127,7 +127,7 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
 #else
             const float bv = 0.0f;
 #endif
-            __global float* yrow = y + (n * M + m) * P + p0;
+            __global float* yrow = y + n * YN + m * P + p0;
 #if HAS_RESIDUAL
             const __global float* rrow = res + (n * M + m) * P + p0;
 #endif

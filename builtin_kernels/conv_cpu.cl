@@ -86,31 +86,31 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
         }                                                                            \
     } while (0)
 
-// STORE_ROW(v, i) stores the first PXT lanes of the float8 v at y[i..], after the
-// residual and the activation, in as few vector stores as PXT allows.
+// STORE_ROW(v, i, r) stores the first PXT lanes of the float8 v at y[i..], after the
+// residual at res[r..] and the activation, in as few vector stores as PXT allows.
 #if HAS_RESIDUAL
-#define ROW_OUT(part, i, n) APPLY_ACT((part) + CAT(vload, n)(0, res + (i)))
-#define ROW_OUT1(part, i) APPLY_ACT((part) + res[i])
+#define ROW_OUT(part, r, n) APPLY_ACT((part) + CAT(vload, n)(0, res + (r)))
+#define ROW_OUT1(part, r) APPLY_ACT((part) + res[r])
 #else
-#define ROW_OUT(part, i, n) APPLY_ACT(part)
-#define ROW_OUT1(part, i) APPLY_ACT(part)
+#define ROW_OUT(part, r, n) APPLY_ACT(part)
+#define ROW_OUT1(part, r) APPLY_ACT(part)
 #endif
 #if PXT == 8
-#define STORE_ROW(v, i) vstore8(ROW_OUT((v), (i), 8), 0, y + (i))
+#define STORE_ROW(v, i, r) vstore8(ROW_OUT((v), (r), 8), 0, y + (i))
 #elif PXT == 7
-#define STORE_ROW(v, i) do { vstore4(ROW_OUT((v).s0123, (i), 4), 0, y + (i)); vstore2(ROW_OUT((v).s45, (i) + 4, 2), 0, y + (i) + 4); y[(i) + 6] = ROW_OUT1((v).s6, (i) + 6); } while (0)
+#define STORE_ROW(v, i, r) do { vstore4(ROW_OUT((v).s0123, (r), 4), 0, y + (i)); vstore2(ROW_OUT((v).s45, (r) + 4, 2), 0, y + (i) + 4); y[(i) + 6] = ROW_OUT1((v).s6, (r) + 6); } while (0)
 #elif PXT == 6
-#define STORE_ROW(v, i) do { vstore4(ROW_OUT((v).s0123, (i), 4), 0, y + (i)); vstore2(ROW_OUT((v).s45, (i) + 4, 2), 0, y + (i) + 4); } while (0)
+#define STORE_ROW(v, i, r) do { vstore4(ROW_OUT((v).s0123, (r), 4), 0, y + (i)); vstore2(ROW_OUT((v).s45, (r) + 4, 2), 0, y + (i) + 4); } while (0)
 #elif PXT == 5
-#define STORE_ROW(v, i) do { vstore4(ROW_OUT((v).s0123, (i), 4), 0, y + (i)); y[(i) + 4] = ROW_OUT1((v).s4, (i) + 4); } while (0)
+#define STORE_ROW(v, i, r) do { vstore4(ROW_OUT((v).s0123, (r), 4), 0, y + (i)); y[(i) + 4] = ROW_OUT1((v).s4, (r) + 4); } while (0)
 #elif PXT == 4
-#define STORE_ROW(v, i) vstore4(ROW_OUT((v).s0123, (i), 4), 0, y + (i))
+#define STORE_ROW(v, i, r) vstore4(ROW_OUT((v).s0123, (r), 4), 0, y + (i))
 #elif PXT == 3
-#define STORE_ROW(v, i) do { vstore2(ROW_OUT((v).s01, (i), 2), 0, y + (i)); y[(i) + 2] = ROW_OUT1((v).s2, (i) + 2); } while (0)
+#define STORE_ROW(v, i, r) do { vstore2(ROW_OUT((v).s01, (r), 2), 0, y + (i)); y[(i) + 2] = ROW_OUT1((v).s2, (r) + 2); } while (0)
 #elif PXT == 2
-#define STORE_ROW(v, i) vstore2(ROW_OUT((v).s01, (i), 2), 0, y + (i))
+#define STORE_ROW(v, i, r) vstore2(ROW_OUT((v).s01, (r), 2), 0, y + (i))
 #else
-#define STORE_ROW(v, i) (y[i] = ROW_OUT1((v).s0, (i)))
+#define STORE_ROW(v, i, r) (y[i] = ROW_OUT1((v).s0, (r)))
 #endif
 #endif
 
@@ -213,8 +213,9 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
             _Pragma("unroll") for (int k = 0; k < 8; k++) {
                 const int m = g * MG + mb * TILE + v * 16 + 2 * k;
                 const int row0 = ((n * M + m) * OH + oy) * OW + ox0;
-                STORE_ROW(r[k].lo, row0);
-                STORE_ROW(r[k].hi, row0 + OH * OW);
+                const int yrow0 = n * YN + (m * OH + oy) * OW + ox0;
+                STORE_ROW(r[k].lo, yrow0, row0);
+                STORE_ROW(r[k].hi, yrow0 + OH * OW, row0 + OH * OW);
             }
         }
         return;
@@ -239,12 +240,13 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
         const float bv = 0.0f;
 #endif
         const int row0 = ((n * M + m) * OH + oy) * OW + ox0;
+        const int yrow0 = n * YN + (m * OH + oy) * OW + ox0;
         for (int p = 0; p < np; p++) {
             float v = out[p][i] + bv;
 #if HAS_RESIDUAL
             v += res[row0 + p];
 #endif
-            y[row0 + p] = APPLY_ACT(v);
+            y[yrow0 + p] = APPLY_ACT(v);
         }
     }
 }

@@ -169,8 +169,9 @@ func cpuConvPlan(g convGeom, t cpuConvTile, dev DeviceInfo) (*Plan, error) {
 		Scratch: []int{4 * g.g * mb * kk * tile},
 		Setup: []Launch{{Kernel: "conv_pack", Global: packGlobal, Local: packLocal,
 			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
-		Launches:   []Launch{{Kernel: "conv2d_vec", Global: global, Local: []int{1, 1, 1}, Args: args}},
-		AliasInput: -1,
+		Launches:          []Launch{{Kernel: "conv2d_vec", Global: global, Local: []int{1, 1, 1}, Args: args}},
+		AliasInput:        -1,
+		OutputBatchStride: g.yn,
 	}, nil
 }
 
@@ -259,7 +260,11 @@ func cpuWindowConvPlan(g convGeom, mt, nr int, dev DeviceInfo) (*Plan, bool, err
 	d.int("MT", mt)
 	d.int("MB", mb)
 	args := g.kernelArgs(Arg{Kind: ArgInput, Index: 1})
-	return windowPlan(&d, "conv2d_window", g.n*g.g*mb, g.cg, nr, g.win, g.in, args, dev)
+	plan, ok, err := windowPlan(&d, "conv2d_window", g.n*g.g*mb, g.cg, nr, g.win, g.in, args, dev)
+	if plan != nil {
+		plan.OutputBatchStride = g.yn
+	}
+	return plan, ok, err
 }
 
 // pointwise says whether a conv is a plain 1×1 convolution (stride 1, no padding), which
@@ -338,7 +343,8 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 		Scratch: []int{4 * g.g * mt1 * g.cg * t.mt},
 		Setup: []Launch{{Kernel: "conv1x1_pack", Global: packGlobal, Local: packLocal,
 			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
-		AliasInput: -1,
+		AliasInput:        -1,
+		OutputBatchStride: g.yn,
 	}
 	if strided {
 		plan.Scratch = append(plan.Scratch, 4*g.n*g.c*p)

@@ -575,3 +575,71 @@ func TestGemmCPUPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestConvOutputBatchStride runs every CPU conv kernel with its output's images spread
+// apart (OutputBatchStrideAttr, as the host asks for when the output lies inside a
+// Concat's): RunPlan fails on any write between the images, and the values must match
+// the reference. The residual stays contiguous. The GPU's implicit GEMM does not honour
+// the stride and must say so.
+func TestConvOutputBatchStride(t *testing.T) {
+	env := deviceEnv(t)
+	with := func(a Attrs, per, extra int) Attrs {
+		a[OutputBatchStrideAttr] = per + extra
+		return a
+	}
+	p1 := []int{1, 1, 1, 1}
+	cases := []opCase{
+		{name: "3x3 rows", attrs: with(Attrs{"pads": p1, FusedActivationAttr: ActRelu}, 32*6*16, 5*6*16), in: shapes(sh(2, 8, 6, 16), sh(32, 8, 3, 3), sh(32), sh(2, 32, 6, 16)), out: shapes(sh(2, 32, 6, 16))},
+		{name: "3x3 partial", attrs: with(Attrs{"pads": p1}, 20*5*7, 17), in: shapes(sh(3, 6, 5, 7), sh(20, 6, 3, 3), sh(20)), out: shapes(sh(3, 20, 5, 7))},
+		{name: "1x1", attrs: with(Attrs{}, 24*8*8, 64), in: shapes(sh(2, 12, 8, 8), sh(24, 12, 1, 1), sh(24), sh(2, 24, 8, 8)), out: shapes(sh(2, 24, 8, 8))},
+		{name: "1x1 stride2", attrs: with(Attrs{"strides": []int{2, 2}}, 18*4*5, 40), in: shapes(sh(2, 6, 8, 9), sh(18, 6, 1, 1), sh(18)), out: shapes(sh(2, 18, 4, 5))},
+		{name: "stem", attrs: with(Attrs{"strides": []int{2, 2}}, 16*7*9, 3), in: shapes(sh(2, 3, 15, 19), sh(16, 3, 3, 3), sh(16)), out: shapes(sh(2, 16, 7, 9))},
+		{name: "depthwise", attrs: with(Attrs{"group": 5, "pads": p1}, 5*6*11, 6*11), in: shapes(sh(2, 5, 6, 11), sh(5, 1, 3, 3), sh(5), sh(2, 5, 6, 11)), out: shapes(sh(2, 5, 6, 11))},
+		{name: "1-D", attrs: with(Attrs{"pads": []int{1, 1}}, 7*9, 2), in: shapes(sh(2, 4, 9), sh(7, 4, 3), sh(7)), out: shapes(sh(2, 7, 9))},
+	}
+	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
+		c := cases[ci]
+		var list []namedPlan
+		add := func(name string, p *Plan, err error) error {
+			if err != nil {
+				return err
+			}
+			if int64(p.OutputBatchStride) != c.attrs.Int(OutputBatchStrideAttr, 0) {
+				return fmt.Errorf("%s: plan's OutputBatchStride %d, asked for %d", name, p.OutputBatchStride, c.attrs.Int(OutputBatchStrideAttr, 0))
+			}
+			list = append(list, namedPlan{name, p})
+			return nil
+		}
+		p, err := convOp{}.Plan(c.attrs, c.in, c.out, env.dev)
+		if err := add("Plan", p, err); err != nil {
+			return nil, err
+		}
+		if geo.nsp == 2 && geo.cg > 1 {
+			p, err = cpuConvPlan(geo, cpuConvTile{16, 2, 8}, env.dev)
+			if err := add("tile 16 2 8", p, err); err != nil {
+				return nil, err
+			}
+			p, err = directConvPlan(geo, 4, 4, env.dev)
+			if err := add("direct", p, err); err != nil {
+				return nil, err
+			}
+		}
+		if geo.pointwise() || geo.strided1x1() {
+			p, err = cpu1x1Plan(geo, cpu1x1Tile{8, 4, 2}, env.dev)
+			if err := add("gemm", p, err); err != nil {
+				return nil, err
+			}
+		}
+		return list, nil
+	})
+	gpu, err := convOp{}.Plan(cases[0].attrs, cases[0].in, cases[0].out, DeviceInfo{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 1024, FloatVectorWidth: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gpu.OutputBatchStride != 0 {
+		t.Error("the GPU's implicit GEMM claims to honour an output batch stride")
+	}
+	if _, err := (convOp{}).Plan(Attrs{OutputBatchStrideAttr: 5}, cases[2].in, cases[2].out, env.dev); err == nil {
+		t.Error("a stride shorter than one output image is accepted")
+	}
+}

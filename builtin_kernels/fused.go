@@ -24,6 +24,13 @@ const (
 	FusedMaxAttr        = "clhost_max"        // Clip upper bound, default +inf
 )
 
+// OutputBatchStrideAttr asks a layer to write output 0 with this many elements from one
+// image (index of dimension 0) to the next, leaving the rest alone: the host sets it
+// where the output lies inside a larger tensor, such as a Concat's output along the
+// channels at batch > 1, which then needs no copy. A plan that honours it says so in
+// Plan.OutputBatchStride; Conv's plans do, except the GPU's implicit GEMM.
+const OutputBatchStrideAttr = "clhost_output_batch_stride"
+
 // Activation kinds a layer can carry fused.
 const (
 	ActNone      = ""

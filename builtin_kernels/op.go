@@ -83,6 +83,10 @@ type Plan struct {
 	Launches []Launch
 	// AliasInput is the input whose buffer the output reuses, or -1.
 	AliasInput int
+	// OutputBatchStride is the number of elements from one image of output 0 to the
+	// next as the plan writes them, where the layer was asked for a stride through
+	// OutputBatchStrideAttr and its kernels honour it; 0 means contiguous.
+	OutputBatchStride int
 }
 
 // Op is one built-in layer type.

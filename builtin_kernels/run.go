@@ -75,9 +75,21 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 		}
 		inRefs[i] = r
 	}
+	// layout gives, per output, how many elements it spans and where its images lie: a
+	// plan with an OutputBatchStride writes output 0's images that far apart, and the
+	// gaps between them must stay untouched.
+	layout := func(i int) (span, per, stride int) {
+		n := numel(outShapes[i])
+		if i != 0 || plan.OutputBatchStride <= 0 || len(outShapes[0]) == 0 || outShapes[0][0] == 0 {
+			return n, n, n
+		}
+		per = n / outShapes[0][0]
+		return outShapes[0][0] * plan.OutputBatchStride, per, plan.OutputBatchStride
+	}
 	outRefs := make([]BufferRef, len(outShapes))
-	for i, s := range outShapes {
-		r, err := newRef(nanSlice(numel(s)))
+	for i := range outShapes {
+		span, _, _ := layout(i)
+		r, err := newRef(nanSlice(span))
 		if err != nil {
 			return nil, fmt.Errorf("RunPlan: output %d: %w", i, err)
 		}
@@ -128,19 +140,24 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 
 	outs := make([]*HostTensor, len(outShapes))
 	for i, s := range outShapes {
-		n := numel(s)
+		span, per, stride := layout(i)
 		r := outRefs[i]
-		raw := make([]byte, 4*(r.Off+n+refGuard))
+		raw := make([]byte, 4*(r.Off+span+refGuard))
 		if err := q.Read(r.Buf, 0, raw, nil); err != nil {
 			return nil, fmt.Errorf("RunPlan: reading output %d: %w", i, err)
 		}
 		all := bytesToFloats(raw)
+		inside := func(j int) bool { return j >= r.Off && j < r.Off+span && (j-r.Off)%stride < per }
 		for j, v := range all {
-			if (j < r.Off || j >= r.Off+n) && !math.IsNaN(float64(v)) {
-				return nil, fmt.Errorf("RunPlan: output %d: a kernel wrote element %d outside the tensor's %d (at offset %d)", i, j-r.Off, n, r.Off)
+			if !inside(j) && !math.IsNaN(float64(v)) {
+				return nil, fmt.Errorf("RunPlan: output %d: a kernel wrote element %d outside the tensor's %d (at offset %d, %d per image every %d)", i, j-r.Off, span, r.Off, per, stride)
 			}
 		}
-		outs[i] = &HostTensor{Shape: cloneShape(s), Data: all[r.Off : r.Off+n]}
+		data := make([]float32, 0, numel(s))
+		for at := r.Off; at < r.Off+span; at += stride {
+			data = append(data, all[at:at+per]...)
+		}
+		outs[i] = &HostTensor{Shape: cloneShape(s), Data: data}
 	}
 	return outs, nil
 }

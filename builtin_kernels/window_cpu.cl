@@ -213,7 +213,7 @@ __kernel void conv2d_window(__global const float* restrict x, int x_off,
                     _Pragma("unroll") for (int r = 0; r < NR; r++) {
                         if (mb * MT + t < MG && oy + r < BAND_END(band)) {
                             const int at = ((n * M + m[t]) * OH + oy + r) * OW;
-                            __global float* yrow = y + at;
+                            __global float* yrow = y + n * YN + (m[t] * OH + oy + r) * OW;
 #if HAS_RESIDUAL
                             const __global float* rrow = res + at;
 #endif

@@ -19,6 +19,9 @@
 // computes PXT pixels of one output channel, which reads one input plane.
 //   global = (ceil(OW/PXT), OH, N*M)
 
+#ifndef YN
+#define YN (M * OH * OW)
+#endif
 #if HAS_BIAS
 #define BIAS(m) bias[m]
 #else

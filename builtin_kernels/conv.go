@@ -102,12 +102,11 @@ func (g convGeom) define(d *defines) {
 	g.win.define(d)
 	d.bool("HAS_BIAS", g.hasBias)
 	d.bool("HAS_RESIDUAL", g.hasResidual)
-	// Elements from one output image to the next (the residual is always contiguous).
-	yn := g.yn
-	if yn == 0 {
-		yn = g.m * g.win.out[0] * g.win.out[1]
+	// Elements from one output image to the next where not M*OH*OW, the kernels'
+	// default (the residual is always contiguous).
+	if g.yn != 0 {
+		d.int("YN", g.yn)
 	}
-	d.int("YN", yn)
 	// The optional parameters of every conv kernel's signature, after the weights:
 	// x, w BIAS_ARG RES_ARG, y (see kernelArgs).
 	d.raw("BIAS_ARG", optionalParam(g.hasBias, "bias"))

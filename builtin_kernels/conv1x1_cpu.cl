@@ -9,6 +9,9 @@
 //   [residual], y.
 // Defines as conv.cl (the geometry, HAS_BIAS, HAS_RESIDUAL, APPLY_ACT) plus VEC, MT, NP
 // and MT1.
+#ifndef YN
+#define YN (M * OH * OW)
+#endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define floatV CAT(float, VEC)

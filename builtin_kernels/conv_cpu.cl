@@ -13,6 +13,9 @@
 // conv2d_vec: global = (ceil(OW/PXT), OH, N*G*MB).  Arguments: x, packed w, [bias],
 //   [residual], y.
 
+#ifndef YN
+#define YN (M * OH * OW)
+#endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define floatV CAT(float, VEC)

@@ -28,6 +28,9 @@
 //   APPLY_ACT) plus MT and MB = ceil(MG / MT). Arguments: x, w, [bias], [residual], y.
 // MAXPOOL: max pooling over NC planes. Arguments: x, y.
 
+#ifndef YN
+#define YN (M * OH * OW)
+#endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define floatV CAT(float, VEC)

@@ -2,6 +2,9 @@ package host
 
 import (
 	"slices"
+
+	"clhost/builtin_kernels"
+	"clhost/host/model"
 )
 
 // partOf places a tensor inside another: the producers of a Concat's inputs write
@@ -18,12 +21,14 @@ type partOf struct {
 // left to plan and, per folded input, where it lies in the output.
 //
 // A Concat qualifies when every dimension before the axis is 1 (batch 1 along the
-// channels, say), so that each input is one contiguous block of the output, and each
-// input is written by a built-in layer with launches, read by this Concat alone, and is
-// neither a graph input nor output nor an alias; the output is no graph output (the
-// output reads wait on its producer's events). It saves a copy launch per input and the
-// copy's memory traffic: on PoCL with 16 cores a launch costs about 40 µs, and
-// SqueezeNet's fire modules concatenate twice per module.
+// channels, say), so that each input is one contiguous block of the output, or when
+// only the batch is (axis 1) and every producer's plan writes its images the output's
+// image apart (stridedConcatParts asked them to); each input must be written by a
+// built-in layer with launches, read by this Concat alone, and be neither a graph input
+// nor output nor an alias; the output is no graph output (the output reads wait on its
+// producer's events). It saves a copy launch per input and the copy's memory traffic:
+// on PoCL with 16 cores a launch costs about 40 µs, and SqueezeNet's fire modules
+// concatenate twice per module.
 func (n *Network) concatInPlace(layers []*preparedLayer, ts []*memTensor, byName map[string]*memTensor, isAlias func(string) bool) ([]*memTensor, map[string]partOf) {
 	parts := map[string]partOf{}
 	n.inPlace = map[int]bool{}
@@ -52,7 +57,8 @@ func (n *Network) concatInPlace(layers []*preparedLayer, ts []*memTensor, byName
 		for _, d := range shape[:axis] {
 			outer *= d
 		}
-		if outer != 1 {
+		image := out.bytes / 4 / max(outer, 1)
+		if outer != 1 && (axis != 1 || !producersStrided(layers, l.Inputs, producer, image)) {
 			continue
 		}
 		ok := true
@@ -76,11 +82,128 @@ func (n *Network) concatInPlace(layers []*preparedLayer, ts []*memTensor, byName
 		for _, in := range l.Inputs {
 			t := byName[in]
 			parts[in] = partOf{whole: out.name, off: off}
-			off += t.bytes / 4
+			off += t.bytes / 4 / outer
 			out.def = min(out.def, t.def)
 			out.writers = append(out.writers, t.def)
 		}
 		ts = slices.DeleteFunc(ts, func(t *memTensor) bool { _, folded := parts[t.name]; return folded })
 	}
 	return ts, parts
+}
+
+// producersStrided says whether every input of a Concat is written by a plan that puts
+// its images image elements apart.
+func producersStrided(layers []*preparedLayer, inputs []string, producer map[string]int, image int) bool {
+	for _, in := range inputs {
+		ps, ok := producer[in]
+		if !ok || layers[ps].plan == nil || layers[ps].plan.OutputBatchStride != image {
+			return false
+		}
+	}
+	return true
+}
+
+// stridedConcatParts asks, before planning, the producers of each Concat along axis 1 at
+// batch > 1 to write their output's images one Concat image apart
+// (OutputBatchStrideAttr), so that concatInPlace can place them inside its output. It
+// marks only Concats whose inputs are each the first output of a built-in layer, read by
+// that Concat alone and no graph input or output, and whose output is no graph output;
+// concatInPlace checks the rest. It returns, per marked Concat (by layer index), its
+// producers' layer indexes.
+func (n *Network) stridedConcatParts(m *model.Model) map[int][]int {
+	producer := map[string]int{}
+	readers := map[string]int{}
+	for li := range m.Layers {
+		l := &m.Layers[li]
+		for oi, out := range l.Outputs {
+			if oi == 0 {
+				producer[out] = li
+			} else {
+				producer[out] = -1 // only output 0 can be asked for a stride
+			}
+		}
+		for _, in := range l.Inputs {
+			readers[in]++
+		}
+	}
+	graphIO := map[string]bool{}
+	for _, name := range append(slices.Clone(m.Inputs), m.Outputs...) {
+		graphIO[name] = true
+	}
+	marked := map[int][]int{}
+	for li := range m.Layers {
+		l := &m.Layers[li]
+		if l.Type != "Concat" || len(l.Outputs) != 1 || len(l.Inputs) < 2 || graphIO[l.Outputs[0]] {
+			continue
+		}
+		t := m.Tensor(l.Outputs[0])
+		if t == nil || len(t.Shape) < 2 || t.Shape[0] <= 1 {
+			continue
+		}
+		axis := int(l.Int("axis", 0))
+		if axis < 0 {
+			axis += len(t.Shape)
+		}
+		if axis != 1 {
+			continue
+		}
+		var ps []int
+		seen := map[string]bool{}
+		for _, in := range l.Inputs {
+			p, ok := producer[in]
+			if !ok || p < 0 || seen[in] || graphIO[in] || readers[in] != 1 {
+				ps = nil
+				break
+			}
+			if _, custom := n.engine.Layers.Lookup(m.Layers[p].Type); custom {
+				ps = nil
+				break
+			}
+			seen[in] = true
+			ps = append(ps, p)
+		}
+		if ps == nil {
+			continue
+		}
+		image := t.Elements() / t.Shape[0]
+		// Only where every producer's own plan honours the stride: a tuner asked for
+		// plans that cannot would time them for nothing.
+		for _, p := range ps {
+			if !n.honoursStride(m.Layers[p], image) {
+				ps = nil
+				break
+			}
+		}
+		if ps == nil {
+			continue
+		}
+		for _, p := range ps {
+			setIntAttr(&m.Layers[p], builtinkernels.OutputBatchStrideAttr, int64(image))
+		}
+		marked[li] = ps
+	}
+	return marked
+}
+
+// setIntAttr sets (or replaces) an integer attribute of a layer.
+func setIntAttr(l *model.Layer, name string, v int64) {
+	l.Attrs = slices.DeleteFunc(l.Attrs, func(a model.Attr) bool { return a.Name == name })
+	l.Attrs = append(l.Attrs, model.IntAttr(name, v))
+}
+
+// honoursStride says whether a built-in layer's untuned plan writes its output's images
+// image elements apart when asked to.
+func (n *Network) honoursStride(l model.Layer, image int) bool {
+	op, ok := builtinkernels.Lookup(l.Type)
+	if !ok {
+		return false
+	}
+	l.Attrs = slices.Clone(l.Attrs)
+	setIntAttr(&l, builtinkernels.OutputBatchStrideAttr, int64(image))
+	in, out, err := n.layerShapes(&l)
+	if err != nil {
+		return false
+	}
+	plan, err := op.Plan(&l, in, out, builtinkernels.DeviceInfoOf(n.engine.Device))
+	return err == nil && plan.OutputBatchStride == image
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -57,11 +58,11 @@ func fireModel(t *testing.T, xs []int, x []float32, alsoRead, concatOut bool) (*
 	return ctBuild(t, b), ref
 }
 
-// TestConcatInPlace: at batch 1 the convs write straight into the Concat's output and
-// the Concat launches nothing, on both kinds of queue and through repeated inferences
-// over reused memory; at batch 2, with an input read elsewhere, with the Concat as a
-// graph output, or with reuse slots instead of the arena, it copies as before. Results
-// match the plain computation either way.
+// TestConcatInPlace: the convs write straight into the Concat's output and the Concat
+// launches nothing, at batch 1 and, with their images a Concat image apart, at batch 2,
+// on both kinds of queue and through repeated inferences over reused memory; with an
+// input read elsewhere, with the Concat as a graph output, or with reuse slots instead
+// of the arena, it copies as before. Results match the plain computation either way.
 func TestConcatInPlace(t *testing.T) {
 	cases := []struct {
 		name                string
@@ -72,7 +73,10 @@ func TestConcatInPlace(t *testing.T) {
 	}{
 		{"batch1", 1, false, false, Options{}, true},
 		{"batch1 in-order", 1, false, false, Options{InOrder: true}, true},
-		{"batch2", 2, false, false, Options{}, false},
+		{"batch2", 2, false, false, Options{}, true},
+		{"batch3 in-order", 3, false, false, Options{InOrder: true}, true},
+		{"batch2 input read twice", 2, true, false, Options{}, false},
+		{"batch2 reuse slots", 2, false, false, Options{Arena: ArenaOff}, false},
 		{"input read twice", 1, true, false, Options{}, false},
 		{"concat is an output", 1, false, true, Options{}, false},
 		{"reuse slots", 1, false, false, Options{Arena: ArenaOff}, false},
@@ -116,4 +120,40 @@ func TestConcatInPlace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConcatInPlaceMixedProducers: at batch 2 a Concat of a Conv's output and a Relu's
+// (which cannot write its images apart) is copied, and the Conv writes its own tensor.
+func TestConcatInPlaceMixedProducers(t *testing.T) {
+	xs, ws := []int{2, 3, 5, 4}, []int{4, 3, 1, 1}
+	x := ctRand(70, xs...)
+	w := ctRandSlice(71, elements(ws), -0.5, 0.5)
+	b := model.NewBuilder("mixed")
+	in := b.Input("x", model.Float32, xs...)
+	c := b.Layer("Conv", "c", []string{in, b.ConstFloat32("w", ws, w)}, model.IntsAttr("kernel_shape", 1, 1))
+	r := b.Layer("Relu", "r", []string{in})
+	cat := b.Layer("Concat", "cat", []string{c, r}, model.IntAttr("axis", 1))
+	b.Output(b.Layer("Sigmoid", "s", []string{cat}))
+	m := ctBuild(t, b)
+	n, _ := ctCompile(t, Options{NoGlobalConfig: true}, m)
+	for _, s := range n.steps {
+		if s.layer == "cat" && len(s.launches) == 0 {
+			t.Fatal("the Concat is in place although the Relu cannot write its images apart")
+		}
+	}
+	for _, l := range n.Model.Layers {
+		if l.Name == "c" && l.Has("clhost_output_batch_stride") {
+			t.Error("the Conv keeps its output batch stride")
+		}
+	}
+	rc, _ := ctConv(x.Data, xs, w, ws, make([]float32, 4), 0, 1)
+	plane := xs[2] * xs[3]
+	var want []float32
+	for i := 0; i < xs[0]; i++ {
+		want = append(want, rc[i*4*plane:(i+1)*4*plane]...)
+		want = append(want, ctMap(x.Data[i*3*plane:(i+1)*3*plane], func(v float32) float32 { return max(v, 0) })...)
+	}
+	want = ctMap(want, func(v float32) float32 { return float32(1 / (1 + math.Exp(-float64(v)))) })
+	out := ctInfer(t, n, map[string]*Tensor{"x": x})
+	ctClose(t, "output", out[n.Model.Outputs[0]].Data, want, 1e-5)
 }

@@ -139,6 +139,14 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 	if !keep && n.engine.useArena() {
 		ts, parts = n.concatInPlace(layers, ts, byName, func(name string) bool { return find(name) != name })
 	}
+	// A plan that spreads its output's images apart writes past a tensor of its own.
+	for _, p := range layers {
+		if p.plan != nil && p.plan.OutputBatchStride != 0 {
+			if _, folded := parts[p.l.Outputs[0]]; !folded {
+				return fmt.Errorf("layer %q (%s): planned to write its output inside a Concat's, which is not in place (an internal error)", p.l.Name, p.l.Type)
+			}
+		}
+	}
 	defer func() {
 		// A folded input lies inside its Concat's output, whatever the plan.
 		if n.slotBuf == nil {

@@ -109,12 +109,16 @@ def run_clhost(clhost, path, batch, device, x, out_dir, n, warmup, flags=()):
     if r.returncode != 0:
         raise RuntimeError("clhost run failed: " + r.stderr[-3000:])
     out = np.load(os.path.join(od, "output.npy"))
+    res = bench_clhost(clhost, path, batch, device, n, warmup, flags)
+    return (res["p50_ms"], res["mean_ms"]), out, res
+
+
+def bench_clhost(clhost, path, batch, device, n, warmup, flags=()):
     r = subprocess.run([clhost, "bench", "-m", path, "--batch", str(batch), "-d", device, "-n", str(n),
                         "--warmup", str(warmup), "--json"] + list(flags), capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("clhost bench failed: " + r.stderr[-3000:])
-    res = json.loads(r.stdout)
-    return (res["p50_ms"], res["mean_ms"]), out, res
+    return json.loads(r.stdout)
 
 
 def main():
@@ -128,6 +132,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--engines", default="gpu,cpu", help="clhost devices to measure: gpu, cpu")
     ap.add_argument("--json", default="", help="also write the rows here")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time clhost and ONNX Runtime this many times, alternately, and report each one's median "
+                         "(on a machine whose speed drifts, a single pair of runs can land in different phases)")
     ap.add_argument("--clhost-flag", action="append", default=[],
                     help="extra flag for clhost run and bench (repeatable), e.g. --clhost-flag=--tune=false")
     ap.add_argument("--clhost-cpu-flag", action="append", default=[],
@@ -150,19 +157,33 @@ def main():
             # take cores from it); its outputs are compared with ONNX Runtime's after.
             row = {"model": name, "batch": batch}
             outs = {}
-            for dev in a.engines.split(","):
-                try:
-                    (p50, _), out, res = run_clhost(a.clhost, paths[name], batch, dev, x, a.out, a.n, a.warmup,
-                                                      a.clhost_flag + (a.clhost_cpu_flag if dev == "cpu" else []))
-                except RuntimeError as e:
-                    print("%s batch %d on %s: %s" % (name, batch, dev, e), file=sys.stderr)
-                    ok = False
-                    continue
-                outs[dev] = out
-                row["clhost_%s_ms" % dev] = p50
-                row["clhost_%s_layers" % dev] = res.get("layers", [])
-            (ort_p50, ort_mean), ref = run_ort(paths[name], x, a.threads, a.warmup, a.n)
-            row["ort_cpu_ms"] = ort_p50
+            times = {}
+            ort_times = []
+            for rnd in range(max(a.rounds, 1)):
+                for dev in a.engines.split(","):
+                    if rnd > 0 and dev not in outs:
+                        continue  # it failed in the first round
+                    flags = a.clhost_flag + (a.clhost_cpu_flag if dev == "cpu" else [])
+                    try:
+                        if rnd == 0:
+                            (p50, _), out, res = run_clhost(a.clhost, paths[name], batch, dev, x, a.out, a.n, a.warmup, flags)
+                            outs[dev] = out
+                            row["clhost_%s_layers" % dev] = res.get("layers", [])
+                        else:
+                            p50 = bench_clhost(a.clhost, paths[name], batch, dev, a.n, a.warmup, flags)["p50_ms"]
+                    except RuntimeError as e:
+                        print("%s batch %d on %s: %s" % (name, batch, dev, e), file=sys.stderr)
+                        ok = False
+                        outs.pop(dev, None)
+                        continue
+                    times.setdefault(dev, []).append(p50)
+                (ort_p50, ort_mean), ref = run_ort(paths[name], x, a.threads, a.warmup, a.n)
+                ort_times.append(ort_p50)
+            for dev in outs:
+                row["clhost_%s_ms" % dev] = float(np.median(times[dev]))
+                row["clhost_%s_rounds_ms" % dev] = times[dev]
+            row["ort_cpu_ms"] = float(np.median(ort_times))
+            row["ort_cpu_rounds_ms"] = ort_times
             for dev, out in outs.items():
                 diff = float(np.abs(out - ref).max())
                 row["clhost_%s_maxabs" % dev] = diff

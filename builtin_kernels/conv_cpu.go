@@ -312,6 +312,22 @@ func heuristic1x1Tile(g convGeom, dev DeviceInfo) cpu1x1Tile {
 	return cpu1x1Tile{vec, 4, 2}
 }
 
+// minItemFMAs is the least number of vector multiply-adds worth a work-item of its own
+// on a CPU driver: PoCL pays a few microseconds per work-group, and conv1x1's tile over
+// 16 input channels (SqueezeNet's expansions) is only 256 of them, about 0.1 µs.
+const minItemFMAs = 4096
+
+// tilesPerItem is how many tiles of fmas vector multiply-adds each to give a work-item,
+// out of tiles per row of work and rows such rows: enough to reach minItemFMAs, but
+// never so many that fewer than four work-items per compute unit remain.
+func tilesPerItem(fmas, tiles, rows int, dev DeviceInfo) int {
+	tpi := min(ceilDiv(minItemFMAs, max(fmas, 1)), tiles)
+	for tpi > 1 && ceilDiv(tiles, tpi)*rows < 4*max(dev.ComputeUnits, 1) {
+		tpi--
+	}
+	return max(tpi, 1)
+}
+
 // cpu1x1Plan plans conv1x1: a setup launch packs W into scratch buffer 0, then the GEMM.
 // A strided 1×1 conv first copies its subsampled input into scratch buffer 1, which the
 // GEMM then reads as its X.
@@ -324,6 +340,10 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 	d.int("MT", t.mt)
 	d.int("NP", t.np)
 	d.int("MT1", mt1)
+	p := gemm.in[0] * gemm.in[1]
+	tiles := ceilDiv(p, t.vec*t.np)
+	tpi := tilesPerItem(g.cg*t.mt*t.np, tiles, mt1*g.n*g.g, dev)
+	d.int("TPI", tpi)
 	strided := g.strided1x1()
 	if strided {
 		d.int("XH", g.in[0])
@@ -337,7 +357,6 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 	}
 	packGlobal, packLocal := launchSize([]int{t.mt, g.cg, g.g * mt1}, dev)
 	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
-	p := gemm.in[0] * gemm.in[1]
 	plan := &Plan{
 		Source:  src,
 		Scratch: []int{4 * g.g * mt1 * g.cg * t.mt},
@@ -353,6 +372,6 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 			Args: []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 1}}})
 		args[0] = Arg{Kind: ArgScratch, Index: 1}
 	}
-	plan.Launches = append(plan.Launches, Launch{Kernel: "conv1x1", Global: []int{ceilDiv(p, t.vec*t.np), mt1, g.n * g.g}, Local: []int{1, 1, 1}, Args: args})
+	plan.Launches = append(plan.Launches, Launch{Kernel: "conv1x1", Global: []int{ceilDiv(tiles, tpi), mt1, g.n * g.g}, Local: []int{1, 1, 1}, Args: args})
 	return plan, nil
 }

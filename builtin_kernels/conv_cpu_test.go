@@ -469,6 +469,36 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		}
 		return list, nil
 	})
+	// Several pixel tiles per work-item (few input channels, one compute unit), the last
+	// item's run ending early in a partial tile, and with a strided input.
+	one := env.dev
+	one.ComputeUnits = 1
+	checkConvPlans(t, []opCase{
+		{name: "tiles per item", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(1, 4, 20, 23), sh(12, 4, 1, 1), sh(12), sh(1, 12, 20, 23)), out: shapes(sh(1, 12, 20, 23))},
+		{name: "tiles per item stride2", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(2, 3, 39, 45), sh(5, 3, 1, 1), sh(5)), out: shapes(sh(2, 5, 20, 23))},
+	}, func(_ int, geo convGeom) ([]namedPlan, error) {
+		tile := cpu1x1Tile{8, 4, 2}
+		plan, err := cpu1x1Plan(geo, tile, one)
+		if err != nil {
+			return nil, err
+		}
+		main := plan.Launches[len(plan.Launches)-1]
+		if tiles := ceilDiv(20*23, 16); main.Global[0] >= tiles {
+			return nil, fmt.Errorf("%d work-items along the %d tiles: want several tiles each", main.Global[0], tiles)
+		}
+		return []namedPlan{{"1 unit", plan}}, nil
+	})
+	for _, c := range []struct{ fmas, tiles, rows, units, want int }{
+		{256, 95, 128, 16, 16}, // SqueezeNet's first expansion at batch 16
+		{256, 95, 8, 16, 13},   // at batch 1: 8 items per row of tiles keep 4 per unit
+		{8192, 95, 8, 16, 1},   // enough work in one tile
+		{32, 29, 3, 1, 28},
+		{32, 3, 1, 4, 1},
+	} {
+		if got := tilesPerItem(c.fmas, c.tiles, c.rows, DeviceInfo{ComputeUnits: c.units}); got != c.want {
+			t.Errorf("tilesPerItem(%d, %d, %d, %d units) = %d, want %d", c.fmas, c.tiles, c.rows, c.units, got, c.want)
+		}
+	}
 	pad, _ := convOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}}, shapes(sh(1, 2, 4, 4), sh(3, 2, 1, 1)))
 	stride, _ := convOp{}.geometry(Attrs{"strides": []int{2, 2}}, shapes(sh(1, 2, 4, 4), sh(3, 2, 1, 1)))
 	if pad.pointwise() || stride.pointwise() {

@@ -48,6 +48,7 @@ import "C"
 
 import (
 	"fmt"
+	"slices"
 )
 
 // maxChainWaits is the most events one launch of a Chain waits on (submit_chain's stack
@@ -88,6 +89,10 @@ type Chain struct {
 // NewChain prepares launches for SubmitChain. keep says, per launch, whether its event
 // is handed back (for the caller to wait on, profile or check); every other event is
 // released once the last launch that waits on it is enqueued, or at once if none does.
+// A wait already implied by another (a launch that one of the others waits on, however
+// indirectly) is dropped: a network's reuse of memory makes a launch wait on every
+// earlier user of its memory, and PoCL's cost per enqueue on 16 cores grows with the
+// length of the wait list.
 func NewChain(launches []ChainLaunch, keep []bool) (*Chain, error) {
 	if len(keep) != len(launches) {
 		return nil, fmt.Errorf("NewChain: %d keep flags for %d launches", len(keep), len(launches))
@@ -99,6 +104,7 @@ func NewChain(launches []ChainLaunch, keep []bool) (*Chain, error) {
 		waitStart: make([]C.int, n+1), relStart: make([]C.int, n+1), keep: append([]bool(nil), keep...),
 		evs: make([]C.cl_event, n), out: make([]*Event, n),
 	}
+	before := newOrder(n)
 	lastWaiter := make([]int, n)
 	for i := range lastWaiter {
 		lastWaiter[i] = i // unwaited: released right after its own enqueue
@@ -111,9 +117,6 @@ func NewChain(launches []ChainLaunch, keep []bool) (*Chain, error) {
 		if err != nil {
 			return nil, fmt.Errorf("NewChain: launch %d (%s): %w", i, l.Kernel.Name, err)
 		}
-		if len(l.Wait) > maxChainWaits {
-			return nil, fmt.Errorf("NewChain: launch %d (%s) waits on %d launches, at most %d", i, l.Kernel.Name, len(l.Wait), maxChainWaits)
-		}
 		c.kernels[i], c.ids[i], c.dims[i] = l.Kernel, l.Kernel.id, dims
 		copy(c.global[3*i:], g[:])
 		copy(c.local[3*i:], lo[:])
@@ -124,6 +127,12 @@ func NewChain(launches []ChainLaunch, keep []bool) (*Chain, error) {
 			if w < 0 || w >= i {
 				return nil, fmt.Errorf("NewChain: launch %d waits on launch %d, which is not an earlier one", i, w)
 			}
+		}
+		waits := reduceWaits(l.Wait, before, i)
+		if len(waits) > maxChainWaits {
+			return nil, fmt.Errorf("NewChain: launch %d (%s) waits on %d launches, at most %d", i, l.Kernel.Name, len(waits), maxChainWaits)
+		}
+		for _, w := range waits {
 			c.waitIdx = append(c.waitIdx, C.int(w))
 			lastWaiter[w] = max(lastWaiter[w], i)
 		}
@@ -199,4 +208,47 @@ func (q *Queue) SubmitChain(c *Chain, events bool) ([]*Event, int, error) {
 		return out, i, fmt.Errorf("kernel %q global %v local %v: %w", k.Name, c.global[3*i:3*i+int(c.dims[i])], c.local[3*i:3*i+int(c.dims[i])], err)
 	}
 	return out, -1, nil
+}
+
+// order records, per launch, the set of launches it runs after, directly or not, as
+// bitsets over launch indexes.
+type order struct {
+	words int
+	after [][]uint64
+}
+
+func newOrder(n int) *order {
+	return &order{words: (n + 63) / 64, after: make([][]uint64, n)}
+}
+
+// precedes says whether launch a runs before launch b by the waits recorded so far.
+func (o *order) precedes(a, b int) bool {
+	return o.after[b] != nil && o.after[b][a/64]&(1<<(a%64)) != 0
+}
+
+// reduceWaits returns the waits of launch i that no other of its waits already implies,
+// without repeats and in their order, and records what launch i runs after.
+func reduceWaits(waits []int, o *order, i int) []int {
+	var out []int
+	for k, w := range waits {
+		implied := slices.Contains(waits[:k], w)
+		for _, v := range waits {
+			if implied {
+				break
+			}
+			implied = v != w && o.precedes(w, v)
+		}
+		if !implied {
+			out = append(out, w)
+		}
+	}
+	set := make([]uint64, o.words)
+	for _, w := range out {
+		set[w/64] |= 1 << (w % 64)
+		for j, bits := range o.after[w] {
+			set[j] |= bits
+		}
+	}
+	o.after[i] = set
+	return out
 }

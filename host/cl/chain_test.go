@@ -222,3 +222,38 @@ func TestChainReleaseSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestChainReducesWaits: a wait that another wait of the same launch already implies,
+// directly or through a longer path, is dropped, as are repeats; independent waits stay,
+// in their order; and the release schedule follows the reduced lists (an event whose
+// only waiter dropped it is released after its last remaining waiter).
+func TestChainReducesWaits(t *testing.T) {
+	ctx := newTestContext(t)
+	add, _, _ := chainKernels(t, ctx, 64, make([]float32, 64))
+	g := []int{64}
+	chain, err := NewChain([]ChainLaunch{
+		{Kernel: add, Global: g},
+		{Kernel: add, Global: g, Wait: []int{0}},
+		{Kernel: add, Global: g, Wait: []int{1}},
+		{Kernel: add, Global: g, Wait: []int{0, 2}},    // 0 before 2 through 1
+		{Kernel: add, Global: g, Wait: []int{1, 3, 1}}, // 1 before 3
+		{Kernel: add, Global: g},
+		{Kernel: add, Global: g, Wait: []int{5, 4, 0}}, // 0 before 4; 5 is independent
+	}, []bool{false, false, false, false, false, false, true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]int{nil, {0}, {1}, {2}, {3}, nil, {5, 4}}
+	for i, w := range want {
+		if got := chain.Waits(i); fmt.Sprint(got) != fmt.Sprint(w) && !(len(got) == 0 && len(w) == 0) {
+			t.Errorf("launch %d waits on %v, want %v", i, got, w)
+		}
+	}
+	// 0 is now waited on by 1 alone.
+	for r := chain.relStart[1]; r < chain.relStart[2]; r++ {
+		if chain.relIdx[r] == 0 {
+			return
+		}
+	}
+	t.Error("launch 0's event is not released right after launch 1")
+}

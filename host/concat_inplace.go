@@ -207,3 +207,34 @@ func (n *Network) honoursStride(l model.Layer, image int) bool {
 	plan, err := op.Plan(&l, in, out, builtinkernels.DeviceInfoOf(n.engine.Device))
 	return err == nil && plan.OutputBatchStride == image
 }
+
+// replanDeclinedStrides handles the Concats that stridedConcatParts marked (by layer
+// index, with their producers) whose producers, as planned (tuned, perhaps), do not all
+// honour the stride: such a Concat is copied as usual, so its producers lose the
+// attribute, and those whose plans spread their output are planned again, contiguous.
+func (n *Network) replanDeclinedStrides(marked map[int][]int, prepared []*preparedLayer, stepOf map[int]int) error {
+	m := n.Model
+	for cat, producers := range marked {
+		out := m.Tensor(m.Layers[cat].Outputs[0])
+		image := out.Elements() / out.Shape[0]
+		all := true
+		for _, li := range producers {
+			p := prepared[stepOf[li]]
+			all = all && p.plan != nil && p.plan.OutputBatchStride == image
+		}
+		if all {
+			continue
+		}
+		for _, li := range producers {
+			l := &m.Layers[li]
+			l.Attrs = slices.DeleteFunc(l.Attrs, func(a model.Attr) bool { return a.Name == builtinkernels.OutputBatchStrideAttr })
+			if p := prepared[stepOf[li]]; p.plan != nil && p.plan.OutputBatchStride != 0 {
+				var err error
+				if prepared[stepOf[li]], err = n.prepare(l); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"clhost/builtin_kernels"
 	"clhost/host/model"
 )
 
@@ -156,4 +157,44 @@ func TestConcatInPlaceMixedProducers(t *testing.T) {
 	want = ctMap(want, func(v float32) float32 { return float32(1 / (1 + math.Exp(-float64(v)))) })
 	out := ctInfer(t, n, map[string]*Tensor{"x": x})
 	ctClose(t, "output", out[n.Model.Outputs[0]].Data, want, 1e-5)
+}
+
+// TestReplanDeclinedStrides: when one producer's plan (a tuned one, say) does not honour
+// the stride its Concat asked for, every producer loses the attribute, and one whose
+// plan spread its output is planned again, contiguous.
+func TestReplanDeclinedStrides(t *testing.T) {
+	xs := []int{2, 4, 6, 5}
+	m, _ := fireModel(t, xs, ctRand(72, xs...).Data, false, false)
+	n, _ := ctCompile(t, Options{NoGlobalConfig: true}, m)
+	idx := map[string]int{}
+	for i, l := range n.Model.Layers {
+		idx[l.Name] = i
+	}
+	var prepared []*preparedLayer
+	for _, name := range []string{"e1", "e3"} {
+		l := &n.Model.Layers[idx[name]]
+		if !l.Has(builtinkernels.OutputBatchStrideAttr) {
+			t.Fatalf("%s was not asked for a stride", name)
+		}
+		p, err := n.prepare(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prepared = append(prepared, p)
+	}
+	declined := *prepared[1].plan
+	declined.OutputBatchStride = 0
+	prepared[1].plan = &declined
+	stepOf := map[int]int{idx["e1"]: 0, idx["e3"]: 1}
+	if err := n.replanDeclinedStrides(map[int][]int{idx["cat"]: {idx["e1"], idx["e3"]}}, prepared, stepOf); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"e1", "e3"} {
+		if n.Model.Layers[idx[name]].Has(builtinkernels.OutputBatchStrideAttr) {
+			t.Errorf("%s keeps its stride attribute", name)
+		}
+		if prepared[i].plan.OutputBatchStride != 0 {
+			t.Errorf("%s's plan still spreads its output", name)
+		}
+	}
 }

@@ -229,26 +229,8 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 		}
 		prepared[si] = p
 	}
-	// A Concat whose producers do not all honour the stride they were asked for is
-	// copied as usual: those that do are planned again, contiguous.
-	for cat, producers := range strided {
-		image := m.Tensor(m.Layers[cat].Outputs[0]).Elements() / m.Tensor(m.Layers[cat].Outputs[0]).Shape[0]
-		all := true
-		for _, li := range producers {
-			all = all && prepared[stepOf[li]].plan != nil && prepared[stepOf[li]].plan.OutputBatchStride == image
-		}
-		if all {
-			continue
-		}
-		for _, li := range producers {
-			l := &m.Layers[li]
-			l.Attrs = slices.DeleteFunc(l.Attrs, func(a model.Attr) bool { return a.Name == builtinkernels.OutputBatchStrideAttr })
-			if p := prepared[stepOf[li]]; p.plan != nil && p.plan.OutputBatchStride != 0 {
-				if prepared[stepOf[li]], err = n.prepare(l); err != nil {
-					return nil, err
-				}
-			}
-		}
+	if err := n.replanDeclinedStrides(strided, prepared, stepOf); err != nil {
+		return nil, err
 	}
 	e.tuner.save()
 	if err := n.planBuffers(prepared); err != nil {

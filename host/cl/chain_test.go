@@ -198,19 +198,7 @@ func TestChainErrors(t *testing.T) {
 // TestChainReleaseSchedule: an event not kept is released exactly once, right after the
 // last launch that waits on it (or its own, when none does); a kept one never is.
 func TestChainReleaseSchedule(t *testing.T) {
-	ctx := newTestContext(t)
-	add, _, _ := chainKernels(t, ctx, 64, make([]float32, 64))
-	g := []int{64}
-	chain, err := NewChain([]ChainLaunch{
-		{Kernel: add, Global: g},
-		{Kernel: add, Global: g, Wait: []int{0}},
-		{Kernel: add, Global: g, Wait: []int{0}},
-		{Kernel: add, Global: g, Wait: []int{1, 2}},
-		{Kernel: add, Global: g},
-	}, []bool{false, false, false, true, false})
-	if err != nil {
-		t.Fatal(err)
-	}
+	chain := waitChain(t, [][]int{nil, {0}, {0}, {1, 2}, nil}, []bool{false, false, false, true, false})
 	want := [][]int{{}, {}, {0}, {1, 2}, {4}}
 	for i, w := range want {
 		var got []int
@@ -228,21 +216,15 @@ func TestChainReleaseSchedule(t *testing.T) {
 // in their order; and the release schedule follows the reduced lists (an event whose
 // only waiter dropped it is released after its last remaining waiter).
 func TestChainReducesWaits(t *testing.T) {
-	ctx := newTestContext(t)
-	add, _, _ := chainKernels(t, ctx, 64, make([]float32, 64))
-	g := []int{64}
-	chain, err := NewChain([]ChainLaunch{
-		{Kernel: add, Global: g},
-		{Kernel: add, Global: g, Wait: []int{0}},
-		{Kernel: add, Global: g, Wait: []int{1}},
-		{Kernel: add, Global: g, Wait: []int{0, 2}},    // 0 before 2 through 1
-		{Kernel: add, Global: g, Wait: []int{1, 3, 1}}, // 1 before 3
-		{Kernel: add, Global: g},
-		{Kernel: add, Global: g, Wait: []int{5, 4, 0}}, // 0 before 4; 5 is independent
+	chain := waitChain(t, [][]int{
+		nil,
+		{0},
+		{1},
+		{0, 2},    // 0 before 2 through 1
+		{1, 3, 1}, // 1 before 3
+		nil,
+		{5, 4, 0}, // 0 before 4; 5 is independent
 	}, []bool{false, false, false, false, false, false, true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := [][]int{nil, {0}, {1}, {2}, {3}, nil, {5, 4}}
 	for i, w := range want {
 		if got := chain.Waits(i); fmt.Sprint(got) != fmt.Sprint(w) && !(len(got) == 0 && len(w) == 0) {
@@ -256,4 +238,20 @@ func TestChainReducesWaits(t *testing.T) {
 		}
 	}
 	t.Error("launch 0's event is not released right after launch 1")
+}
+
+// waitChain is a chain of one small kernel, launch i waiting on waits[i], for tests of
+// the chain's bookkeeping.
+func waitChain(t *testing.T, waits [][]int, keep []bool) *Chain {
+	t.Helper()
+	add, _, _ := chainKernels(t, newTestContext(t), 64, make([]float32, 64))
+	var launches []ChainLaunch
+	for _, w := range waits {
+		launches = append(launches, ChainLaunch{Kernel: add, Global: []int{64}, Wait: w})
+	}
+	chain, err := NewChain(launches, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chain
 }

@@ -39,6 +39,7 @@ func DeviceInfoOf(d *cl.Device) DeviceInfo {
 		MaxWorkGroupSize: d.MaxWorkGroupSize,
 		LocalMemBytes:    d.LocalMemBytes,
 		FloatVectorWidth: d.FloatVectorWidth,
+		Prefetch:         !d.IsGPU() && d.Platform != nil && strings.Contains(d.Platform.Name, "Portable Computing Language"),
 	}
 }
 

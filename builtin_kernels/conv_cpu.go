@@ -344,6 +344,7 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 	tiles := ceilDiv(p, t.vec*t.np)
 	tpi := tilesPerItem(g.cg*t.mt*t.np, tiles, mt1*g.n*g.g, dev)
 	d.int("TPI", tpi)
+	d.bool("PREFETCH_BUILTIN", dev.Prefetch)
 	strided := g.strided1x1()
 	if strided {
 		d.int("XH", g.in[0])

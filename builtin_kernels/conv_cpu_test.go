@@ -3,6 +3,7 @@ package builtinkernels
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -488,6 +489,24 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		}
 		return []namedPlan{{"1 unit", plan}}, nil
 	})
+	// The GEMM prefetches where the device's compiler takes the builtin: PoCL's does
+	// (the cases above ran with it there), oclgrind's does not.
+	if d := env.ctx.Device; d.Platform != nil && env.dev.Prefetch != strings.Contains(d.Platform.Name, "Portable Computing Language") {
+		t.Errorf("Prefetch = %v on platform %q", env.dev.Prefetch, d.Platform.Name)
+	}
+	first, err := convOp{}.geometry(cases[0].attrs, cases[0].in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pf := range []bool{false, true} {
+		plan, err := cpu1x1Plan(first, cpu1x1Tile{8, 4, 2}, DeviceInfo{ComputeUnits: 1, Prefetch: pf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("#define PREFETCH_BUILTIN %d\n", map[bool]int{false: 0, true: 1}[pf]); !strings.Contains(plan.Source, want) {
+			t.Errorf("Prefetch %v: the program lacks %q", pf, want)
+		}
+	}
 	for _, c := range []struct{ fmas, tiles, rows, units, want int }{
 		{256, 95, 128, 16, 16}, // SqueezeNet's first expansion at batch 16
 		{256, 95, 8, 16, 13},   // at batch 1: 8 items per row of tiles keep 4 per unit

@@ -35,6 +35,9 @@ type DeviceInfo struct {
 	// FloatVectorWidth is the native float vector width; CPU kernels size their
 	// vectors by it.
 	FloatVectorWidth int
+	// Prefetch says the device's compiler lowers clang's __builtin_prefetch to a prefetch
+	// instruction (PoCL's CPU driver does; oclgrind rejects the intrinsic).
+	Prefetch bool
 }
 
 // ArgKind says what a kernel argument is bound to.

@@ -692,3 +692,66 @@ func TestConvOutputBatchStride(t *testing.T) {
 		t.Error("a stride shorter than one output image is accepted")
 	}
 }
+
+// TestCPULaunchGroups checks how small CPU kernels gather their work-items into about one
+// work-group per compute unit, and runs every CPU conv kernel with its global size padded
+// to whole groups (the padding's work-items must do nothing) against the reference.
+func TestCPULaunchGroups(t *testing.T) {
+	dev := DeviceInfo{ComputeUnits: 16, MaxWorkGroupSize: 4096}
+	for _, c := range []struct {
+		global []int
+		macs   int
+		local  []int
+	}{
+		{[]int{1, 7, 35}, 1 << 20, []int{1, 7, 2}},  // 18 groups of 14
+		{[]int{64}, 1 << 20, []int{4}},              // 16 groups of 4
+		{[]int{100, 3}, 1 << 20, []int{19, 1}},      // 6 × 3 groups of 19
+		{[]int{1, 7, 35}, 32 << 20, []int{1, 1, 1}}, // enough work for many groups
+		{[]int{12}, 1, []int{1}},                    // fewer items than units
+		{[]int{16 * 5000}, 1 << 20, []int{1}},       // groups over the size limit
+	} {
+		l := cpuLaunch("k", c.global, c.macs, nil, dev)
+		if !slices.Equal(l.Local, c.local) {
+			t.Errorf("global %v, %d MACs: local %v, want %v", c.global, c.macs, l.Local, c.local)
+		}
+		for i := range l.Global {
+			if l.Global[i]%l.Local[i] != 0 || l.Global[i] < c.global[i] || l.Global[i]-c.global[i] >= l.Local[i] {
+				t.Errorf("global %v, local %v: padded to %v", c.global, l.Local, l.Global)
+			}
+		}
+	}
+
+	two := DeviceInfo{ComputeUnits: 2, MaxWorkGroupSize: 4096, FloatVectorWidth: 8}
+	padded := func(p *Plan) bool {
+		l := p.Launches[len(p.Launches)-1]
+		total := 1
+		for i := range l.Global {
+			total *= l.Global[i]
+		}
+		return total > 2 && l.Local[0]*l.Local[len(l.Local)-1] > 1
+	}
+	checkConvPlans(t, []opCase{
+		{name: "channel tiles", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 3, 5, 9), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(1, 20, 5, 9))},
+		{name: "gemm", attrs: Attrs{}, in: shapes(sh(1, 4, 7, 9), sh(21, 4, 1, 1), sh(21)), out: shapes(sh(1, 21, 7, 9))},
+		{name: "depthwise", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 5}, in: shapes(sh(1, 5, 9, 11), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 9, 11))},
+	}, func(ci int, geo convGeom) ([]namedPlan, error) {
+		var p *Plan
+		var err error
+		switch ci {
+		case 0:
+			p, err = cpuConvPlan(geo, cpuConvTile{8, 1, 4}, two)
+		case 1:
+			p, err = cpu1x1Plan(geo, cpu1x1Tile{8, 4, 1}, two)
+		default:
+			var ok bool
+			p, ok, err = cpuDepthwisePlan(geo, two)
+			if err == nil && !ok {
+				err = fmt.Errorf("no depthwise plan")
+			}
+		}
+		if err == nil && !padded(p) {
+			err = fmt.Errorf("launch %+v is not gathered into groups", p.Launches[len(p.Launches)-1])
+		}
+		return []namedPlan{{"grouped", p}}, err
+	})
+}

@@ -508,9 +508,10 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ fmas, tiles, rows, units, want int }{
-		{256, 95, 128, 16, 16}, // SqueezeNet's first expansion at batch 16
-		{256, 95, 8, 16, 13},   // at batch 1: 8 items per row of tiles keep 4 per unit
-		{8192, 95, 8, 16, 1},   // enough work in one tile
+		{256, 95, 128, 16, 95},  // SqueezeNet's first expansion at batch 16: 128 items of a row each
+		{256, 95, 8, 16, 13},    // at batch 1: 8 items per row of tiles keep 4 per unit
+		{8192, 95, 8, 16, 8},    // 8 tiles reach minItemFMAs
+		{1 << 16, 95, 8, 16, 1}, // enough work in one tile
 		{32, 29, 3, 1, 28},
 		{32, 3, 1, 4, 1},
 	} {

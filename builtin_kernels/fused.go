@@ -91,28 +91,43 @@ func (a fusedAct) define(d *defines) {
 	switch a.kind {
 	case ActRelu:
 		d.int("ACT_RELU", 1)
-		d.raw("APPLY_ACT(v)", "fmax((v), 0.0f)")
 	case ActLeakyRelu:
 		d.int("ACT_LEAKY", 1)
 		d.raw("ACT_ALPHA", clFloat(a.alpha))
-		d.raw("APPLY_ACT(v)", "((v) >= 0.0f ? (v) : ACT_ALPHA * (v))")
 	case ActClip:
 		d.int("ACT_CLIP", 1)
 		d.raw("ACT_MIN", clFloat(a.lo))
 		d.raw("ACT_MAX", clFloat(a.hi))
-		// fmin(fmax()) rather than clamp, as the Clip layer: clamp is undefined for
-		// min > max, where ONNX gives max.
-		d.raw("APPLY_ACT(v)", "fmin(fmax((v), ACT_MIN), ACT_MAX)")
 	case ActSigmoid:
 		d.int("ACT_SIGMOID", 1)
-		d.raw("APPLY_ACT(v)", "(1.0f / (1.0f + exp(-(v))))")
 	case ActHardSwish:
 		d.int("ACT_HARDSWISH", 1)
-		d.raw("APPLY_ACT(v)", "((v) * clamp((v) * "+clFloat(hardSwishSlope)+" + 0.5f, 0.0f, 1.0f))")
 	default:
 		d.int("ACT_NONE", 1)
-		d.raw("APPLY_ACT(v)", "(v)")
 	}
+	d.raw("APPLY_ACT(v)", a.expr("v"))
+}
+
+// expr is the activation applied to the OpenCL C expression v (evaluated up to three
+// times), its parameters spelt as literals: for a second activation in one program, which
+// APPLY_ACT's names would collide with.
+func (a fusedAct) expr(v string) string {
+	v = "(" + v + ")"
+	switch a.kind {
+	case ActRelu:
+		return "fmax(" + v + ", 0.0f)"
+	case ActLeakyRelu:
+		return "(" + v + " >= 0.0f ? " + v + " : " + clFloat(a.alpha) + " * " + v + ")"
+	case ActClip:
+		// fmin(fmax()) rather than clamp, as the Clip layer: clamp is undefined for
+		// min > max, where ONNX gives max.
+		return "fmin(fmax(" + v + ", " + clFloat(a.lo) + "), " + clFloat(a.hi) + ")"
+	case ActSigmoid:
+		return "(1.0f / (1.0f + exp(-" + v + ")))"
+	case ActHardSwish:
+		return "(" + v + " * clamp(" + v + " * " + clFloat(hardSwishSlope) + " + 0.5f, 0.0f, 1.0f))"
+	}
+	return v
 }
 
 // apply computes the activation on the CPU, as the references do: in float64, with the

@@ -140,7 +140,7 @@ func TestRegistered(t *testing.T) {
 		"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
 		"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Clip",
 		"Add", "Sub", "Mul", "Div", "Concat", "Flatten", "Reshape", "Gemm", "MatMul",
-		"Softmax", "BatchNormalization", "Identity", "clhost.Reorder",
+		"Softmax", "BatchNormalization", "Identity", "clhost.Reorder", "clhost.DepthwisePointwise",
 	}
 	for _, typ := range want {
 		op, ok := Lookup(typ)

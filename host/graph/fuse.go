@@ -17,21 +17,42 @@ const (
 	FusedMaxAttr        = "clhost_max"
 )
 
+// DepthwisePointwiseType is the layer a depthwise Conv and the 1×1 Conv that alone reads
+// it become (builtin_kernels' DepthwisePointwiseType): inputs X, the depthwise W and B,
+// the 1×1 W and B (either B the empty name when absent), [residual]; the depthwise Conv's
+// attributes, its fused activation renamed to the Depthwise* attributes.
+const DepthwisePointwiseType = "clhost.DepthwisePointwise"
+
+// The depthwise half's fused activation in a DepthwisePointwiseType layer.
+const (
+	DepthwiseActivationAttr = "clhost_dw_activation"
+	DepthwiseAlphaAttr      = "clhost_dw_alpha"
+	DepthwiseMinAttr        = "clhost_dw_min"
+	DepthwiseMaxAttr        = "clhost_dw_max"
+)
+
 // fusedActs are the activation layer types a Conv or Gemm can absorb.
 var fusedActs = []string{"Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSwish"}
 
 // FuseStats counts what Fuse folded.
 type FuseStats struct {
-	ConvActivation int // activations folded into a Conv (after its residual Add, if any)
-	ConvResidual   int // Adds folded into a Conv as its residual input 3
-	GemmActivation int // activations folded into a Gemm
+	ConvActivation     int // activations folded into a Conv (after its residual Add, if any)
+	ConvResidual       int // Adds folded into a Conv as its residual input
+	GemmActivation     int // activations folded into a Gemm
+	DepthwisePointwise int // 1×1 Convs folded into the depthwise Conv before them
 }
 
 // Layers is the number of layers Fuse removed.
-func (s FuseStats) Layers() int { return s.ConvActivation + s.ConvResidual + s.GemmActivation }
+func (s FuseStats) Layers() int {
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise
+}
 
 func (s FuseStats) String() string {
-	return fmt.Sprintf("%d Conv+activation, %d Conv+Add, %d Gemm+activation", s.ConvActivation, s.ConvResidual, s.GemmActivation)
+	out := fmt.Sprintf("%d Conv+activation, %d Conv+Add, %d Gemm+activation", s.ConvActivation, s.ConvResidual, s.GemmActivation)
+	if s.DepthwisePointwise > 0 {
+		out += fmt.Sprintf(", %d depthwise+1×1 Conv", s.DepthwisePointwise)
+	}
+	return out
 }
 
 // FuseOptions tune Fuse.
@@ -40,6 +61,9 @@ type FuseOptions struct {
 	// absorbed: the types a custom-layer configuration implements, whose kernels know
 	// nothing of the fused attributes. Nil keeps none.
 	Keep func(layerType string) bool
+	// DepthwisePointwise folds a depthwise Conv and the 1×1 Conv that alone reads it into
+	// one DepthwisePointwiseType layer, which only CPU devices run faster than the two.
+	DepthwisePointwise bool
 }
 
 // Fuse is FuseWith with no types kept.
@@ -59,6 +83,10 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //   - Conv (with or without a residual) or Gemm → Relu, LeakyRelu, Clip (one input; its
 //     min/max attributes), Sigmoid or HardSwish: the activation becomes the layer's
 //     FusedActivationAttr, with FusedAlphaAttr or FusedMinAttr/FusedMaxAttr.
+//   - With opts.DepthwisePointwise, a depthwise Conv (with or without an activation; 2-D,
+//     group = channels = W's first dimension, undilated, at most 1024 channels, output
+//     rows of 4 pixels or more) → a plain 1×1 Conv: one DepthwisePointwiseType layer,
+//     which then takes residuals and activations as a Conv does (MobileNet's blocks).
 //
 // The fused layer keeps its name, takes the last absorbed layer's output and its place in
 // m.Layers; the removed layers' intermediate tensors leave m.Tensors. Layers with a
@@ -104,6 +132,9 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 
 	dead := map[string]bool{}
 	for _, i := range g.Order() {
+		if _, gone := f.removed[i]; gone {
+			continue // a 1×1 Conv a depthwise one absorbed
+		}
 		host := &f.layers[i]
 		if host.Type != "Conv" && host.Type != "Gemm" || keep(host) || len(host.Outputs) != 1 {
 			continue
@@ -115,26 +146,45 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				break
 			}
 			next := &f.layers[j]
-			if host.Type == "Conv" && next.Type == "Add" && !fused(host) {
+			if slot := residualSlot(host); slot > 0 && next.Type == "Add" && !fused(host) {
 				other, ok := f.residual(out, next)
 				if !ok || step(other) >= g.Step(i) {
 					break
 				}
 				f.take(i, j)
 				in := slices.Clone(host.Inputs)
-				for len(in) < 3 {
+				for len(in) < slot {
 					in = append(in, "") // no bias
 				}
-				host.Inputs = append(in[:3], other)
+				host.Inputs = append(in[:slot], other)
 				f.readers[other] = append(f.readers[other], i)
 				stats.ConvResidual++
+			} else if opts.DepthwisePointwise && f.depthwisePointwise(host, next) {
+				f.take(i, j)
+				in := slices.Clone(host.Inputs)
+				for len(in) < 3 {
+					in = append(in, "")
+				}
+				pin := slices.Clone(next.Inputs)
+				for len(pin) < 3 {
+					pin = append(pin, "")
+				}
+				host.Inputs = append(in[:3], pin[1], pin[2])
+				for _, t := range pin[1:3] {
+					if t != "" {
+						f.readers[t] = append(f.readers[t], i)
+					}
+				}
+				host.Type = DepthwisePointwiseType
+				host.Attrs = depthwiseHalf(host.Attrs)
+				stats.DepthwisePointwise++
 			} else if attrs, ok := activation(next); ok && host.String(FusedActivationAttr, "") == "" {
 				f.take(i, j)
 				host.Attrs = setAttrs(host.Attrs, attrs)
-				if host.Type == "Conv" {
-					stats.ConvActivation++
-				} else {
+				if host.Type == "Gemm" {
 					stats.GemmActivation++
+				} else {
+					stats.ConvActivation++
 				}
 			} else {
 				break
@@ -235,10 +285,75 @@ func (f *fuser) residual(out string, add *model.Layer) (string, bool) {
 	return other, true
 }
 
-// fused reports whether a Conv already carries a residual or an activation: an Add
-// after it can no longer move inside.
+// residualSlot is the input a layer takes a residual at: 3 for a Conv, 5 for a
+// DepthwisePointwiseType layer, 0 for others.
+func residualSlot(l *model.Layer) int {
+	switch l.Type {
+	case "Conv":
+		return 3
+	case DepthwisePointwiseType:
+		return 5
+	}
+	return 0
+}
+
+// fused reports whether a Conv (or a DepthwisePointwiseType layer) already carries a
+// residual or an activation: an Add after it can no longer move inside.
 func fused(l *model.Layer) bool {
-	return len(l.Inputs) > 3 && l.Inputs[3] != "" || l.String(FusedActivationAttr, "") != ""
+	slot := residualSlot(l)
+	return len(l.Inputs) > slot && l.Inputs[slot] != "" || l.String(FusedActivationAttr, "") != ""
+}
+
+// depthwisePointwise says whether Conv host is a depthwise convolution that the tiled
+// DepthwisePointwise kernel takes and Conv next, its output's sole reader, a plain 1×1
+// convolution of it carrying no fused work.
+func (f *fuser) depthwisePointwise(host, next *model.Layer) bool {
+	if host.Type != "Conv" || next.Type != "Conv" || len(host.Inputs) > 3 && host.Inputs[3] != "" ||
+		len(next.Inputs) > 3 || next.String(FusedActivationAttr, "") != "" || host.Has("clhost_output_batch_stride") {
+		return false
+	}
+	shape := func(name string) []int {
+		if t := f.tensor[name]; t != nil && t.Type == model.Float32 {
+			return t.Shape
+		}
+		return nil
+	}
+	x, w, mid := shape(host.Inputs[0]), shape(host.Inputs[1]), shape(host.Outputs[0])
+	if len(x) != 4 || len(w) != 4 || len(mid) != 4 {
+		return false
+	}
+	c := x[1]
+	ones := func(v []int64) bool {
+		for _, e := range v {
+			if e != 1 {
+				return false
+			}
+		}
+		return true
+	}
+	if w[0] != c || w[1] != 1 || host.Int("group", 1) != int64(c) || c > 1024 || mid[3] < 4 ||
+		!ones(host.Ints("dilations", nil)) {
+		return false
+	}
+	pw := shape(next.Inputs[1])
+	pads := next.Ints("pads", nil)
+	return len(pw) == 4 && pw[1] == c && pw[2] == 1 && pw[3] == 1 && next.Int("group", 1) == 1 &&
+		ones(next.Ints("strides", nil)) && !slices.ContainsFunc(pads, func(p int64) bool { return p != 0 }) &&
+		slices.Contains([]string{"", "NOTSET", "VALID"}, next.String("auto_pad", ""))
+}
+
+// depthwiseHalf renames a depthwise Conv's fused activation to the Depthwise*
+// attributes of the DepthwisePointwiseType layer it becomes.
+func depthwiseHalf(attrs []model.Attr) []model.Attr {
+	rename := map[string]string{FusedActivationAttr: DepthwiseActivationAttr, FusedAlphaAttr: DepthwiseAlphaAttr,
+		FusedMinAttr: DepthwiseMinAttr, FusedMaxAttr: DepthwiseMaxAttr}
+	out := slices.Clone(attrs)
+	for i := range out {
+		if to, ok := rename[out[i].Name]; ok {
+			out[i].Name = to
+		}
+	}
+	return out
 }
 
 // activation returns the fused attributes that stand for an activation layer, and

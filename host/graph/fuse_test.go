@@ -377,6 +377,11 @@ func TestFuseContractMatchesKernels(t *testing.T) {
 		{graph.FusedAlphaAttr, builtinkernels.FusedAlphaAttr},
 		{graph.FusedMinAttr, builtinkernels.FusedMinAttr},
 		{graph.FusedMaxAttr, builtinkernels.FusedMaxAttr},
+		{graph.DepthwisePointwiseType, builtinkernels.DepthwisePointwiseType},
+		{graph.DepthwiseActivationAttr, builtinkernels.DepthwiseActivationAttr},
+		{graph.DepthwiseAlphaAttr, builtinkernels.DepthwiseAlphaAttr},
+		{graph.DepthwiseMinAttr, builtinkernels.DepthwiseMinAttr},
+		{graph.DepthwiseMaxAttr, builtinkernels.DepthwiseMaxAttr},
 	}
 	for _, p := range pairs {
 		if p[0] != p[1] {
@@ -517,24 +522,35 @@ var testModels = []struct {
 // unfused model's outputs within 1e-4 relative.
 func TestFusedMatchesUnfusedReference(t *testing.T) {
 	for _, tm := range testModels {
-		t.Run(tm.name, func(t *testing.T) {
-			plain, fusedM := tm.build(t), tm.build(t)
-			stats, err := graph.Fuse(fusedM)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if stats.Layers() == 0 {
-				t.Fatal("nothing fused")
-			}
-			in := randomInputs(plain, tm.scale)
-			want := runReference(t, plain, in)
-			got := runReference(t, fusedM, in)
-			look := func(vals map[string]*builtinkernels.HostTensor) func(string) ([]int, []float32) {
-				return func(n string) ([]int, []float32) { return vals[n].Shape, vals[n].Data }
-			}
-			compareOutputs(t, "reference", plain.Outputs, look(got), look(want))
-		})
+		for _, opts := range fuseVariants {
+			t.Run(tm.name+opts.name, func(t *testing.T) {
+				plain, fusedM := tm.build(t), tm.build(t)
+				stats, err := graph.FuseWith(fusedM, opts.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if stats.Layers() == 0 {
+					t.Fatal("nothing fused")
+				}
+				in := randomInputs(plain, tm.scale)
+				want := runReference(t, plain, in)
+				got := runReference(t, fusedM, in)
+				look := func(vals map[string]*builtinkernels.HostTensor) func(string) ([]int, []float32) {
+					return func(n string) ([]int, []float32) { return vals[n].Shape, vals[n].Data }
+				}
+				compareOutputs(t, "reference", plain.Outputs, look(got), look(want))
+			})
+		}
 	}
+}
+
+// fuseVariants are the option sets the numeric tests fuse with.
+var fuseVariants = []struct {
+	name string
+	opts graph.FuseOptions
+}{
+	{"", graph.FuseOptions{}},
+	{"/depthwise+1x1", graph.FuseOptions{DepthwisePointwise: true}},
 }
 
 // TestFusedMatchesUnfusedOnDevice compiles both forms on the OpenCL device
@@ -551,31 +567,68 @@ func TestFusedMatchesUnfusedOnDevice(t *testing.T) {
 	defer e.Close()
 	ctx := context.Background()
 	for _, tm := range testModels {
-		t.Run(tm.name, func(t *testing.T) {
-			plain, fusedM := tm.build(t), tm.build(t)
-			if _, err := graph.Fuse(fusedM); err != nil {
-				t.Fatal(err)
-			}
-			in := map[string]*host.Tensor{}
-			for k, v := range randomInputs(plain, tm.scale) {
-				in[k] = &host.Tensor{Shape: v.Shape, Data: v.Data}
-			}
-			run := func(m *model.Model) map[string]*host.Tensor {
-				n, err := e.Compile(m)
-				if err != nil {
+		for _, opts := range fuseVariants {
+			t.Run(tm.name+opts.name, func(t *testing.T) {
+				plain, fusedM := tm.build(t), tm.build(t)
+				if _, err := graph.FuseWith(fusedM, opts.opts); err != nil {
 					t.Fatal(err)
 				}
-				out, err := n.Infer(ctx, in)
-				if err != nil {
-					t.Fatal(err)
+				in := map[string]*host.Tensor{}
+				for k, v := range randomInputs(plain, tm.scale) {
+					in[k] = &host.Tensor{Shape: v.Shape, Data: v.Data}
 				}
-				return out
-			}
-			want, got := run(plain), run(fusedM)
-			look := func(vals map[string]*host.Tensor) func(string) ([]int, []float32) {
-				return func(n string) ([]int, []float32) { return vals[n].Shape, vals[n].Data }
-			}
-			compareOutputs(t, "device", plain.Outputs, look(got), look(want))
-		})
+				run := func(m *model.Model) map[string]*host.Tensor {
+					n, err := e.Compile(m)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out, err := n.Infer(ctx, in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return out
+				}
+				want, got := run(plain), run(fusedM)
+				look := func(vals map[string]*host.Tensor) func(string) ([]int, []float32) {
+					return func(n string) ([]int, []float32) { return vals[n].Shape, vals[n].Data }
+				}
+				compareOutputs(t, "device", plain.Outputs, look(got), look(want))
+			})
+		}
+	}
+}
+
+// TestFuseDepthwisePointwise: with the option, MobileNet's depthwise and projection convs
+// become one layer that keeps the depthwise Clip under its own names and still takes the
+// block's residual; without it, or where the 1×1 conv is strided, they stay apart.
+func TestFuseDepthwisePointwise(t *testing.T) {
+	m := mobileModel(t)
+	stats, err := graph.FuseWith(m, graph.FuseOptions{DepthwisePointwise: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1, DepthwisePointwise: 1}); stats != want {
+		t.Errorf("stats %+v, want %+v", stats, want)
+	}
+	d := layerNamed(t, m, "d")
+	if d.Type != graph.DepthwisePointwiseType || !slices.Equal(d.Inputs, []string{"e6", "wd", "bd", "wp", "bp", "x"}) ||
+		!slices.Equal(d.Outputs, []string{"y1"}) {
+		t.Errorf("d: %s %v → %v", d.Type, d.Inputs, d.Outputs)
+	}
+	if d.String(graph.DepthwiseActivationAttr, "") != "Clip" || d.Float(graph.DepthwiseMaxAttr, 0) != 6 || d.Has(graph.FusedActivationAttr) {
+		t.Errorf("d's activations: %+v", d.Attrs)
+	}
+	if len(m.Layers) != 4 {
+		t.Errorf("layers %v", layerNames(m))
+	}
+	checkListOrder(t, m)
+
+	b := newModel("strided")
+	x := b.Input("x", model.Float32, 1, 4, 8, 8)
+	dw := b.Layer("Conv", "dw", []string{x, b.weights("wd", 1, 4, 1, 3, 3)}, pads1, model.IntAttr("group", 4))
+	b.Output(b.Layer("Conv", "pw", []string{dw, b.weights("wp", 1, 5, 4, 1, 1)}, model.IntsAttr("strides", 2, 2)))
+	m = b.build(t)
+	if stats, err := graph.FuseWith(m, graph.FuseOptions{DepthwisePointwise: true}); err != nil || stats.Layers() != 0 {
+		t.Errorf("strided 1×1: %+v, %v", stats, err)
 	}
 }

@@ -463,19 +463,7 @@ func testOpCase(t *testing.T, env *testEnv, c opCase, dev DeviceInfo, name strin
 		if err != nil {
 			t.Fatalf("Reference: %v", err)
 		}
-		// RunPlan wants a tensor in every slot; an omitted input gets a NaN
-		// placeholder, which the plan must not bind (the runtime refuses that).
-		devIn := slices.Clone(in)
-		for _, i := range c.omit {
-			devIn[i] = &HostTensor{Shape: sh(1), Data: []float32{float32(math.NaN())}}
-			for _, l := range plan.Launches {
-				for _, a := range l.Args {
-					if a.Kind == ArgInput && a.Index == i {
-						t.Errorf("kernel %s binds omitted input %d", l.Kernel, i)
-					}
-				}
-			}
-		}
+		devIn := placeholders(t, plan, in, c.omit)
 		q, err := env.ctx.NewQueue(cl.QueueOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -492,4 +480,22 @@ func testOpCase(t *testing.T, env *testEnv, c opCase, dev DeviceInfo, name strin
 			compare(t, fmt.Sprintf("output %d", i), got[i], want[i])
 		}
 	})
+}
+
+// placeholders gives RunPlan a tensor in every slot: an omitted input gets a NaN
+// placeholder, which the plan must not bind (the runtime refuses that).
+func placeholders(t *testing.T, plan *Plan, in []*HostTensor, omit []int) []*HostTensor {
+	t.Helper()
+	devIn := slices.Clone(in)
+	for _, i := range omit {
+		devIn[i] = &HostTensor{Shape: sh(1), Data: []float32{float32(math.NaN())}}
+		for _, l := range append(slices.Clone(plan.Setup), plan.Launches...) {
+			for _, a := range l.Args {
+				if a.Kind == ArgInput && a.Index == i {
+					t.Errorf("kernel %s binds omitted input %d", l.Kernel, i)
+				}
+			}
+		}
+	}
+	return devIn
 }

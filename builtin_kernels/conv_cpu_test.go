@@ -378,7 +378,7 @@ func BenchmarkConvCPU(b *testing.B) {
 			plan *Plan
 		}{{"direct", direct}, {"vec", vec}}
 		if geo.pointwise() || geo.strided1x1() {
-			for _, t := range []cpu1x1Tile{{16, 8, 2}, {16, 6, 2}, {16, 4, 3}, {16, 12, 1}, {8, 8, 2}} {
+			for _, t := range []cpu1x1Tile{{16, 8, 2, 1}, {16, 6, 2, 2}, {16, 4, 3, 0}, {16, 12, 1, 3}, {8, 8, 2, 0}} {
 				p, _ := cpu1x1Plan(geo, t, env.dev)
 				plans = append(plans, struct {
 					name string
@@ -455,7 +455,7 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		{name: "stride2 odd residual", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(2, 6, 9, 11), sh(20, 6, 1, 1), sh(20), sh(2, 20, 5, 6)), out: shapes(sh(2, 20, 5, 6))},
 		{name: "stride 2x3 groups relu", attrs: Attrs{"strides": []int{2, 3}, "group": 2, FusedActivationAttr: ActRelu}, in: shapes(sh(1, 8, 12, 20), sh(10, 4, 1, 1)), out: shapes(sh(1, 10, 6, 7))},
 	}
-	tiles := []cpu1x1Tile{{16, 8, 2}, {8, 6, 2}, {4, 3, 3}, {16, 12, 1}}
+	tiles := []cpu1x1Tile{{16, 8, 2, 0}, {8, 6, 2, 2}, {4, 3, 3, 1}, {16, 12, 1, 0}}
 	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
 		if !geo.pointwise() && !geo.strided1x1() {
 			return nil, fmt.Errorf("neither pointwise nor a strided 1x1")
@@ -478,7 +478,7 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		{name: "tiles per item", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(1, 4, 20, 23), sh(12, 4, 1, 1), sh(12), sh(1, 12, 20, 23)), out: shapes(sh(1, 12, 20, 23))},
 		{name: "tiles per item stride2", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(2, 3, 39, 45), sh(5, 3, 1, 1), sh(5)), out: shapes(sh(2, 5, 20, 23))},
 	}, func(_ int, geo convGeom) ([]namedPlan, error) {
-		tile := cpu1x1Tile{8, 4, 2}
+		tile := cpu1x1Tile{8, 4, 2, 0}
 		plan, err := cpu1x1Plan(geo, tile, one)
 		if err != nil {
 			return nil, err
@@ -499,7 +499,7 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pf := range []bool{false, true} {
-		plan, err := cpu1x1Plan(first, cpu1x1Tile{8, 4, 2}, DeviceInfo{ComputeUnits: 1, Prefetch: pf})
+		plan, err := cpu1x1Plan(first, cpu1x1Tile{8, 4, 2, 0}, DeviceInfo{ComputeUnits: 1, Prefetch: pf})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -517,6 +517,18 @@ func TestConv1x1CPUPlan(t *testing.T) {
 	} {
 		if got := tilesPerItem(c.fmas, c.tiles, c.rows, DeviceInfo{ComputeUnits: c.units}); got != c.want {
 			t.Errorf("tilesPerItem(%d, %d, %d, %d units) = %d, want %d", c.fmas, c.tiles, c.rows, c.units, got, c.want)
+		}
+	}
+	for _, c := range []struct{ cg, mg, mt1, items, units, want int }{
+		{144, 24, 3, 1568, 16, 3}, // MobileNetV2's projection at batch 16: all three tiles
+		{64, 16, 2, 95, 16, 2},    // SqueezeNet's squeeze at batch 1
+		{960, 160, 20, 2, 16, 1},  // 2 pixel columns × 20 tiles of one keep 40 work-items ≥ 4 × 16
+		{960, 160, 20, 8, 16, 2},  // 8 × 10 blocks of two
+		{960, 160, 20, 5, 16, 1},  // 13 blocks would be needed: tiles of one
+		{16, 64, 8, 1520, 16, 1},  // an expansion: one
+	} {
+		if got := channelTilesPerItem(c.cg, c.mg, c.mt1, c.items, DeviceInfo{ComputeUnits: c.units}); got != c.want {
+			t.Errorf("channelTilesPerItem(%d, %d, %d, %d, %d units) = %d, want %d", c.cg, c.mg, c.mt1, c.items, c.units, got, c.want)
 		}
 	}
 	pad, _ := convOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}}, shapes(sh(1, 2, 4, 4), sh(3, 2, 1, 1)))
@@ -675,7 +687,7 @@ func TestConvOutputBatchStride(t *testing.T) {
 			}
 		}
 		if geo.pointwise() || geo.strided1x1() {
-			p, err = cpu1x1Plan(geo, cpu1x1Tile{8, 4, 2}, env.dev)
+			p, err = cpu1x1Plan(geo, cpu1x1Tile{8, 4, 2, 0}, env.dev)
 			if err := add("gemm", p, err); err != nil {
 				return nil, err
 			}
@@ -742,7 +754,7 @@ func TestCPULaunchGroups(t *testing.T) {
 		case 0:
 			p, err = cpuConvPlan(geo, cpuConvTile{8, 1, 4}, two)
 		case 1:
-			p, err = cpu1x1Plan(geo, cpu1x1Tile{8, 4, 1}, two)
+			p, err = cpu1x1Plan(geo, cpu1x1Tile{8, 4, 1, 0}, two)
 		default:
 			var ok bool
 			p, ok, err = cpuDepthwisePlan(geo, two)

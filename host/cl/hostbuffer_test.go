@@ -80,3 +80,52 @@ func TestHostBufferRoundTrip(t *testing.T) {
 		q.Release()
 	}
 }
+
+// TestMapWrite: bytes written through a write map at an offset reach the buffer (read
+// back after the unmap), the bytes around the region keep their values, and a region
+// outside the buffer is refused with CL_INVALID_VALUE.
+func TestMapWrite(t *testing.T) {
+	ctx := newTestContext(t)
+	q, err := ctx.NewQueue(QueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Release()
+	const size, at, n = 1 << 16, 4096, 5000
+	dev, err := ctx.NewBuffer(MemReadWrite, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Release()
+	want := bytes.Repeat([]byte{0xa5}, size)
+	if err := q.Write(dev, 0, want, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := q.MapWrite(dev, at, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Bytes) != n {
+		t.Fatalf("mapped %d bytes, want %d", len(m.Bytes), n)
+	}
+	for i := range m.Bytes {
+		m.Bytes[i] = byte(i * 13)
+		want[at+i] = byte(i * 13)
+	}
+	if err := m.Unmap(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, size)
+	if err := q.Read(dev, 0, got, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("the buffer does not hold what was written through the map, or lost its bytes around it")
+	}
+	for _, r := range [][2]int{{size - 10, 11}, {-1, 4}, {0, 0}} {
+		var e *Error
+		if _, err := q.MapWrite(dev, r[0], r[1]); !errors.As(err, &e) || e.Code != CodeInvalidValue {
+			t.Errorf("MapWrite(%d, %d) = %v, want CL_INVALID_VALUE", r[0], r[1], err)
+		}
+	}
+}

@@ -254,3 +254,86 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
     }
 }
 
+
+#ifdef FC_ROWS
+// fc_vec: a fully connected layer, Y (N × M) = X (N × C) · Wᵀ (+ bias), W as (M, C)
+// and packed by conv_pack (a 1×1 convolution over N images of one pixel). conv2d_vec
+// would give each work-item one image, so that every weight vector it loads feeds one
+// multiply-add; here a work-item takes FC_ROWS images (PXT's role), each weight vector
+// feeding FC_ROWS of them, and the weights are read ceil(N/FC_ROWS) times instead of N.
+// Lanes are output channels, which Y holds contiguous per image: whole tiles are stored
+// as vectors.  global = (ceil(N/FC_ROWS), MB).
+__kernel void fc_vec(__global const float* restrict x, int x_off,
+                     __global const floatV* restrict wp, int wp_off BIAS_ARG,
+                     __global float* restrict y, int y_off)
+{
+    x += x_off;
+    wp = (const __global floatV*)((const __global float*)wp + wp_off);
+    y += y_off;
+    OPTIONAL_OFFSETS
+    const int n0 = get_global_id(0) * FC_ROWS;
+    const int mb = get_global_id(1);
+    if (n0 >= N || mb >= MB) {
+        return;
+    }
+    /* Images past N (a partial last group) read the last one's row and are not stored. */
+    const __global float* xr[FC_ROWS];
+    _Pragma("unroll") for (int p = 0; p < FC_ROWS; p++) {
+        xr[p] = x + min(n0 + p, N - 1) * C;
+    }
+    floatV acc[FC_ROWS][NV];
+    _Pragma("unroll") for (int p = 0; p < FC_ROWS; p++) {
+        _Pragma("unroll") for (int v = 0; v < NV; v++) {
+            acc[p][v] = (floatV)(0.0f);
+        }
+    }
+    const __global floatV* wt = wp + mb * C * NV;
+    for (int c = 0; c < C; c++) {
+        floatV wv[NV];
+        _Pragma("unroll") for (int v = 0; v < NV; v++) {
+            wv[v] = wt[c * NV + v];
+        }
+        _Pragma("unroll") for (int p = 0; p < FC_ROWS; p++) {
+            const floatV xb = (floatV)(xr[p][c]);
+            _Pragma("unroll") for (int v = 0; v < NV; v++) {
+                acc[p][v] = fma(xb, wv[v], acc[p][v]);
+            }
+        }
+    }
+    _Pragma("unroll") for (int v = 0; v < NV; v++) {
+        const int m0 = mb * TILE + v * VEC;
+        if (m0 >= M) {
+            break;
+        }
+#if HAS_BIAS
+        floatV bv;
+        if (m0 + VEC <= M) {
+            bv = CAT(vload, VEC)(0, bias + m0);
+        } else {
+            float b_[VEC];
+            _Pragma("unroll") for (int i = 0; i < VEC; i++) {
+                b_[i] = m0 + i < M ? bias[m0 + i] : 0.0f;
+            }
+            bv = CAT(vload, VEC)(0, b_);
+        }
+#else
+        const floatV bv = (floatV)(0.0f);
+#endif
+        _Pragma("unroll") for (int p = 0; p < FC_ROWS; p++) {
+            if (n0 + p < N) {
+                const floatV r = APPLY_ACT(acc[p][v] + bv);
+                __global float* yr = y + (n0 + p) * M + m0;
+                if (m0 + VEC <= M) {
+                    CAT(vstore, VEC)(r, 0, yr);
+                } else {
+                    float out[VEC];
+                    CAT(vstore, VEC)(r, 0, out);
+                    for (int i = 0; i < M - m0; i++) {
+                        yr[i] = out[i];
+                    }
+                }
+            }
+        }
+    }
+}
+#endif

@@ -204,6 +204,23 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 	if _, ok, _ := cpuDepthwisePlan(long, devs[0]); ok {
 		t.Error("a 20000-wide row still gets window_cpu.cl's buffer")
 	}
+	// MobileNetV2's planes: narrow ones at once or in two steps, wide ones 4 rows at a
+	// time; 16 lanes for rows of 16 or more at stride 1 only.
+	for oh, want := range map[int]int{3: 3, 7: 7, 14: 7, 28: 4, 56: 4, 112: 4} {
+		if got := depthwiseRows(oh); got != want {
+			t.Errorf("depthwiseRows(%d) = %d, want %d", oh, got, want)
+		}
+	}
+	avx512 := DeviceInfo{FloatVectorWidth: 16}
+	for _, c := range []struct{ hw, s, want int }{{56, 1, 16}, {16, 1, 16}, {14, 1, 8}, {56, 2, 8}, {7, 1, 4}} {
+		geo, _ := convOp{}.geometry(dw(2, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{c.s, c.s}}), shapes(sh(1, 2, c.hw, c.hw), sh(2, 1, 3, 3)))
+		if got := depthwiseVec(geo, avx512); got != c.want {
+			t.Errorf("depthwiseVec(%d wide, stride %d) = %d, want %d", c.hw, c.s, got, c.want)
+		}
+	}
+	if got := depthwiseVec(convGeom{win: window{s: [2]int{1, 1}, out: [2]int{1, 56}}}, DeviceInfo{FloatVectorWidth: 8}); got != 8 {
+		t.Errorf("depthwiseVec on 8 lanes = %d, want 8", got)
+	}
 }
 
 // TestConvWindowCPUPlan runs window_cpu.cl's convolution with several input channels
@@ -219,15 +236,15 @@ func TestConvWindowCPUPlan(t *testing.T) {
 		{name: "5x5 s1", attrs: Attrs{"pads": []int{2, 2, 2, 2}}, in: shapes(sh(1, 2, 9, 5), sh(8, 2, 5, 5), sh(8)), out: shapes(sh(1, 8, 9, 5))},
 	}
 	env := deviceEnv(t)
-	tiles := [][2]int{{8, 2}, {3, 3}, {16, 1}}
+	tiles := [][3]int{{8, 2, 8}, {3, 3, 4}, {16, 1, 4}, {2, 7, 16}}
 	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
 		var list []namedPlan
 		for _, tile := range tiles {
-			plan, ok, err := cpuWindowConvPlan(geo, tile[0], tile[1], env.dev)
+			plan, ok, err := cpuWindowConvPlan(geo, tile[0], tile[1], tile[2], env.dev)
 			if err != nil || !ok {
 				return nil, fmt.Errorf("no window plan (%v)", err)
 			}
-			list = append(list, namedPlan{fmt.Sprintf("mt %d nr %d", tile[0], tile[1]), plan})
+			list = append(list, namedPlan{fmt.Sprintf("mt %d nr %d vec %d", tile[0], tile[1], tile[2]), plan})
 		}
 		return list, nil
 	})
@@ -610,6 +627,9 @@ func TestGemmCPUPlan(t *testing.T) {
 		{opCase{name: "fc b1", attrs: tb, in: shapes(sh(1, 67), sh(37, 67), sh(37)), out: shapes(sh(1, 37))}, true},
 		{opCase{name: "fc b5 row bias relu", attrs: Attrs{"transB": 1, FusedActivationAttr: ActRelu}, in: shapes(sh(5, 40), sh(70, 40), sh(1, 70)), out: shapes(sh(5, 70))}, true},
 		{opCase{name: "fc no c", attrs: tb, in: shapes(sh(3, 9), sh(16, 9)), out: shapes(sh(3, 16))}, true},
+		// Several images per work-item, the last group partial, and a partial last
+		// channel vector.
+		{opCase{name: "fc b11 clip", attrs: Attrs{"transB": 1, FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.5), FusedMaxAttr: float32(0.5)}, in: shapes(sh(11, 23), sh(41, 23), sh(41)), out: shapes(sh(11, 41))}, true},
 		{opCase{name: "alpha", attrs: Attrs{"transB": 1, "alpha": 0.5}, in: shapes(sh(2, 9), sh(16, 9), sh(16)), out: shapes(sh(2, 16))}, false},
 		{opCase{name: "B as K×N", attrs: Attrs{}, in: shapes(sh(2, 9), sh(9, 16), sh(16)), out: shapes(sh(2, 16))}, false},
 		{opCase{name: "full C", attrs: tb, in: shapes(sh(2, 9), sh(16, 9), sh(2, 16)), out: shapes(sh(2, 16))}, false},
@@ -621,13 +641,16 @@ func TestGemmCPUPlan(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: reference: %v", c.name, err)
 		}
-		for _, dev := range []DeviceInfo{{ComputeUnits: 2, FloatVectorWidth: 16}, {ComputeUnits: 8, FloatVectorWidth: 4}} {
+		for _, dev := range []DeviceInfo{{ComputeUnits: 2, FloatVectorWidth: 16}, {ComputeUnits: 8, FloatVectorWidth: 4}, {ComputeUnits: 1, FloatVectorWidth: 8}} {
 			plan, err := gemmOp{}.Plan(c.attrs, c.in, c.out, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
-			if got := plan.Launches[0].Kernel == "conv2d_vec"; got != tc.conv {
+			if got := plan.Launches[0].Kernel == "fc_vec"; got != tc.conv {
 				t.Fatalf("%s: CPU plan runs %s", c.name, plan.Launches[0].Kernel)
+			}
+			if rows := plan.Launches[0].Global[0]; tc.conv && c.in[0][0] >= 8 && dev.ComputeUnits == 1 && rows >= c.in[0][0] {
+				t.Errorf("%s: %d work-items along %d images, want several images each", c.name, rows, c.in[0][0])
 			}
 			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
 			if err != nil {

@@ -150,8 +150,7 @@ func (o gemmOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		// CPUs: a fully connected layer with B as (N, K), the layout of a conv's
 		// weights, is a 1×1 convolution over M images: conv_cpu.cl packs B once and
 		// runs vectors of output channels, where gemm.cl would run scalars.
-		cg := gemmAsConv(g)
-		return cpuConvPlan(cg, heuristicCPUTile(cg, dev), dev)
+		return cpuFCPlan(gemmAsConv(g), dev)
 	}
 	plan, err := g.plan(dev)
 	if err != nil {

@@ -99,7 +99,7 @@ func (o poolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		shape(&d)
 		d.int("MAXPOOL", 1)
 		comparisons := g.n * g.c * g.win.out[0] * g.win.out[1] * g.win.k[0] * g.win.k[1]
-		plan, ok, err := windowPlan(&d, "maxpool2d_vec", g.n*g.c, 1, windowRows(g.win.out[0]), g.win, g.in, comparisons,
+		plan, ok, err := windowPlan(&d, "maxpool2d_vec", g.n*g.c, 1, windowRows(g.win.out[0]), windowVec(g.win.out[1], dev), g.win, g.in, comparisons,
 			[]Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}}, dev)
 		if ok || err != nil {
 			return plan, err

@@ -76,39 +76,19 @@ func (n *Network) writeInputs(q *cl.Queue, inputs map[string]*Tensor) error {
 // writePinned copies src into h and enqueues h's copy to dst at byte offset at, piece by
 // piece, from a few goroutines that each take a contiguous share.
 func writePinned(q *cl.Queue, dst *cl.Buffer, at int, h *cl.HostBuffer, src []byte) error {
-	shares := copyShares(len(src))
-	if shares == 1 {
-		copy(h.Bytes, src)
-		return q.WriteFrom(dst, at, h, 0, len(src), nil)
-	}
-	errs := make([]error, shares)
-	var wg sync.WaitGroup
-	for s := range shares {
-		lo, hi := len(src)*s/shares, len(src)*(s+1)/shares
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for off := lo; off < hi; off += pinnedPiece {
-				end := min(off+pinnedPiece, hi)
-				copy(h.Bytes[off:end], src[off:end])
-				if err := q.WriteFrom(dst, at+off, h, off, end-off, nil); err != nil {
-					errs[s] = err
-					return
-				}
-				if err := q.Flush(); err != nil {
-					errs[s] = err
-					return
-				}
+	return inShares(len(src), func(lo, hi int) error {
+		for off := lo; off < hi; off += pinnedPiece {
+			end := min(off+pinnedPiece, hi)
+			copy(h.Bytes[off:end], src[off:end])
+			if err := q.WriteFrom(dst, at+off, h, off, end-off, nil); err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
+			if err := q.Flush(); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // writeMapped copies src into dst at byte offset at through a map of that region, from
@@ -121,27 +101,36 @@ func writeMapped(q *cl.Queue, dst *cl.Buffer, at int, src []byte) error {
 	if err != nil {
 		return err
 	}
-	parallelCopy(m.Bytes, src)
+	_ = inShares(len(src), func(lo, hi int) error {
+		copy(m.Bytes[lo:hi], src[lo:hi])
+		return nil
+	})
 	return m.Unmap()
 }
 
-// parallelCopy copies src into dst (as long) from copyShares goroutines.
-func parallelCopy(dst, src []byte) {
-	shares := copyShares(len(src))
+// inShares splits n bytes into copyShares contiguous shares and runs work on each, from a
+// goroutine per share when there are several; it returns the first error.
+func inShares(n int, work func(lo, hi int) error) error {
+	shares := copyShares(n)
 	if shares == 1 {
-		copy(dst, src)
-		return
+		return work(0, n)
 	}
+	errs := make([]error, shares)
 	var wg sync.WaitGroup
 	for s := range shares {
-		lo, hi := len(src)*s/shares, len(src)*(s+1)/shares
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			copy(dst[lo:hi], src[lo:hi])
+			errs[s] = work(n*s/shares, n*(s+1)/shares)
 		}()
 	}
 	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // copyShares is how many goroutines copy n bytes: one per 1 MiB, at most one per core

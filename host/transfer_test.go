@@ -11,8 +11,9 @@ import (
 
 // TestPinnedTransfers: inputs and outputs copied through pinned host buffers (in pieces,
 // from several goroutines, for an input of several MiB) give bit-identical results to
-// the direct copies, on in-order and out-of-order queues, inference after inference;
-// PinnedGPUs leaves a CPU device on direct copies.
+// the direct copies (on a CPU device, writes through a map filled by several goroutines),
+// on in-order and out-of-order queues, inference after inference; PinnedGPUs leaves a
+// CPU device on direct copies.
 func TestPinnedTransfers(t *testing.T) {
 	shape := []int{1, 4, 512, 300} // 2.4 MiB: more than one copying goroutine
 	b := model.NewBuilder("pinned")

@@ -165,6 +165,11 @@ var opCases = []opCase{
 	{name: "depthwise_pointwise", typ: DepthwisePointwiseType, attrs: Attrs{"group": 6, "pads": []int{1, 1, 1, 1},
 		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6), FusedActivationAttr: ActHardSwish},
 		in: shapes(sh(2, 6, 5, 9), sh(6, 1, 3, 3), sh(6), sh(7, 6, 1, 1), nil, sh(2, 7, 5, 9)), out: shapes(sh(2, 7, 5, 9)), omit: []int{4}, gen: "w"},
+	// 1×1 + depthwise in one layer: the tiled CPU kernel (or the two launches on a GPU)
+	// with the 1×1 LeakyRelu, no depthwise bias, stride 2 and the depthwise Clip.
+	{name: "pointwise_depthwise", typ: PointwiseDepthwiseType, attrs: Attrs{"group": 10, "pads": []int{1, 1, 1, 1}, "strides": []int{2, 2},
+		PointwiseActivationAttr: ActLeakyRelu, PointwiseAlphaAttr: float32(0.2), FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(6)},
+		in: shapes(sh(2, 3, 7, 9), sh(10, 3, 1, 1), sh(10), sh(10, 1, 3, 3), nil), out: shapes(sh(2, 10, 4, 5)), omit: []int{4}, gen: "w"},
 	{name: "fused_conv1d_residual_relu", typ: "Conv", attrs: Attrs{"pads": []int{1, 1}, "clhost_activation": "Relu"},
 		in: shapes(sh(2, 3, 11), sh(4, 3, 3), sh(4), sh(2, 4, 11)), out: shapes(sh(2, 4, 11))},
 

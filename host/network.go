@@ -306,8 +306,10 @@ func (e *Engine) optimize(m *model.Model) error {
 	// DepthwisePointwise stays off: on the 16-core Xeon its kernel (dwpw_cpu.cl) ran
 	// MobileNetV2's blocks 10 % slower in sum than the two convolutions at batch 1, though
 	// it saves a launch, and 2–6× slower at batch 16 (its row-end taps go lane by lane, and
-	// 7-wide rows leave it 4-lane vectors).
-	st, err := graph.FuseWith(m, graph.FuseOptions{Keep: custom})
+	// 7-wide rows leave it 4-lane vectors). PointwiseDepthwise runs on CPUs, where it saves
+	// a launch per MobileNet block and the expanded tensor's trip through memory; GPUs
+	// have no fast kernel for it.
+	st, err := graph.FuseWith(m, graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU()})
 	if err != nil {
 		return fmt.Errorf("fusion pass: %w", err)
 	}

@@ -31,6 +31,20 @@ const (
 	DepthwiseMaxAttr        = "clhost_dw_max"
 )
 
+// PointwiseDepthwiseType is the layer a 1×1 Conv and the depthwise Conv that alone reads
+// it become (builtin_kernels' PointwiseDepthwiseType): inputs X, the 1×1 W and B, the
+// depthwise W and B (either B the empty name when absent); the depthwise Conv's
+// attributes, the 1×1 Conv's fused activation renamed to the Pointwise* attributes.
+const PointwiseDepthwiseType = "clhost.PointwiseDepthwise"
+
+// The 1×1 half's fused activation in a PointwiseDepthwiseType layer.
+const (
+	PointwiseActivationAttr = "clhost_pw_activation"
+	PointwiseAlphaAttr      = "clhost_pw_alpha"
+	PointwiseMinAttr        = "clhost_pw_min"
+	PointwiseMaxAttr        = "clhost_pw_max"
+)
+
 // fusedActs are the activation layer types a Conv or Gemm can absorb.
 var fusedActs = []string{"Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSwish"}
 
@@ -40,17 +54,21 @@ type FuseStats struct {
 	ConvResidual       int // Adds folded into a Conv as its residual input
 	GemmActivation     int // activations folded into a Gemm
 	DepthwisePointwise int // 1×1 Convs folded into the depthwise Conv before them
+	PointwiseDepthwise int // depthwise Convs folded into the 1×1 Conv before them
 }
 
 // Layers is the number of layers Fuse removed.
 func (s FuseStats) Layers() int {
-	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise
 }
 
 func (s FuseStats) String() string {
 	out := fmt.Sprintf("%d Conv+activation, %d Conv+Add, %d Gemm+activation", s.ConvActivation, s.ConvResidual, s.GemmActivation)
 	if s.DepthwisePointwise > 0 {
 		out += fmt.Sprintf(", %d depthwise+1×1 Conv", s.DepthwisePointwise)
+	}
+	if s.PointwiseDepthwise > 0 {
+		out += fmt.Sprintf(", %d 1×1+depthwise Conv", s.PointwiseDepthwise)
 	}
 	return out
 }
@@ -64,6 +82,10 @@ type FuseOptions struct {
 	// DepthwisePointwise folds a depthwise Conv and the 1×1 Conv that alone reads it into
 	// one DepthwisePointwiseType layer, which only CPU devices run faster than the two.
 	DepthwisePointwise bool
+	// PointwiseDepthwise folds a 1×1 Conv and the depthwise Conv that alone reads it into
+	// one PointwiseDepthwiseType layer (MobileNet's expansion and depthwise layers), which
+	// CPU devices run faster than the two.
+	PointwiseDepthwise bool
 }
 
 // Fuse is FuseWith with no types kept.
@@ -87,6 +109,12 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     group = channels = W's first dimension, undilated, at most 1024 channels, output
 //     rows of 4 pixels or more) → a plain 1×1 Conv: one DepthwisePointwiseType layer,
 //     which then takes residuals and activations as a Conv does (MobileNet's blocks).
+//   - With opts.PointwiseDepthwise, a plain 1×1 Conv (with or without an activation; no
+//     residual, unit strides, no padding) → a depthwise Conv (2-D, group = channels = W's
+//     first dimension, undilated, its window rows within what the kernel's buffer
+//     holds): one PointwiseDepthwiseType layer, which then takes an activation as a Conv
+//     does (MobileNet's expansion and depthwise layers). It comes before
+//     DepthwisePointwise: a depthwise Conv joins the expansion before it.
 //
 // The fused layer keeps its name, takes the last absorbed layer's output and its place in
 // m.Layers; the removed layers' intermediate tensors leave m.Tensors. Layers with a
@@ -159,6 +187,25 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				host.Inputs = append(in[:slot], other)
 				f.readers[other] = append(f.readers[other], i)
 				stats.ConvResidual++
+			} else if opts.PointwiseDepthwise && f.pointwiseDepthwise(host, next) {
+				f.take(i, j)
+				in := slices.Clone(host.Inputs)
+				for len(in) < 3 {
+					in = append(in, "")
+				}
+				din := slices.Clone(next.Inputs)
+				for len(din) < 3 {
+					din = append(din, "")
+				}
+				host.Inputs = append(in[:3], din[1], din[2])
+				for _, t := range din[1:3] {
+					if t != "" {
+						f.readers[t] = append(f.readers[t], i)
+					}
+				}
+				host.Type = PointwiseDepthwiseType
+				host.Attrs = append(slices.Clone(next.Attrs), renameAttrs(host.Attrs, pointwiseNames, true)...)
+				stats.PointwiseDepthwise++
 			} else if opts.DepthwisePointwise && f.depthwisePointwise(host, next) {
 				f.take(i, j)
 				in := slices.Clone(host.Inputs)
@@ -176,7 +223,7 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 					}
 				}
 				host.Type = DepthwisePointwiseType
-				host.Attrs = depthwiseHalf(host.Attrs)
+				host.Attrs = renameAttrs(host.Attrs, depthwiseNames, false)
 				stats.DepthwisePointwise++
 			} else if attrs, ok := activation(next); ok && host.String(FusedActivationAttr, "") == "" {
 				f.take(i, j)
@@ -342,16 +389,65 @@ func (f *fuser) depthwisePointwise(host, next *model.Layer) bool {
 		slices.Contains([]string{"", "NOTSET", "VALID"}, next.String("auto_pad", ""))
 }
 
-// depthwiseHalf renames a depthwise Conv's fused activation to the Depthwise*
-// attributes of the DepthwisePointwiseType layer it becomes.
-func depthwiseHalf(attrs []model.Attr) []model.Attr {
-	rename := map[string]string{FusedActivationAttr: DepthwiseActivationAttr, FusedAlphaAttr: DepthwiseAlphaAttr,
-		FusedMinAttr: DepthwiseMinAttr, FusedMaxAttr: DepthwiseMaxAttr}
-	out := slices.Clone(attrs)
-	for i := range out {
-		if to, ok := rename[out[i].Name]; ok {
-			out[i].Name = to
+// maxPointwiseDepthwiseRow bounds a PointwiseDepthwiseType layer's window rows: kernel
+// height × (input width + kernel width) values must stay within 768, the 48 KB buffer of
+// builtin_kernels' pwdw at 16 lanes; wider layers would run its slow two-launch path.
+const maxPointwiseDepthwiseRow = 768
+
+// pointwiseDepthwise says whether Conv host is a plain 1×1 convolution (unit strides, no
+// padding, no residual, no batch stride) and Conv next, its output's sole reader, a
+// depthwise convolution that the PointwiseDepthwise kernel takes, carrying no fused work.
+func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
+	if host.Type != "Conv" || next.Type != "Conv" || len(host.Inputs) > 3 && host.Inputs[3] != "" ||
+		host.Has("clhost_output_batch_stride") || len(next.Inputs) > 3 || next.String(FusedActivationAttr, "") != "" {
+		return false
+	}
+	shape := func(name string) []int {
+		if t := f.tensor[name]; t != nil && t.Type == model.Float32 {
+			return t.Shape
 		}
+		return nil
+	}
+	ones := func(v []int64) bool {
+		return !slices.ContainsFunc(v, func(e int64) bool { return e != 1 })
+	}
+	zeros := func(v []int64) bool {
+		return !slices.ContainsFunc(v, func(e int64) bool { return e != 0 })
+	}
+	x, pw, mid, dw := shape(host.Inputs[0]), shape(host.Inputs[1]), shape(host.Outputs[0]), shape(next.Inputs[1])
+	if len(x) != 4 || len(pw) != 4 || len(mid) != 4 || len(dw) != 4 {
+		return false
+	}
+	m := pw[0]
+	if pw[1] != x[1] || pw[2] != 1 || pw[3] != 1 || host.Int("group", 1) != 1 || !ones(host.Ints("strides", nil)) ||
+		!ones(host.Ints("dilations", nil)) || !zeros(host.Ints("pads", nil)) ||
+		!slices.Contains([]string{"", "NOTSET", "VALID"}, host.String("auto_pad", "")) {
+		return false
+	}
+	return dw[0] == m && dw[1] == 1 && mid[1] == m && next.Int("group", 1) == int64(m) &&
+		ones(next.Ints("dilations", nil)) && dw[2]*(mid[3]+dw[3]) <= maxPointwiseDepthwiseRow
+}
+
+// depthwiseNames and pointwiseNames rename a Conv's fused activation to the attributes
+// of one half of a DepthwisePointwiseType or PointwiseDepthwiseType layer.
+var (
+	depthwiseNames = map[string]string{FusedActivationAttr: DepthwiseActivationAttr, FusedAlphaAttr: DepthwiseAlphaAttr,
+		FusedMinAttr: DepthwiseMinAttr, FusedMaxAttr: DepthwiseMaxAttr}
+	pointwiseNames = map[string]string{FusedActivationAttr: PointwiseActivationAttr, FusedAlphaAttr: PointwiseAlphaAttr,
+		FusedMinAttr: PointwiseMinAttr, FusedMaxAttr: PointwiseMaxAttr}
+)
+
+// renameAttrs returns a copy of attrs with those named in rename renamed; with only, the
+// others are dropped.
+func renameAttrs(attrs []model.Attr, rename map[string]string, only bool) []model.Attr {
+	out := make([]model.Attr, 0, len(attrs))
+	for _, a := range attrs {
+		if to, ok := rename[a.Name]; ok {
+			a.Name = to
+		} else if only {
+			continue
+		}
+		out = append(out, a)
 	}
 	return out
 }

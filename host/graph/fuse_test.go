@@ -382,6 +382,11 @@ func TestFuseContractMatchesKernels(t *testing.T) {
 		{graph.DepthwiseAlphaAttr, builtinkernels.DepthwiseAlphaAttr},
 		{graph.DepthwiseMinAttr, builtinkernels.DepthwiseMinAttr},
 		{graph.DepthwiseMaxAttr, builtinkernels.DepthwiseMaxAttr},
+		{graph.PointwiseDepthwiseType, builtinkernels.PointwiseDepthwiseType},
+		{graph.PointwiseActivationAttr, builtinkernels.PointwiseActivationAttr},
+		{graph.PointwiseAlphaAttr, builtinkernels.PointwiseAlphaAttr},
+		{graph.PointwiseMinAttr, builtinkernels.PointwiseMinAttr},
+		{graph.PointwiseMaxAttr, builtinkernels.PointwiseMaxAttr},
 	}
 	for _, p := range pairs {
 		if p[0] != p[1] {
@@ -551,6 +556,8 @@ var fuseVariants = []struct {
 }{
 	{"", graph.FuseOptions{}},
 	{"/depthwise+1x1", graph.FuseOptions{DepthwisePointwise: true}},
+	{"/1x1+depthwise", graph.FuseOptions{PointwiseDepthwise: true}},
+	{"/both", graph.FuseOptions{PointwiseDepthwise: true, DepthwisePointwise: true}},
 }
 
 // TestFusedMatchesUnfusedOnDevice compiles both forms on the OpenCL device
@@ -630,5 +637,75 @@ func TestFuseDepthwisePointwise(t *testing.T) {
 	m = b.build(t)
 	if stats, err := graph.FuseWith(m, graph.FuseOptions{DepthwisePointwise: true}); err != nil || stats.Layers() != 0 {
 		t.Errorf("strided 1×1: %+v, %v", stats, err)
+	}
+}
+
+// TestFusePointwiseDepthwise: with the option, MobileNet's expansion and depthwise convs
+// become one layer that keeps the expansion's Clip under its own names and takes the
+// depthwise Clip as its fused activation, the projection and the residual staying a
+// Conv; with both options the depthwise conv joins the expansion, not the projection.
+// A padded, strided or residual-carrying 1×1 conv, a dilated depthwise one and rows too
+// wide for the kernel's buffer stay apart.
+func TestFusePointwiseDepthwise(t *testing.T) {
+	for _, both := range []bool{false, true} {
+		m := mobileModel(t)
+		stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, DepthwisePointwise: both})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1, PointwiseDepthwise: 1}); stats != want {
+			t.Errorf("stats %+v, want %+v", stats, want)
+		}
+		e := layerNamed(t, m, "e")
+		if e.Type != graph.PointwiseDepthwiseType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd"}) ||
+			!slices.Equal(e.Outputs, []string{"d6"}) {
+			t.Errorf("e: %s %v → %v", e.Type, e.Inputs, e.Outputs)
+		}
+		if e.String(graph.PointwiseActivationAttr, "") != "Clip" || e.Float(graph.PointwiseMaxAttr, 0) != 6 ||
+			e.String(graph.FusedActivationAttr, "") != "Clip" || e.Float(graph.FusedMaxAttr, 0) != 6 ||
+			e.Int("group", 0) != 12 || !slices.Equal(e.Ints("pads", nil), []int64{1, 1, 1, 1}) {
+			t.Errorf("e's attributes: %+v", e.Attrs)
+		}
+		if p := layerNamed(t, m, "p"); p.Type != "Conv" || len(p.Inputs) != 4 || p.Inputs[3] != "x" {
+			t.Errorf("p: %s %v", p.Type, p.Inputs)
+		}
+		if len(m.Layers) != 4 {
+			t.Errorf("layers %v", layerNames(m))
+		}
+		checkListOrder(t, m)
+	}
+
+	relu6 := []model.Attr{model.FloatAttr("min", 0), model.FloatAttr("max", 6)}
+	apart := []struct {
+		name  string
+		width int
+		pw    []model.Attr
+		dw    []model.Attr
+	}{
+		{"padded 1×1", 8, []model.Attr{pads1}, []model.Attr{pads1}},
+		{"strided 1×1", 8, []model.Attr{model.IntsAttr("strides", 2, 2)}, []model.Attr{pads1}},
+		{"dilated depthwise", 8, nil, []model.Attr{pads1, model.IntsAttr("dilations", 2, 2)}},
+		{"wide rows", 300, nil, []model.Attr{pads1}},
+	}
+	for _, c := range apart {
+		b := newModel("apart")
+		x := b.Input("x", model.Float32, 1, 4, 6, c.width)
+		pw := b.Layer("Conv", "pw", []string{x, b.weights("wp", 1, 8, 4, 1, 1)}, c.pw...)
+		p6 := b.Layer("Clip", "p6", []string{pw}, relu6...)
+		b.Output(b.Layer("Conv", "dw", []string{p6, b.weights("wd", 1, 8, 1, 3, 3)}, append(c.dw, model.IntAttr("group", 8))...))
+		m := b.build(t)
+		if stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true}); err != nil || stats.PointwiseDepthwise != 0 {
+			t.Errorf("%s: %+v, %v", c.name, stats, err)
+		}
+	}
+	// A 1×1 conv that already carries a residual.
+	b := newModel("residual")
+	x := b.Input("x", model.Float32, 1, 8, 6, 6)
+	pw := b.Layer("Conv", "pw", []string{x, b.weights("wp", 1, 8, 8, 1, 1)})
+	a := b.Layer("Add", "a", []string{pw, x})
+	b.Output(b.Layer("Conv", "dw", []string{a, b.weights("wd", 1, 8, 1, 3, 3)}, pads1, model.IntAttr("group", 8)))
+	m := b.build(t)
+	if stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true}); err != nil || stats.PointwiseDepthwise != 0 || stats.ConvResidual != 1 {
+		t.Errorf("residual 1×1: %+v, %v", stats, err)
 	}
 }

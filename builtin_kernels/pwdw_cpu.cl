@@ -1,0 +1,264 @@
+// PointwiseDepthwise: a 1×1 convolution (MobileNet's expansion) and the depthwise
+// convolution that alone reads its output, in one launch. The expanded tensor, the
+// largest of a MobileNet block, never goes to memory: each work-item expands the input
+// rows its output rows need into a private buffer (which stays in cache) and runs the
+// depthwise window over it. Each expanded channel depends only on the input pixels, and
+// each depthwise channel only on its own expanded channel, so work-items split the
+// channels without sharing anything.
+//
+// pwdw: each work-item takes VC = V*CV expanded channels (channel block mb, CV vectors
+// of V) and ROWS output rows (band b) of one image; global = (NB, MB, N). It expands
+// input rows [b*ROWS*SH - PT, ...) (the band's rows and the window's overlap; rows
+// outside the image are zero) PXT pixels at a time: per input channel CV vectors of
+// weights and PXT broadcast pixels feed CV*PXT fused multiply-adds. The buffer holds a
+// row as BW pixels of CV vectors, the left padding's zero columns first, so the
+// depthwise taps need no bounds tests; each output pixel is KH*KW*CV multiply-adds of
+// buffer vectors and tap vectors kept in registers, and its VC channels go to their
+// output planes.
+//   Arguments: x, the packed weights (pwdw_pack), y.
+// pwdw_pack (setup): packs both halves' weights and biases per channel block: PACK_ROWS
+// rows of VC channels (the 1×1 weights of each input channel, the 1×1 bias, the KH*KW
+// depthwise taps, the depthwise bias; zero for channels past M or an absent bias).
+//   global = (VC, PACK_ROWS, MB). Arguments: 1×1 W, [B], depthwise W, [B], packed.
+// pwdw_pw, pwdw_dw: the same work in two plain launches through a scratch tensor, for
+// devices and shapes the tiled kernel does not suit (GPUs, dilated windows, rows too wide
+// for the buffer).
+//
+// Defines: N, C, H, W (the input), M (expanded channels), the depthwise window (KH KW SH
+// SW DH DW PT PL PB PR OH OW), HAS_PW_BIAS, HAS_DW_BIAS, PW_ACT(v), APPLY_ACT(v) (the
+// depthwise half's activation), [YN]; for pwdw V, CV, PXT, ROWS, NB and MB.
+#ifndef YN
+#define YN (M * OH * OW)
+#endif
+#define P (OH * OW)
+#define KK (KH * KW)
+
+#ifdef V
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define floatV CAT(float, V)
+#define vloadV CAT(vload, V)
+#define vstoreV CAT(vstore, V)
+#define VC (V * CV)
+#define PACK_ROWS (C + KK + 2)
+/* Buffer columns: the padded input columns the windows reach, and at least the image's. */
+#define BW_REACH ((OW - 1) * SW + KW)
+#define BW (BW_REACH > PL + W ? BW_REACH : PL + W)
+/* Buffer rows: those ROWS output rows reach. */
+#define IR ((ROWS - 1) * SH + KH)
+
+__kernel void pwdw_pack(__global const float* restrict pww, int pww_off PW_BIAS_ARG,
+                        __global const float* restrict dww, int dww_off DW_BIAS_ARG,
+                        __global float* restrict packed, int packed_off)
+{
+    pww += pww_off;
+    dww += dww_off;
+    packed += packed_off;
+    PW_OPTIONAL_OFFSETS
+    DW_OPTIONAL_OFFSETS
+    const int i = get_global_id(0);
+    const int r = get_global_id(1);
+    const int mb = get_global_id(2);
+    if (i >= VC || r >= PACK_ROWS || mb >= MB) {
+        return;
+    }
+    const int m = mb * VC + i;
+    float v = 0.0f;
+    if (m < M) {
+        if (r < C) {
+            v = pww[m * C + r];
+        } else if (r == C) {
+#if HAS_PW_BIAS
+            v = pwb[m];
+#endif
+        } else if (r < C + 1 + KK) {
+            v = dww[m * KK + r - C - 1];
+        } else {
+#if HAS_DW_BIAS
+            v = dwb[m];
+#endif
+        }
+    }
+    packed[(mb * PACK_ROWS + r) * VC + i] = v;
+}
+
+__kernel void pwdw(__global const float* restrict x, int x_off,
+                   __global const float* restrict packed, int packed_off,
+                   __global float* restrict y, int y_off)
+{
+    x += x_off;
+    packed += packed_off;
+    y += y_off;
+    const int b = get_global_id(0);
+    const int mb = get_global_id(1);
+    const int n = get_global_id(2);
+    if (b >= NB || mb >= MB || n >= N) {
+        return;
+    }
+    const __global float* wp = packed + mb * PACK_ROWS * VC;
+    const int oy0 = b * ROWS;
+    const int rows = min(ROWS, OH - oy0);
+    const int iy0 = oy0 * SH - PT; /* the input row of buffer row 0 */
+    const int nr = (rows - 1) * SH + KH;
+    floatV buf[IR][BW][CV];
+
+    /* Zeros where the window reaches past the image: whole rows above and below it, the
+       padding columns left and right. */
+    for (int r = 0; r < nr; r++) {
+        const int iy = iy0 + r;
+        const bool outside = iy < 0 || iy >= H;
+        for (int col = 0; col < BW; col++) {
+            if (outside || col < PL || col >= PL + W) {
+                _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                    buf[r][col][v] = (floatV)(0.0f);
+                }
+            }
+        }
+    }
+
+    /* The 1×1 convolution of the image rows [lo, hi), one contiguous run of pixels in
+       each input plane. The last step's missing pixels repeat the run's last one and are
+       not stored. */
+    const int lo = max(iy0, 0);
+    const int hi = min(iy0 + nr, H);
+    const int end = hi * W;
+    const __global float* xn = x + n * C * H * W;
+    for (int p0 = lo * W; p0 < end; p0 += PXT) {
+        floatV acc[PXT][CV];
+        int off[PXT];
+        _Pragma("unroll") for (int j = 0; j < PXT; j++) {
+            off[j] = min(p0 + j, end - 1);
+            _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                acc[j][v] = vloadV(C * CV + v, wp);
+            }
+        }
+        const __global float* xc = xn;
+        for (int c = 0; c < C; c++) {
+            floatV wv[CV];
+            _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                wv[v] = vloadV(c * CV + v, wp);
+            }
+            _Pragma("unroll") for (int j = 0; j < PXT; j++) {
+                const floatV xv = (floatV)(xc[off[j]]);
+                _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                    acc[j][v] = fma(xv, wv[v], acc[j][v]);
+                }
+            }
+            xc += H * W;
+        }
+        _Pragma("unroll") for (int j = 0; j < PXT; j++) {
+            const int p = p0 + j;
+            if (p < end) {
+                const int iy = p / W;
+                _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                    buf[iy - iy0][p - iy * W + PL][v] = PW_ACT(acc[j][v]);
+                }
+            }
+        }
+    }
+
+    /* The depthwise window over the buffer. */
+    floatV taps[KK][CV];
+    _Pragma("unroll") for (int k = 0; k < KK; k++) {
+        _Pragma("unroll") for (int v = 0; v < CV; v++) {
+            taps[k][v] = vloadV((C + 1 + k) * CV + v, wp);
+        }
+    }
+    floatV dbias[CV];
+    _Pragma("unroll") for (int v = 0; v < CV; v++) {
+        dbias[v] = vloadV((C + 1 + KK) * CV + v, wp);
+    }
+    const int m0 = mb * VC;
+    const int mv = min(VC, M - m0);
+    __global float* yb = y + n * YN + m0 * P;
+    for (int r = 0; r < rows; r++) {
+        __global float* yrow = yb + (oy0 + r) * OW;
+        for (int ox = 0; ox < OW; ox++) {
+            floatV acc[CV];
+            _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                acc[v] = dbias[v];
+            }
+            _Pragma("unroll") for (int ky = 0; ky < KH; ky++) {
+                _Pragma("unroll") for (int kx = 0; kx < KW; kx++) {
+                    _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                        acc[v] = fma(buf[r * SH + ky][ox * SW + kx][v], taps[ky * KW + kx][v], acc[v]);
+                    }
+                }
+            }
+            float out[VC];
+            _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                vstoreV(APPLY_ACT(acc[v]), v, out);
+            }
+            if (mv == VC) {
+                _Pragma("unroll") for (int i = 0; i < VC; i++) {
+                    yrow[i * P + ox] = out[i];
+                }
+            } else {
+                for (int i = 0; i < mv; i++) {
+                    yrow[i * P + ox] = out[i];
+                }
+            }
+        }
+    }
+}
+#endif
+
+// pwdw_pw: global = (H*W, M, N); writes the 1×1 convolution into scratch e (N, M, H, W).
+__kernel void pwdw_pw(__global const float* restrict x, int x_off,
+                      __global const float* restrict pww, int pww_off PW_BIAS_ARG,
+                      __global float* restrict e, int e_off)
+{
+    x += x_off;
+    pww += pww_off;
+    e += e_off;
+    PW_OPTIONAL_OFFSETS
+    const int p = get_global_id(0);
+    const int m = get_global_id(1);
+    const int n = get_global_id(2);
+    if (p >= H * W || m >= M || n >= N) {
+        return;
+    }
+#if HAS_PW_BIAS
+    float acc = pwb[m];
+#else
+    float acc = 0.0f;
+#endif
+    for (int c = 0; c < C; c++) {
+        acc = fma(x[(n * C + c) * H * W + p], pww[m * C + c], acc);
+    }
+    e[(n * M + m) * H * W + p] = PW_ACT(acc);
+}
+
+// pwdw_dw: global = (OW, OH, N*M); the depthwise convolution of scratch e.
+__kernel void pwdw_dw(__global const float* restrict e, int e_off,
+                      __global const float* restrict dww, int dww_off DW_BIAS_ARG,
+                      __global float* restrict y, int y_off)
+{
+    e += e_off;
+    dww += dww_off;
+    y += y_off;
+    DW_OPTIONAL_OFFSETS
+    const int ox = get_global_id(0);
+    const int oy = get_global_id(1);
+    const int nm = get_global_id(2);
+    if (ox >= OW || oy >= OH || nm >= N * M) {
+        return;
+    }
+    const int n = nm / M;
+    const int m = nm - n * M;
+#if HAS_DW_BIAS
+    float acc = dwb[m];
+#else
+    float acc = 0.0f;
+#endif
+    for (int ky = 0; ky < KH; ky++) {
+        const int iy = oy * SH - PT + ky * DH;
+        for (int kx = 0; kx < KW; kx++) {
+            const int ix = ox * SW - PL + kx * DW;
+            if (iy >= 0 && iy < H && ix >= 0 && ix < W) {
+                acc = fma(e[(nm * H + iy) * W + ix], dww[m * KK + ky * KW + kx], acc);
+            }
+        }
+    }
+    y[n * YN + m * P + oy * OW + ox] = APPLY_ACT(acc);
+}

@@ -1,0 +1,159 @@
+package builtinkernels
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestPointwiseDepthwisePlan runs the fused 1×1 + depthwise layer against the two
+// convolutions' references: the tiled CPU kernel over vector widths of 4, 8 and 16
+// lanes, bands of one row to the whole plane (each band recomputing its neighbours'
+// rows), strides 1 and 2, windows of 3 and 5, no padding and uneven padding, a partial
+// last channel block and a partial last pixel step, each half's bias and activation, an
+// output batch stride; and the two-launch path (GPUs, dilated windows).
+func TestPointwiseDepthwisePlan(t *testing.T) {
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	clip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
+		FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(6)}
+	with := func(a Attrs, more Attrs) Attrs {
+		out := Attrs{}
+		for k, v := range a {
+			out[k] = v
+		}
+		for k, v := range more {
+			out[k] = v
+		}
+		return out
+	}
+	type tcase struct {
+		c     opCase
+		tiled bool
+	}
+	cases := []tcase{
+		{opCase{name: "mobile s1 partial channels", gen: "rwrwr", attrs: with(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 21}),
+			in: shapes(sh(2, 6, 10, 13), sh(21, 6, 1, 1), sh(21), sh(21, 1, 3, 3), sh(21)), out: shapes(sh(2, 21, 10, 13))}, true},
+		{opCase{name: "s2 relu no biases", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 16,
+			PointwiseActivationAttr: ActRelu, FusedActivationAttr: ActRelu},
+			in: shapes(sh(1, 5, 17, 35), sh(16, 5, 1, 1), nil, sh(16, 1, 3, 3), nil), omit: []int{2, 4}, out: shapes(sh(1, 16, 9, 18))}, true},
+		{opCase{name: "5x5 hardswish leaky", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "group": 8, FusedActivationAttr: ActHardSwish,
+			PointwiseActivationAttr: ActLeakyRelu, PointwiseAlphaAttr: float32(0.1)},
+			in: shapes(sh(1, 3, 6, 40), sh(8, 3, 1, 1), sh(8), sh(8, 1, 5, 5), sh(8)), out: shapes(sh(1, 8, 6, 40))}, true},
+		{opCase{name: "7x7 s2 from 14", attrs: with(clip, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 40}),
+			in: shapes(sh(2, 12, 14, 14), sh(40, 12, 1, 1), sh(40), sh(40, 1, 3, 3), sh(40)), out: shapes(sh(2, 40, 7, 7))}, true},
+		{opCase{name: "no padding, even width at stride 2", attrs: Attrs{"group": 6, "strides": []int{2, 2}},
+			in: shapes(sh(1, 4, 8, 8), sh(6, 4, 1, 1), sh(6), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(1, 6, 3, 3))}, true},
+		{opCase{name: "uneven pads", attrs: Attrs{"pads": []int{0, 2, 1, 0}, "group": 9},
+			in: shapes(sh(1, 7, 9, 11), sh(9, 7, 1, 1), sh(9), sh(9, 1, 3, 3), sh(9)), out: shapes(sh(1, 9, 8, 11))}, true},
+		{opCase{name: "output batch stride", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 6, OutputBatchStrideAttr: 6*8*9 + 13},
+			in: shapes(sh(2, 5, 8, 9), sh(6, 5, 1, 1), sh(6), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(2, 6, 8, 9))}, true},
+		{opCase{name: "dilated", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}, "group": 5},
+			in: shapes(sh(1, 3, 9, 10), sh(5, 3, 1, 1), sh(5), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 9, 10))}, false},
+	}
+	gpu := DeviceInfo{IsGPU: true, ComputeUnits: 8, MaxWorkGroupSize: 256}
+	devices := []DeviceInfo{env.dev, gpu}
+	// Made-up CPUs for the other vector widths, and a many-core one whose bands shrink to
+	// single rows.
+	for _, v := range []int{4, 8, 16} {
+		d := env.dev
+		d.FloatVectorWidth, d.ComputeUnits = v, 2
+		devices = append(devices, d)
+	}
+	wide := env.dev
+	wide.ComputeUnits = 64
+	devices = append(devices, wide)
+	for _, tc := range cases {
+		c := tc.c
+		c.typ = PointwiseDepthwiseType
+		ins := c.inputs()
+		for _, i := range c.omit {
+			c.in[i] = nil
+		}
+		want, err := pwdwOp{}.Reference(c.attrs, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		var g pwdwGeom
+		if g, err = (pwdwOp{}).geometry(paramsOr(c.attrs), c.in); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, dev := range devices {
+			plan, err := pwdwOp{}.Plan(c.attrs, c.in, c.out, dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			tiled := plan.Launches[0].Kernel == "pwdw"
+			if tiled != (tc.tiled && !dev.IsGPU) {
+				t.Errorf("%s (GPU %v): runs %s", c.name, dev.IsGPU, plan.Launches[0].Kernel)
+			}
+			tile, _ := choosePwdwTile(g, dev)
+			devIn := placeholders(t, plan, ins, c.omit)
+			got, err := RunPlan(env.ctx, q, plan, devIn, c.out)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			compare(t, fmt.Sprintf("%s %s %+v", c.name, plan.Launches[0].Kernel, tile), got[0], want[0])
+		}
+	}
+
+	// Inputs that are not a 1×1 and a depthwise convolution are refused by name.
+	bad := []struct {
+		attrs Attrs
+		in    [][]int
+		want  string
+	}{
+		{Attrs{"group": 2}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 3, 3, 3)), "group = input channels"},
+		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "1×1 W"},
+		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 5, 1, 1), nil, sh(6, 1, 3, 3)), "1×1 half"},
+		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1)), "4 or 5"},
+	}
+	for _, b := range bad {
+		if _, err := (pwdwOp{}).OutputShapes(b.attrs, b.in); err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%v: error %v, want one naming %q", b.in, err, b.want)
+		}
+	}
+}
+
+// TestChoosePwdwTile: bands as tall as the buffer allows, halved until every compute
+// unit has two work-items; no tile where the buffer cannot hold the window's rows.
+func TestChoosePwdwTile(t *testing.T) {
+	geom := func(n, c, m, h, w, s int) pwdwGeom {
+		p := Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{s, s}, "group": m}
+		g, err := pwdwOp{}.geometry(p, shapes(sh(n, c, h, w), sh(m, c, 1, 1), nil, sh(m, 1, 3, 3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	cpu := DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16}
+	cases := []struct {
+		name string
+		g    pwdwGeom
+		dev  DeviceInfo
+		want pwdwTile
+		ok   bool
+	}{
+		// 58 columns × 64 bytes: 13 rows fit, 11 output rows; 9 channel blocks × 16
+		// images need no more bands.
+		{"56x56 b16", geom(16, 24, 144, 56, 56, 1), cpu, pwdwTile{16, 2, 8, 4}, true},
+		// At batch 1, 9 blocks × 6 bands = 54 items ≥ 32.
+		{"56x56 b1", geom(1, 24, 144, 56, 56, 1), cpu, pwdwTile{16, 2, 8, 4}, true},
+		// 14×14 at batch 1: 36 blocks fill 32 items with the whole plane.
+		{"14x14 b1", geom(1, 96, 576, 14, 14, 1), cpu, pwdwTile{16, 2, 8, 7}, true},
+		// 24 blocks: bands of 7 rows make 48.
+		{"14x14 384 b1", geom(1, 64, 384, 14, 14, 1), cpu, pwdwTile{16, 2, 8, 4}, true},
+		// Stride 2 from 112 wide: 113 columns (7232 bytes), 6 rows, 2 output rows.
+		{"112 s2", geom(1, 16, 96, 112, 112, 2), cpu, pwdwTile{16, 2, 8, 1}, true},
+		// 8 channels take 8 lanes.
+		{"8 channels", geom(1, 4, 8, 10, 10, 1), cpu, pwdwTile{8, 1, 8, 1}, true},
+		{"gpu", geom(1, 4, 8, 10, 10, 1), DeviceInfo{IsGPU: true, FloatVectorWidth: 1}, pwdwTile{}, false},
+		{"row too wide", geom(1, 4, 64, 4, 300, 1), cpu, pwdwTile{}, false},
+	}
+	for _, c := range cases {
+		got, ok := choosePwdwTile(c.g, c.dev)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s: %+v %v, want %+v %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}

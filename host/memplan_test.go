@@ -54,6 +54,31 @@ func TestPlanOffsetsNearPeak(t *testing.T) {
 	arenaCheck(t, ts, 4)
 }
 
+// TestPlanOffsetsPairedChain: MobileNetV2's first layers at batch 1 with the expansion
+// fused into the depthwise layer (sizes in units of 0.1 MB): conv0 (16) → depthwise (16)
+// → projection (8) → fused expansion (12) → projection (4). The largest live set is 32
+// (conv0 and the depthwise output); largest first puts the fused output at 0, the
+// projection's after the depthwise output and needs 40; earliest first puts the input
+// at 0 and needs 36; the peak's tensors first reach 32.
+func TestPlanOffsetsPairedChain(t *testing.T) {
+	ts := []*memTensor{
+		{name: "in", def: -1, lastUse: 0, bytes: 4},
+		{name: "c0", def: 0, lastUse: 1, bytes: 16},
+		{name: "dw", def: 1, lastUse: 2, bytes: 16},
+		{name: "pj", def: 2, lastUse: 3, bytes: 8},
+		{name: "ex", def: 3, lastUse: 4, bytes: 12},
+		{name: "out", def: 4, lastUse: math.MaxInt, bytes: 4},
+	}
+	if _, total := placeInOrder(ts, 4, func(a, b *memTensor) bool { return a.bytes > b.bytes }, false); total != 40 {
+		t.Errorf("largest first: arena of %d, want 40 (the case this test stands for)", total)
+	}
+	total := planOffsets(ts, 4)
+	if peak := peakLive(ts, 5); total != peak || peak != 32 {
+		t.Errorf("arena of %d bytes for a peak of %d; want 32", total, peak)
+	}
+	arenaCheck(t, ts, 4)
+}
+
 func TestPlanOffsetsAlignmentAndPinned(t *testing.T) {
 	ts := []*memTensor{
 		{name: "x", def: 0, lastUse: 1, bytes: 10},

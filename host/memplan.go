@@ -51,7 +51,9 @@ func planOffsets(ts []*memTensor, align int) int {
 		func(a, b *memTensor) bool { return a.bytes > b.bytes },
 		func(a, b *memTensor) bool { return a.def < b.def },
 		func(a, b *memTensor) bool { return life(a) > life(b) },
-		func(a, b *memTensor) bool { return float64(a.bytes)*float64(life(a)) > float64(b.bytes)*float64(life(b)) },
+		func(a, b *memTensor) bool {
+			return float64(a.bytes)*float64(life(a)) > float64(b.bytes)*float64(life(b))
+		},
 	}
 	// The same orders with the tensors of the largest live set first: they must lie side
 	// by side, and placed first they do, at the arena's start.

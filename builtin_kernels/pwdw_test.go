@@ -134,17 +134,17 @@ func TestChoosePwdwTile(t *testing.T) {
 		want pwdwTile
 		ok   bool
 	}{
-		// 58 columns × 64 bytes: 13 rows fit, 11 output rows; 9 channel blocks × 16
-		// images need no more bands.
-		{"56x56 b16", geom(16, 24, 144, 56, 56, 1), cpu, pwdwTile{16, 2, 12, 4}, true},
-		// At batch 1, 9 blocks × 6 bands = 54 items ≥ 32.
-		{"56x56 b1", geom(1, 24, 144, 56, 56, 1), cpu, pwdwTile{16, 2, 12, 4}, true},
-		// 14×14 at batch 1: 36 blocks fill 32 items with the whole plane.
+		// 144 channels take two vectors (32 channels, 5 blocks); 58 columns × 128 bytes:
+		// 13 rows of the 96 KB fit, 11 output rows; 16 images need no more bands.
+		{"56x56 b16", geom(16, 24, 144, 56, 56, 1), cpu, pwdwTile{16, 2, 12, 11}, true},
+		// At batch 1, 5 blocks × 6 bands = 30 items < 32: bands of 6 rows make 50.
+		{"56x56 b1", geom(1, 24, 144, 56, 56, 1), cpu, pwdwTile{16, 2, 12, 6}, true},
+		// 14×14 at batch 1: 18 blocks; bands of 7 rows make 36.
 		{"14x14 b1", geom(1, 96, 576, 14, 14, 1), cpu, pwdwTile{16, 2, 12, 7}, true},
-		// 24 blocks: bands of 7 rows make 48.
+		// 12 blocks: bands of 7 rows make 24, of 4 rows 48.
 		{"14x14 384 b1", geom(1, 64, 384, 14, 14, 1), cpu, pwdwTile{16, 2, 12, 4}, true},
-		// Stride 2 from 112 wide: 113 columns (7232 bytes), 6 rows, 2 output rows.
-		{"112 s2", geom(1, 16, 96, 112, 112, 2), cpu, pwdwTile{16, 2, 12, 1}, true},
+		// Stride 2 from 112 wide: 113 columns (14464 bytes), 6 rows, 2 output rows.
+		{"112 s2", geom(1, 16, 96, 112, 112, 2), cpu, pwdwTile{16, 2, 12, 2}, true},
 		// 8 channels take 8 lanes.
 		{"8 channels", geom(1, 4, 8, 10, 10, 1), cpu, pwdwTile{8, 1, 8, 1}, true},
 		{"gpu", geom(1, 4, 8, 10, 10, 1), DeviceInfo{IsGPU: true, FloatVectorWidth: 1}, pwdwTile{}, false},

@@ -110,8 +110,7 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     rows of 4 pixels or more) → a plain 1×1 Conv: one DepthwisePointwiseType layer,
 //     which then takes residuals and activations as a Conv does (MobileNet's blocks).
 //   - With opts.PointwiseDepthwise, a plain 1×1 Conv (with or without an activation; no
-//     residual, unit strides, no padding; 32 input channels or more unless it is small)
-//     → a depthwise Conv (2-D, group = channels = W's
+//     residual, unit strides, no padding) → a depthwise Conv (2-D, group = channels = W's
 //     first dimension, undilated, its window rows within what the kernel's buffer
 //     holds): one PointwiseDepthwiseType layer, which then takes an activation as a Conv
 //     does (MobileNet's expansion and depthwise layers). It comes before
@@ -391,22 +390,9 @@ func (f *fuser) depthwisePointwise(host, next *model.Layer) bool {
 }
 
 // maxPointwiseDepthwiseRow bounds a PointwiseDepthwiseType layer's window rows: kernel
-// height × (input width + kernel width) values must stay within 768, the 48 KB buffer of
-// builtin_kernels' pwdw at 16 lanes; wider layers would run its slow two-launch path.
-const maxPointwiseDepthwiseRow = 768
-
-// Which 1×1 convolutions are worth fusing with their depthwise one: those of at least
-// minPointwiseDepthwiseChannels input channels, or of at most pointwiseDepthwiseSmallMACs
-// multiply-adds. The fused kernel spends a fixed cost per expanded pixel (its stores to
-// the buffer, the rows each band recomputes) that a shallow 1×1 layer does not amortise:
-// on the 16-core Xeon at batch 16 MobileNetV2's blocks of 16 and 24 input channels on
-// 112- and 56-wide planes ran slower fused (4.7 ms against 3.8 for the three), those of
-// 32 to 160 channels 10–35 % faster. Small layers gain from the launch saved whatever
-// their depth: at batch 1 every block ran faster fused.
-const (
-	minPointwiseDepthwiseChannels = 32
-	pointwiseDepthwiseSmallMACs   = 64 << 20
-)
+// height × (input width + kernel width) values must stay within 1536, the 96 KB buffer
+// of builtin_kernels' pwdw at 16 lanes; wider layers would run its slow two-launch path.
+const maxPointwiseDepthwiseRow = 1536
 
 // pointwiseDepthwise says whether Conv host is a plain 1×1 convolution (unit strides, no
 // padding, no residual, no batch stride) and Conv next, its output's sole reader, a
@@ -436,10 +422,6 @@ func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
 	if pw[1] != x[1] || pw[2] != 1 || pw[3] != 1 || host.Int("group", 1) != 1 || !ones(host.Ints("strides", nil)) ||
 		!ones(host.Ints("dilations", nil)) || !zeros(host.Ints("pads", nil)) ||
 		!slices.Contains([]string{"", "NOTSET", "VALID"}, host.String("auto_pad", "")) {
-		return false
-	}
-	macs := float64(mid[0]) * float64(mid[2]) * float64(mid[3]) * float64(x[1]) * float64(m)
-	if x[1] < minPointwiseDepthwiseChannels && macs > pointwiseDepthwiseSmallMACs {
 		return false
 	}
 	return dw[0] == m && dw[1] == 1 && mid[1] == m && next.Int("group", 1) == int64(m) &&

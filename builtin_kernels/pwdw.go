@@ -7,11 +7,15 @@ import (
 
 // PointwiseDepthwiseType is the layer type of a 1×1 convolution fused with the depthwise
 // convolution that alone reads its output: MobileNet's expansion and the depthwise layer
-// after it (host/graph's fusion pass makes it on CPU devices). Inputs: X, the 1×1 W and
-// [B], the depthwise W and [B]. The depthwise window's attributes are a Conv's (pads,
-// strides, dilations, kernel_shape, auto_pad, group = the expanded channel count) and its
-// fused activation is in the usual fused attributes; the 1×1 convolution's activation is
-// in the Pointwise* attributes below. Output batch stride as Conv.
+// after it (host/graph's fusion pass makes it on CPU devices), and optionally the 1×1
+// projection that alone reads the depthwise output, with its residual: a whole inverted
+// residual block. Inputs: X, the 1×1 W and [B], the depthwise W and [B], then for the
+// block [projection W, [B], [residual]]. The depthwise window's attributes are a Conv's
+// (pads, strides, dilations, kernel_shape, auto_pad, group = the expanded channel
+// count); the 1×1 convolution's activation is in the Pointwise* attributes below; the
+// depthwise activation is in the usual fused attributes, or for a block in the Depthwise*
+// attributes (dwpw.go), the projection's then in the usual ones. Output batch stride as
+// Conv.
 const PointwiseDepthwiseType = "clhost.PointwiseDepthwise"
 
 // Attributes of the 1×1 half's fused activation (as FusedActivationAttr and its
@@ -27,27 +31,56 @@ func init() { Register(PointwiseDepthwiseType, pwdwOp{}) }
 
 type pwdwOp struct{}
 
-// pwdwHalves are the fused layer's attributes as its 1×1 and its depthwise convolution
-// see them.
-func pwdwHalves(p Params) (pw, dw Params) {
-	pw = renamedParams{p, map[string]string{
+// pwdwParts are the fused layer's attributes as its 1×1, its depthwise and (for a block)
+// its projection convolution see them.
+func pwdwParts(p Params, block bool) (pw, dw, proj Params) {
+	window := map[string]string{"pads": "", "strides": "", "dilations": "", "kernel_shape": "", "auto_pad": "", "group": ""}
+	rename := func(base map[string]string, more map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for k, v := range more {
+			out[k] = v
+		}
+		return out
+	}
+	pw = renamedParams{p, rename(window, map[string]string{
 		FusedActivationAttr: PointwiseActivationAttr, FusedAlphaAttr: PointwiseAlphaAttr,
 		FusedMinAttr: PointwiseMinAttr, FusedMaxAttr: PointwiseMaxAttr, OutputBatchStrideAttr: "",
-		"pads": "", "strides": "", "dilations": "", "kernel_shape": "", "auto_pad": "", "group": "",
+	})}
+	if !block {
+		return pw, p, nil
+	}
+	dw = renamedParams{p, map[string]string{
+		FusedActivationAttr: DepthwiseActivationAttr, FusedAlphaAttr: DepthwiseAlphaAttr,
+		FusedMinAttr: DepthwiseMinAttr, FusedMaxAttr: DepthwiseMaxAttr, OutputBatchStrideAttr: "",
 	}}
-	return pw, p
+	return pw, dw, renamedParams{p, window}
 }
 
-// pwdwGeom is the two halves' geometry.
-type pwdwGeom struct{ pw, dw convGeom }
+// pwdwGeom is the parts' geometry; proj is nil where the layer has no projection.
+type pwdwGeom struct {
+	pw, dw convGeom
+	proj   *convGeom
+}
+
+// out is the layer's output shape.
+func (g pwdwGeom) out() []int {
+	if g.proj != nil {
+		return g.proj.win.outShape(g.proj.n, g.proj.m, 2)
+	}
+	return g.dw.win.outShape(g.dw.n, g.dw.m, 2)
+}
 
 func (pwdwOp) geometry(p Params, in [][]int) (pwdwGeom, error) {
 	const typ = PointwiseDepthwiseType
 	var g pwdwGeom
-	if len(in) < 4 || len(in) > 5 {
-		return g, fmt.Errorf("%s: %d inputs, want 4 or 5 (X, 1×1 W, [B], depthwise W, [B])", typ, len(in))
+	if len(in) < 4 || len(in) > 8 || len(in) > 5 && in[5] == nil {
+		return g, fmt.Errorf("%s: %d inputs, want 4 to 8 (X, 1×1 W, [B], depthwise W, [B], [projection W, [B], [residual]])", typ, len(in))
 	}
-	pwp, dwp := pwdwHalves(p)
+	block := len(in) > 5
+	pwp, dwp, projp := pwdwParts(p, block)
 	var err error
 	if g.pw, err = (convOp{}).geometry(pwp, in[:3]); err != nil {
 		return g, fmt.Errorf("%s: 1×1 half: %w", typ, err)
@@ -56,16 +89,25 @@ func (pwdwOp) geometry(p Params, in [][]int) (pwdwGeom, error) {
 		return g, fmt.Errorf("%s: input 1 (1×1 W) has shape %v: want [M, %d, 1, 1] over a 2-D X", typ, in[1], g.pw.c)
 	}
 	mid := g.pw.win.outShape(g.pw.n, g.pw.m, 2)
-	dwIn := append([][]int{mid}, in[3:]...)
+	dwIn := append([][]int{mid}, in[3:min(len(in), 5)]...)
 	if g.dw, err = (convOp{}).geometry(dwp, dwIn); err != nil {
 		return g, fmt.Errorf("%s: depthwise half: %w", typ, err)
 	}
 	if g.dw.g != g.dw.c || g.dw.m != g.dw.c {
 		return g, fmt.Errorf("%s: the depthwise half must have group = input channels = output channels = %d (W %v, group %d)", typ, g.pw.m, in[3], g.dw.g)
 	}
-	if g.dw.hasResidual {
-		return g, fmt.Errorf("%s: takes no residual input", typ)
+	if !block {
+		return g, nil
 	}
+	projIn := append([][]int{g.dw.win.outShape(g.dw.n, g.dw.m, 2)}, in[5:]...)
+	proj, err := (convOp{}).geometry(projp, projIn)
+	if err != nil {
+		return g, fmt.Errorf("%s: projection: %w", typ, err)
+	}
+	if !proj.pointwise() || proj.g != 1 {
+		return g, fmt.Errorf("%s: input 5 (projection W) has shape %v: want [MO, %d, 1, 1]", typ, in[5], g.dw.m)
+	}
+	g.proj = &proj
 	return g, nil
 }
 
@@ -74,12 +116,12 @@ func (o pwdwOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	return [][]int{g.dw.win.outShape(g.dw.n, g.dw.m, 2)}, nil
+	return [][]int{g.out()}, nil
 }
 
 func (o pwdwOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
 	p = paramsOr(p)
-	shapes, err := optionalTensors(PointwiseDepthwiseType, in, 2, 4)
+	shapes, err := optionalTensors(PointwiseDepthwiseType, in, 2, 4, 6, 7)
 	if err != nil {
 		return nil, err
 	}
@@ -87,15 +129,22 @@ func (o pwdwOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOut(PointwiseDepthwiseType, out, [][]int{g.dw.win.outShape(g.dw.n, g.dw.m, 2)}); err != nil {
+	if err := checkOut(PointwiseDepthwiseType, out, [][]int{g.out()}); err != nil {
 		return nil, err
 	}
-	pwp, dwp := pwdwHalves(p)
+	pwp, dwp, projp := pwdwParts(p, g.proj != nil)
 	mid, err := convOp{}.Reference(pwp, in[:3], [][]int{g.pw.win.outShape(g.pw.n, g.pw.m, 2)})
 	if err != nil {
 		return nil, err
 	}
-	return convOp{}.Reference(dwp, append([]*HostTensor{mid[0]}, in[3:]...), out)
+	if g.proj == nil {
+		return convOp{}.Reference(dwp, append([]*HostTensor{mid[0]}, in[3:]...), out)
+	}
+	dwOut, err := convOp{}.Reference(dwp, append([]*HostTensor{mid[0]}, in[3:5]...), [][]int{g.dw.win.outShape(g.dw.n, g.dw.m, 2)})
+	if err != nil {
+		return nil, err
+	}
+	return convOp{}.Reference(projp, append([]*HostTensor{dwOut[0]}, in[5:]...), out)
 }
 
 // maxPwdwBuffer bounds pwdw's private buffer of expanded rows (bytes): the rows of a band
@@ -143,10 +192,36 @@ func choosePwdwTile(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 		px = min(12, (regs-cv-2)/cv)
 	}
 	rows := pwdwRows(g, v*cv, dev)
+	if g.proj != nil {
+		rows = pwdwBlockRows(g, v, cv, dev)
+	}
 	if rows == 0 {
 		return pwdwTile{}, false
 	}
 	return pwdwTile{v: v, cv: cv, px: px, rows: rows}, true
+}
+
+// pwdwBlockRows is how many output rows a pwdwp work-item (one band of every channel)
+// takes: one, more only while four work-items per compute unit remain; 0 where its
+// buffers (the expanded rows of a channel block and the band's depthwise results of all
+// channels) exceed maxPwdwBuffer.
+func pwdwBlockRows(g pwdwGeom, v, cv int, dev DeviceInfo) int {
+	w := g.dw.win
+	bw := max((w.out[1]-1)*w.s[1]+w.k[1], w.pb[1]+g.dw.in[1])
+	vc := v * cv
+	bytes := func(rows int) int {
+		qp := ceilDiv(rows*w.out[1], v) * v
+		return 4 * (((rows-1)*w.s[0]+w.k[0])*bw*vc + ceilDiv(g.dw.m, vc)*vc*qp)
+	}
+	if bytes(1) > maxPwdwBuffer {
+		return 0
+	}
+	rows := 1
+	for rows < w.out[0] && bytes(rows+1) <= maxPwdwBuffer &&
+		ceilDiv(w.out[0], rows+1)*g.dw.n >= 4*max(dev.ComputeUnits, 1) {
+		rows++
+	}
+	return rows
 }
 
 // pwdwRows is how many output rows a pwdw work-item of vc channels takes: as many as
@@ -167,9 +242,10 @@ func pwdwRows(g pwdwGeom, vc int, dev DeviceInfo) int {
 	return rows
 }
 
-// pwdwTiledPlan plans pwdw with tile t on the defines d of both halves: a setup launch
-// packs the weights into scratch buffer 0, then one launch does the work.
-func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs []Arg, dev DeviceInfo) (*Plan, error) {
+// pwdwTiledPlan plans pwdw (pwdwp for a block) with tile t on the defines d of the
+// parts: a setup launch packs the weights into scratch buffer 0, then one launch does
+// the work.
+func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs []Arg, dev DeviceInfo) (*Plan, error) {
 	pw, dw := g.pw, g.dw
 	vc := t.v * t.cv
 	mb := ceilDiv(pw.m, vc)
@@ -190,15 +266,22 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs []Arg, dev
 	// Each band also recomputes the expanded rows above and below it.
 	bandIn := (t.rows-1)*dw.win.s[0] + dw.win.k[0]
 	macs := pw.macs()*nb*bandIn/max(dw.in[0], 1) + dw.macs()
-	return &Plan{
-		Source:  src,
-		Scratch: []int{4 * mb * packRows * vc},
-		Setup:   []Launch{{Kernel: "pwdw_pack", Global: pg, Local: pl, Args: append(append(slices.Clone(pwArgs), dwArgs...), packed)}},
-		Launches: []Launch{cpuLaunch("pwdw", []int{nb, mb, pw.n}, macs,
-			[]Arg{{Kind: ArgInput, Index: 0}, packed, {Kind: ArgOutput, Index: 0}}, dev)},
+	plan := &Plan{
+		Source:            src,
+		Scratch:           []int{4 * mb * packRows * vc},
+		Setup:             []Launch{{Kernel: "pwdw_pack", Global: pg, Local: pl, Args: append(append(slices.Clone(pwArgs), dwArgs...), packed)}},
 		AliasInput:        -1,
 		OutputBatchStride: dw.yn,
-	}, nil
+	}
+	output := Arg{Kind: ArgOutput, Index: 0}
+	if g.proj == nil {
+		plan.Launches = []Launch{cpuLaunch("pwdw", []int{nb, mb, pw.n}, macs, []Arg{{Kind: ArgInput, Index: 0}, packed, output}, dev)}
+		return plan, nil
+	}
+	plan.OutputBatchStride = g.proj.yn
+	args := append(append([]Arg{{Kind: ArgInput, Index: 0}, packed}, projArgs...), output)
+	plan.Launches = []Launch{cpuLaunch("pwdwp", []int{nb, pw.n}, macs+g.proj.macs(), args, dev)}
+	return plan, nil
 }
 
 func (o pwdwOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
@@ -213,7 +296,7 @@ func (o pwdwOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *pwdwTile) 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOut(PointwiseDepthwiseType, out, [][]int{g.dw.win.outShape(g.dw.n, g.dw.m, 2)}); err != nil {
+	if err := checkOut(PointwiseDepthwiseType, out, [][]int{g.out()}); err != nil {
 		return nil, err
 	}
 	pw, dw := g.pw, g.dw
@@ -227,13 +310,38 @@ func (o pwdwOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *pwdwTile) 
 	d.bool("HAS_PW_BIAS", pw.hasBias)
 	d.bool("HAS_DW_BIAS", dw.hasBias)
 	d.raw("PW_ACT(v)", pw.act.expr("v"))
+	d.raw("DW_ACT(v)", dw.act.expr("v"))
 	d.raw("PW_BIAS_ARG", optionalParam(pw.hasBias, "pwb"))
 	d.raw("DW_BIAS_ARG", optionalParam(dw.hasBias, "dwb"))
 	d.raw("PW_OPTIONAL_OFFSETS", optionalOffset(pw.hasBias, "pwb"))
 	d.raw("DW_OPTIONAL_OFFSETS", optionalOffset(dw.hasBias, "dwb"))
-	dw.act.define(&d)
-	if dw.yn != 0 {
-		d.int("YN", dw.yn)
+	yn := dw.yn
+	var projArgs []Arg
+	if g.proj != nil {
+		pj := *g.proj
+		yn = pj.yn
+		d.int("MO", pj.m)
+		d.int("MT", 8)
+		if pj.yn != 0 {
+			d.int("YN", pj.yn)
+		} else {
+			d.int("YN", pj.m*dw.win.out[0]*dw.win.out[1])
+		}
+		d.bool("HAS_BIAS", pj.hasBias)
+		d.bool("HAS_RESIDUAL", pj.hasResidual)
+		d.raw("PROJ_BIAS_ARG", optionalParam(pj.hasBias, "bias"))
+		d.raw("RES_ARG", optionalParam(pj.hasResidual, "res"))
+		d.raw("OPTIONAL_OFFSETS", optionalOffset(pj.hasBias, "bias")+optionalOffset(pj.hasResidual, "res"))
+		pj.act.define(&d)
+		projArgs = []Arg{{Kind: ArgInput, Index: 5}}
+		if pj.hasBias {
+			projArgs = append(projArgs, Arg{Kind: ArgInput, Index: 6})
+		}
+		if pj.hasResidual {
+			projArgs = append(projArgs, Arg{Kind: ArgInput, Index: 7})
+		}
+	} else if dw.yn != 0 {
+		d.int("DWN", dw.yn)
 	}
 	pwArgs := []Arg{{Kind: ArgInput, Index: 1}}
 	if pw.hasBias {
@@ -243,27 +351,38 @@ func (o pwdwOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *pwdwTile) 
 	if dw.hasBias {
 		dwArgs = append(dwArgs, Arg{Kind: ArgInput, Index: 4})
 	}
-	if tile != nil {
-		return pwdwTiledPlan(&d, g, *tile, pwArgs, dwArgs, dev)
+	if tile == nil {
+		if t, ok := choosePwdwTile(g, dev); ok {
+			tile = &t
+		}
 	}
-	if t, ok := choosePwdwTile(g, dev); ok {
-		return pwdwTiledPlan(&d, g, t, pwArgs, dwArgs, dev)
+	if tile != nil {
+		return pwdwTiledPlan(&d, g, *tile, pwArgs, dwArgs, projArgs, dev)
 	}
 
-	plan := &Plan{AliasInput: -1, OutputBatchStride: dw.yn}
-	output := Arg{Kind: ArgOutput, Index: 0}
-	oh := dw.win.out[0]
-	// The two plain launches through scratch buffer 0.
+	// Plain launches through scratch buffers: the 1×1 convolution into buffer 0, the
+	// depthwise one into buffer 1 (for a block) or the output, the projection.
+	plan := &Plan{AliasInput: -1, OutputBatchStride: yn}
 	if plan.Source, err = d.program("pwdw_cpu.cl"); err != nil {
 		return nil, err
 	}
+	oh, ow := dw.win.out[0], dw.win.out[1]
 	plan.Scratch = []int{4 * pw.n * pw.m * pw.in[0] * pw.in[1]}
-	scratch := Arg{Kind: ArgScratch, Index: 0}
+	expanded, dwOut := Arg{Kind: ArgScratch, Index: 0}, Arg{Kind: ArgOutput, Index: 0}
+	if g.proj != nil {
+		plan.Scratch = append(plan.Scratch, 4*dw.n*dw.m*oh*ow)
+		dwOut = Arg{Kind: ArgScratch, Index: 1}
+	}
 	g1, l1 := launchSize([]int{pw.in[0] * pw.in[1], pw.m, pw.n}, dev)
-	g2, l2 := launchSize([]int{dw.win.out[1], oh, dw.n * dw.c}, dev)
+	g2, l2 := launchSize([]int{ow, oh, dw.n * dw.c}, dev)
 	plan.Launches = []Launch{
-		{Kernel: "pwdw_pw", Global: g1, Local: l1, Args: append(append([]Arg{{Kind: ArgInput, Index: 0}}, pwArgs...), scratch)},
-		{Kernel: "pwdw_dw", Global: g2, Local: l2, Args: append(append([]Arg{scratch}, dwArgs...), output)},
+		{Kernel: "pwdw_pw", Global: g1, Local: l1, Args: append(append([]Arg{{Kind: ArgInput, Index: 0}}, pwArgs...), expanded)},
+		{Kernel: "pwdw_dw", Global: g2, Local: l2, Args: append(append([]Arg{expanded}, dwArgs...), dwOut)},
+	}
+	if g.proj != nil {
+		g3, l3 := launchSize([]int{oh * ow, g.proj.m, dw.n}, dev)
+		plan.Launches = append(plan.Launches, Launch{Kernel: "pwdw_proj", Global: g3, Local: l3,
+			Args: append(append([]Arg{dwOut}, projArgs...), Arg{Kind: ArgOutput, Index: 0})})
 	}
 	return plan, nil
 }

@@ -29,8 +29,8 @@
 // Defines: N, C, H, W (the input), M (expanded channels), the depthwise window (KH KW SH
 // SW DH DW PT PL PB PR OH OW), HAS_PW_BIAS, HAS_DW_BIAS, PW_ACT(v), APPLY_ACT(v) (the
 // depthwise half's activation), [YN]; for pwdw V, CV, PXT, ROWS, NB and MB.
-#ifndef YN
-#define YN (M * OH * OW)
+#ifndef DWN
+#define DWN (M * OH * OW)
 #endif
 #define P (OH * OW)
 #define KK (KH * KW)
@@ -110,28 +110,11 @@ __kernel void pwdw_pack(__global const float* restrict pww, int pww_off PW_BIAS_
     packed[(mb * PACK_ROWS + r) * VC + i] = v;
 }
 
-__kernel void pwdw(__global const float* restrict x, int x_off,
-                   __global const float* restrict packed, int packed_off,
-                   __global float* restrict y, int y_off)
+/* zeroPadding writes zeros where the window reaches past the image: whole buffer rows
+   above and below it, the padding columns left and right. The expansion never writes
+   there, so one pass serves every channel block. */
+static inline void zeroPadding(floatV (*buf)[BW][CV], const int iy0, const int nr)
 {
-    x += x_off;
-    packed += packed_off;
-    y += y_off;
-    const int b = get_global_id(0);
-    const int mb = get_global_id(1);
-    const int n = get_global_id(2);
-    if (b >= NB || mb >= MB || n >= N) {
-        return;
-    }
-    const __global float* wp = packed + mb * PACK_ROWS * VC;
-    const int oy0 = b * ROWS;
-    const int rows = min(ROWS, OH - oy0);
-    const int iy0 = oy0 * SH - PT; /* the input row of buffer row 0 */
-    const int nr = (rows - 1) * SH + KH;
-    floatV buf[IR][BW][CV];
-
-    /* Zeros where the window reaches past the image: whole rows above and below it, the
-       padding columns left and right. */
     for (int r = 0; r < nr; r++) {
         const int iy = iy0 + r;
         const bool outside = iy < 0 || iy >= H;
@@ -143,14 +126,16 @@ __kernel void pwdw(__global const float* restrict x, int x_off,
             }
         }
     }
+}
 
-    /* The 1×1 convolution of the image rows [lo, hi), one contiguous run of pixels in
-       each input plane. The last step's missing pixels repeat the run's last one and are
-       not stored. */
-    const int lo = max(iy0, 0);
-    const int hi = min(iy0 + nr, H);
+/* expandRows runs the 1×1 convolution of channel block wp over the image rows [lo, hi)
+   of image xn, one contiguous run of pixels in each input plane, into the buffer whose
+   row 0 is image row iy0. The last step's missing pixels repeat the run's last one and
+   are not stored. */
+static inline void expandRows(const __global float* restrict xn, const __global float* restrict wp,
+                              floatV (*buf)[BW][CV], const int iy0, const int lo, const int hi)
+{
     const int end = hi * W;
-    const __global float* xn = x + n * C * H * W;
     for (int p0 = lo * W; p0 < end; p0 += PXT) {
         floatV acc[PXT][CV];
         int off[PXT];
@@ -184,43 +169,68 @@ __kernel void pwdw(__global const float* restrict x, int x_off,
             }
         }
     }
+}
 
-    /* The depthwise window over the buffer. */
-    floatV taps[KK][CV];
+/* depthwiseVectors computes the depthwise results of channel vector v of the buffer for
+   the band's output pixels q0 .. q0+V-1 (counted along the band's rows, the last ones
+   repeating pixel q1-1) and returns them transposed: t[i] holds channel i's V pixels. */
+static inline void depthwiseVectors(floatV (*buf)[BW][CV], const __global float* restrict wp, const int v,
+                                    const int q0, const int q1, floatV* t)
+{
+    floatV taps[KK];
     _Pragma("unroll") for (int k = 0; k < KK; k++) {
-        _Pragma("unroll") for (int v = 0; v < CV; v++) {
-            taps[k][v] = vloadV((C + 1 + k) * CV + v, wp);
+        taps[k] = vloadV((C + 1 + k) * CV + v, wp);
+    }
+    const floatV dbias = vloadV((C + 1 + KK) * CV + v, wp);
+    _Pragma("unroll") for (int j = 0; j < V; j++) {
+        const int q = min(q0 + j, q1 - 1);
+        const int r = q / OW;
+        const int ox = q - r * OW;
+        floatV acc = dbias;
+        _Pragma("unroll") for (int ky = 0; ky < KH; ky++) {
+            _Pragma("unroll") for (int kx = 0; kx < KW; kx++) {
+                acc = fma(buf[r * SH + ky][ox * SW + kx][v], taps[ky * KW + kx], acc);
+            }
         }
+        t[j] = DW_ACT(acc);
     }
-    floatV dbias[CV];
-    _Pragma("unroll") for (int v = 0; v < CV; v++) {
-        dbias[v] = vloadV((C + 1 + KK) * CV + v, wp);
+    transposeV(t);
+}
+
+__kernel void pwdw(__global const float* restrict x, int x_off,
+                   __global const float* restrict packed, int packed_off,
+                   __global float* restrict y, int y_off)
+{
+    x += x_off;
+    packed += packed_off;
+    y += y_off;
+    const int b = get_global_id(0);
+    const int mb = get_global_id(1);
+    const int n = get_global_id(2);
+    if (b >= NB || mb >= MB || n >= N) {
+        return;
     }
+    const __global float* wp = packed + mb * PACK_ROWS * VC;
+    const int oy0 = b * ROWS;
+    const int rows = min(ROWS, OH - oy0);
+    const int iy0 = oy0 * SH - PT; /* the input row of buffer row 0 */
+    const int nr = (rows - 1) * SH + KH;
+    floatV buf[IR][BW][CV];
+    zeroPadding(buf, iy0, nr);
+    expandRows(x + n * C * H * W, wp, buf, iy0, max(iy0, 0), min(iy0 + nr, H));
+
+    /* The band's output pixels of a channel are one contiguous run (oy0*OW on): V of
+       them at a time, across row ends, transposed into V vectors of V pixels, stored
+       whole. */
     const int m0 = mb * VC;
     const int mv = min(VC, M - m0);
-    __global float* yb = y + n * YN + m0 * P;
-    /* The band's output pixels of a channel are one contiguous run (oy0*OW on): take V
-       of them at a time, across row ends, transpose the V vectors of V channels into V
-       vectors of V pixels, and store those whole. */
     const int q1 = rows * OW;
-    __global float* yq = yb + oy0 * OW;
+    __global float* yq = y + n * DWN + m0 * P + oy0 * OW;
     _Pragma("unroll") for (int v = 0; v < CV; v++) {
         const int mvv = min(V, mv - v * V);
         for (int q0 = 0; q0 < q1; q0 += V) {
             floatV t[V];
-            _Pragma("unroll") for (int j = 0; j < V; j++) {
-                const int q = min(q0 + j, q1 - 1);
-                const int r = q / OW;
-                const int ox = q - r * OW;
-                floatV acc = dbias[v];
-                _Pragma("unroll") for (int ky = 0; ky < KH; ky++) {
-                    _Pragma("unroll") for (int kx = 0; kx < KW; kx++) {
-                        acc = fma(buf[r * SH + ky][ox * SW + kx][v], taps[ky * KW + kx][v], acc);
-                    }
-                }
-                t[j] = APPLY_ACT(acc);
-            }
-            transposeV(t);
+            depthwiseVectors(buf, wp, v, q0, q1, t);
             __global float* yv = yq + v * V * P + q0;
             if (q0 + V <= q1 && mvv == V) {
                 _Pragma("unroll") for (int i = 0; i < V; i++) {
@@ -238,6 +248,100 @@ __kernel void pwdw(__global const float* restrict x, int x_off,
         }
     }
 }
+
+#ifdef MO
+/* The block kernel's depthwise results: QP pixels of the band (ROWS*OW rounded up to
+   whole vectors) for each of the MB*VC channels. */
+#define QP ((ROWS * OW + V - 1) / V * V)
+
+__kernel void pwdwp(__global const float* restrict x, int x_off,
+                    __global const float* restrict packed, int packed_off,
+                    __global const float* restrict wj, int wj_off PROJ_BIAS_ARG RES_ARG,
+                    __global float* restrict y, int y_off)
+{
+    x += x_off;
+    packed += packed_off;
+    wj += wj_off;
+    y += y_off;
+    OPTIONAL_OFFSETS
+    const int b = get_global_id(0);
+    const int n = get_global_id(1);
+    if (b >= NB || n >= N) {
+        return;
+    }
+    const int oy0 = b * ROWS;
+    const int rows = min(ROWS, OH - oy0);
+    const int iy0 = oy0 * SH - PT;
+    const int nr = (rows - 1) * SH + KH;
+    const int q1 = rows * OW;
+    floatV buf[IR][BW][CV];
+    float d[MB * VC][QP];
+    zeroPadding(buf, iy0, nr);
+    const __global float* xn = x + n * C * H * W;
+    for (int mb = 0; mb < MB; mb++) {
+        const __global float* wp = packed + mb * PACK_ROWS * VC;
+        expandRows(xn, wp, buf, iy0, max(iy0, 0), min(iy0 + nr, H));
+        _Pragma("unroll") for (int v = 0; v < CV; v++) {
+            for (int q0 = 0; q0 < q1; q0 += V) {
+                floatV t[V];
+                depthwiseVectors(buf, wp, v, q0, q1, t);
+                _Pragma("unroll") for (int i = 0; i < V; i++) {
+                    vstoreV(t[i], 0, &d[mb * VC + v * V + i][q0]);
+                }
+            }
+        }
+    }
+
+    /* The projection: MT output channels at a time, per depthwise channel one vector of
+       V band pixels and MT broadcast weights (rows past MO repeat row MO-1, their results
+       dropped). */
+    __global float* yb = y + n * YN + oy0 * OW;
+#if HAS_RESIDUAL
+    const __global float* rb = res + n * MO * P + oy0 * OW;
+#endif
+    for (int o0 = 0; o0 < MO; o0 += MT) {
+        for (int q0 = 0; q0 < q1; q0 += V) {
+            floatV acc[MT];
+            _Pragma("unroll") for (int i = 0; i < MT; i++) {
+#if HAS_BIAS
+                acc[i] = (floatV)(bias[min(o0 + i, MO - 1)]);
+#else
+                acc[i] = (floatV)(0.0f);
+#endif
+            }
+            for (int m = 0; m < M; m++) {
+                const floatV dv = vloadV(0, &d[m][q0]);
+                _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                    acc[i] = fma((floatV)(wj[min(o0 + i, MO - 1) * M + m]), dv, acc[i]);
+                }
+            }
+            _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                const int o = o0 + i;
+                if (o < MO) {
+                    __global float* yo = yb + o * P + q0;
+                    if (q0 + V <= q1) {
+                        floatV v = acc[i];
+#if HAS_RESIDUAL
+                        v += vloadV(0, rb + o * P + q0);
+#endif
+                        vstoreV(APPLY_ACT(v), 0, yo);
+                    } else {
+                        float lanes[V];
+                        vstoreV(acc[i], 0, lanes);
+                        for (int j = 0; j < q1 - q0; j++) {
+                            float v = lanes[j];
+#if HAS_RESIDUAL
+                            v += rb[o * P + q0 + j];
+#endif
+                            yo[j] = APPLY_ACT(v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
 #endif
 
 // pwdw_pw: global = (H*W, M, N); writes the 1×1 convolution into scratch e (N, M, H, W).
@@ -297,5 +401,36 @@ __kernel void pwdw_dw(__global const float* restrict e, int e_off,
             }
         }
     }
-    y[n * YN + m * P + oy * OW + ox] = APPLY_ACT(acc);
+    y[n * DWN + m * P + oy * OW + ox] = DW_ACT(acc);
 }
+
+#ifdef MO
+// pwdw_proj: global = (P, MO, N); the projection of scratch d (N, M, OH, OW).
+__kernel void pwdw_proj(__global const float* restrict d, int d_off,
+                        __global const float* restrict wj, int wj_off PROJ_BIAS_ARG RES_ARG,
+                        __global float* restrict y, int y_off)
+{
+    d += d_off;
+    wj += wj_off;
+    y += y_off;
+    OPTIONAL_OFFSETS
+    const int p = get_global_id(0);
+    const int o = get_global_id(1);
+    const int n = get_global_id(2);
+    if (p >= P || o >= MO || n >= N) {
+        return;
+    }
+#if HAS_BIAS
+    float acc = bias[o];
+#else
+    float acc = 0.0f;
+#endif
+    for (int m = 0; m < M; m++) {
+        acc = fma(d[(n * M + m) * P + p], wj[o * M + m], acc);
+    }
+#if HAS_RESIDUAL
+    acc += res[(n * MO + o) * P + p];
+#endif
+    y[n * YN + o * P + p] = APPLY_ACT(acc);
+}
+#endif

@@ -11,7 +11,9 @@ import (
 // lanes, bands of one row to the whole plane (each band recomputing its neighbours'
 // rows), strides 1 and 2, windows of 3 and 5, no padding and uneven padding, a partial
 // last channel block and a partial last pixel step, each half's bias and activation, an
-// output batch stride; and the two-launch path (GPUs, dilated windows).
+// output batch stride; whole blocks (pwdwp: the projection with and without its bias,
+// residual and activation, partial channel blocks, stride 2); and the plain launches
+// (GPUs, dilated windows).
 func TestPointwiseDepthwisePlan(t *testing.T) {
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
@@ -27,6 +29,8 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		}
 		return out
 	}
+	blockClip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
+		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
 	type tcase struct {
 		c     opCase
 		tiled bool
@@ -50,6 +54,18 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 			in: shapes(sh(2, 5, 8, 9), sh(6, 5, 1, 1), sh(6), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(2, 6, 8, 9))}, true},
 		{opCase{name: "dilated", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}, "group": 5},
 			in: shapes(sh(1, 3, 9, 10), sh(5, 3, 1, 1), sh(5), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 9, 10))}, false},
+		// Whole blocks: the projection and its residual too.
+		{opCase{name: "block s1 residual", gen: "rwrwrrrr", attrs: with(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 20}),
+			in: shapes(sh(2, 8, 9, 11), sh(20, 8, 1, 1), sh(20), sh(20, 1, 3, 3), sh(20), sh(8, 20, 1, 1), sh(8), sh(2, 8, 9, 11)), out: shapes(sh(2, 8, 9, 11))}, true},
+		{opCase{name: "block s2 no biases relu", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 40,
+			PointwiseActivationAttr: ActRelu, DepthwiseActivationAttr: ActRelu, FusedActivationAttr: ActRelu},
+			in: shapes(sh(1, 5, 13, 17), sh(40, 5, 1, 1), nil, sh(40, 1, 3, 3), nil, sh(11, 40, 1, 1), nil), omit: []int{2, 4, 6}, out: shapes(sh(1, 11, 7, 9))}, true},
+		{opCase{name: "block 7x7 many channels", attrs: with(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 70}),
+			in: shapes(sh(1, 16, 7, 7), sh(70, 16, 1, 1), sh(70), sh(70, 1, 3, 3), sh(70), sh(19, 70, 1, 1), sh(19), sh(1, 19, 7, 7)), out: shapes(sh(1, 19, 7, 7))}, true},
+		{opCase{name: "block output batch stride", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 6, OutputBatchStrideAttr: 4*8*9 + 13},
+			in: shapes(sh(2, 5, 8, 9), sh(6, 5, 1, 1), sh(6), sh(6, 1, 3, 3), sh(6), sh(4, 6, 1, 1), sh(4)), out: shapes(sh(2, 4, 8, 9))}, true},
+		{opCase{name: "block dilated", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}, "group": 5},
+			in: shapes(sh(1, 3, 9, 10), sh(5, 3, 1, 1), sh(5), sh(5, 1, 3, 3), sh(5), sh(3, 5, 1, 1), nil, sh(1, 3, 9, 10)), omit: []int{6}, out: shapes(sh(1, 3, 9, 10))}, false},
 	}
 	gpu := DeviceInfo{IsGPU: true, ComputeUnits: 8, MaxWorkGroupSize: 256}
 	devices := []DeviceInfo{env.dev, gpu}
@@ -83,7 +99,7 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
-			tiled := plan.Launches[0].Kernel == "pwdw"
+			tiled := plan.Launches[0].Kernel == "pwdw" || plan.Launches[0].Kernel == "pwdwp"
 			if tiled != (tc.tiled && !dev.IsGPU) {
 				t.Errorf("%s (GPU %v): runs %s", c.name, dev.IsGPU, plan.Launches[0].Kernel)
 			}
@@ -106,7 +122,9 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		{Attrs{"group": 2}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 3, 3, 3)), "group = input channels"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "1×1 W"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 5, 1, 1), nil, sh(6, 1, 3, 3)), "1×1 half"},
-		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1)), "4 or 5"},
+		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1)), "4 to 8"},
+		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 1, 3, 3), nil, sh(3, 6, 3, 3)), "projection W"},
+		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 1, 3, 3), nil, nil, sh(3)), "4 to 8"},
 	}
 	for _, b := range bad {
 		if _, err := (pwdwOp{}).OutputShapes(b.attrs, b.in); err == nil || !strings.Contains(err.Error(), b.want) {

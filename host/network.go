@@ -307,9 +307,18 @@ func (e *Engine) optimize(m *model.Model) error {
 	// MobileNetV2's blocks 10 % slower in sum than the two convolutions at batch 1, though
 	// it saves a launch, and 2–6× slower at batch 16 (its row-end taps go lane by lane, and
 	// 7-wide rows leave it 4-lane vectors). PointwiseDepthwise runs on CPUs, where it saves
-	// a launch per MobileNet block and the expanded tensor's trip through memory; GPUs
-	// have no fast kernel for it.
-	st, err := graph.FuseWith(m, graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU()})
+	// a launch per MobileNet block and the expanded tensor's trip through memory, and
+	// with Projection small blocks run as one launch; GPUs have no fast kernel for them.
+	opts := graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU()}
+	if cu := e.Device.ComputeUnits; e.Device.IsCPU() && cu >= 8 {
+		// Whole blocks where a launch costs more than the rows a band recomputes: PoCL
+		// wakes a thread per compute unit, and a launch took 35–40 µs on the 16-core Xeon
+		// (4 µs on 2 cores, where MobileNetV2 at batch 1 ran slower as blocks); and only
+		// where the block's rows keep three quarters of the units busy (its 7-row blocks
+		// ran 2–3× slower as blocks on 16).
+		opts.ProjectionMinRows = cu * 3 / 4
+	}
+	st, err := graph.FuseWith(m, opts)
 	if err != nil {
 		return fmt.Errorf("fusion pass: %w", err)
 	}

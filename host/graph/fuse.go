@@ -55,11 +55,12 @@ type FuseStats struct {
 	GemmActivation     int // activations folded into a Gemm
 	DepthwisePointwise int // 1×1 Convs folded into the depthwise Conv before them
 	PointwiseDepthwise int // depthwise Convs folded into the 1×1 Conv before them
+	Projection         int // 1×1 Convs folded into the PointwiseDepthwiseType layer before them
 }
 
 // Layers is the number of layers Fuse removed.
 func (s FuseStats) Layers() int {
-	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise + s.Projection
 }
 
 func (s FuseStats) String() string {
@@ -69,6 +70,9 @@ func (s FuseStats) String() string {
 	}
 	if s.PointwiseDepthwise > 0 {
 		out += fmt.Sprintf(", %d 1×1+depthwise Conv", s.PointwiseDepthwise)
+	}
+	if s.Projection > 0 {
+		out += fmt.Sprintf(", %d of them with their projection", s.Projection)
 	}
 	return out
 }
@@ -86,6 +90,12 @@ type FuseOptions struct {
 	// one PointwiseDepthwiseType layer (MobileNet's expansion and depthwise layers), which
 	// CPU devices run faster than the two.
 	PointwiseDepthwise bool
+	// ProjectionMinRows, where above 0, folds the plain 1×1 Conv that alone reads a small
+	// PointwiseDepthwiseType layer's output (MobileNet's projection, and then its residual
+	// Add) into it, a whole inverted residual block in one layer, where that output has
+	// at least this many rows over the batch (N × height): the block kernel runs a row of
+	// every channel per work-item, so fewer rows than compute units leave units idle.
+	ProjectionMinRows int
 }
 
 // Fuse is FuseWith with no types kept.
@@ -115,6 +125,12 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     holds): one PointwiseDepthwiseType layer, which then takes an activation as a Conv
 //     does (MobileNet's expansion and depthwise layers). It comes before
 //     DepthwisePointwise: a depthwise Conv joins the expansion before it.
+//   - With opts.ProjectionMinRows, a PointwiseDepthwiseType layer of at most
+//     maxBlockMACs multiply-adds (with the projection) and at least that many output rows
+//     over the batch → a plain 1×1 Conv: the layer
+//     takes the projection's W and B as inputs 5 and 6, its depthwise activation moves to
+//     the Depthwise* attributes, and it then takes a residual (input 7) and an
+//     activation as a Conv does.
 //
 // The fused layer keeps its name, takes the last absorbed layer's output and its place in
 // m.Layers; the removed layers' intermediate tensors leave m.Tensors. Layers with a
@@ -206,6 +222,24 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				host.Type = PointwiseDepthwiseType
 				host.Attrs = append(slices.Clone(next.Attrs), renameAttrs(host.Attrs, pointwiseNames, true)...)
 				stats.PointwiseDepthwise++
+			} else if opts.ProjectionMinRows > 0 && f.projection(host, next, opts.ProjectionMinRows) {
+				f.take(i, j)
+				in := slices.Clone(host.Inputs)
+				for len(in) < 5 {
+					in = append(in, "")
+				}
+				pin := slices.Clone(next.Inputs)
+				for len(pin) < 3 {
+					pin = append(pin, "")
+				}
+				host.Inputs = append(in[:5], pin[1], pin[2])
+				for _, t := range pin[1:3] {
+					if t != "" {
+						f.readers[t] = append(f.readers[t], i)
+					}
+				}
+				host.Attrs = renameAttrs(host.Attrs, depthwiseNames, false)
+				stats.Projection++
 			} else if opts.DepthwisePointwise && f.depthwisePointwise(host, next) {
 				f.take(i, j)
 				in := slices.Clone(host.Inputs)
@@ -333,13 +367,18 @@ func (f *fuser) residual(out string, add *model.Layer) (string, bool) {
 }
 
 // residualSlot is the input a layer takes a residual at: 3 for a Conv, 5 for a
-// DepthwisePointwiseType layer, 0 for others.
+// DepthwisePointwiseType layer, 7 for a PointwiseDepthwiseType layer with its
+// projection, 0 for others.
 func residualSlot(l *model.Layer) int {
 	switch l.Type {
 	case "Conv":
 		return 3
 	case DepthwisePointwiseType:
 		return 5
+	case PointwiseDepthwiseType:
+		if len(l.Inputs) > 5 {
+			return 7
+		}
 	}
 	return 0
 }
@@ -426,6 +465,53 @@ func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
 	}
 	return dw[0] == m && dw[1] == 1 && mid[1] == m && next.Int("group", 1) == int64(m) &&
 		ones(next.Ints("dilations", nil)) && dw[2]*(mid[3]+dw[3]) <= maxPointwiseDepthwiseRow
+}
+
+// maxBlockMACs bounds the work of a PointwiseDepthwiseType layer that takes its
+// projection. builtin_kernels' pwdwp runs a band of output rows with every channel per
+// work-item, recomputing the expanded rows that bands share, so it only pays where the
+// launch it saves costs more than that: MobileNetV2's blocks at batch 1 (at most 29M
+// multiply-adds), not at batch 16.
+const maxBlockMACs = 64 << 20
+
+// maxBlockBuffer bounds the floats of pwdwp's buffers with one output row per band: the
+// band's depthwise results of every channel (rows rounded up to 16) and three expanded
+// rows of 32 channels; pwdwp keeps them within 96 KB.
+const maxBlockBuffer = 24 << 10
+
+// projection says whether host is a PointwiseDepthwiseType layer without a projection,
+// small enough for one and of at least minRows output rows over the batch, and next, its
+// output's sole reader, a plain 1×1 convolution of it (unit strides, no padding, no
+// fused work).
+func (f *fuser) projection(host, next *model.Layer, minRows int) bool {
+	if host.Type != PointwiseDepthwiseType || len(host.Inputs) > 5 || next.Type != "Conv" || len(next.Inputs) > 3 ||
+		next.String(FusedActivationAttr, "") != "" || host.Has("clhost_output_batch_stride") {
+		return false
+	}
+	shape := func(name string) []int {
+		if t := f.tensor[name]; t != nil && t.Type == model.Float32 {
+			return t.Shape
+		}
+		return nil
+	}
+	x, mid, pw := shape(host.Inputs[0]), shape(host.Outputs[0]), shape(next.Inputs[1])
+	if len(x) != 4 || len(mid) != 4 || len(pw) != 4 || pw[1] != mid[1] || pw[2] != 1 || pw[3] != 1 ||
+		next.Int("group", 1) != 1 || !plain1x1(next) {
+		return false
+	}
+	n, m, oh, ow := float64(mid[0]), float64(mid[1]), float64(mid[2]), float64(mid[3])
+	macs := n*float64(x[2])*float64(x[3])*float64(x[1])*m + n*oh*ow*m*(9+float64(pw[0]))
+	buffer := mid[1]*(mid[3]+15)/16*16 + 3*(x[3]+3)*32
+	return macs <= maxBlockMACs && buffer <= maxBlockBuffer && mid[0]*mid[2] >= minRows
+}
+
+// plain1x1 says whether a Conv's window attributes are a 1×1 convolution's: unit
+// strides and dilations, no padding.
+func plain1x1(l *model.Layer) bool {
+	ones := func(v []int64) bool { return !slices.ContainsFunc(v, func(e int64) bool { return e != 1 }) }
+	zeros := func(v []int64) bool { return !slices.ContainsFunc(v, func(e int64) bool { return e != 0 }) }
+	return ones(l.Ints("strides", nil)) && ones(l.Ints("dilations", nil)) && zeros(l.Ints("pads", nil)) &&
+		slices.Contains([]string{"", "NOTSET", "VALID"}, l.String("auto_pad", ""))
 }
 
 // depthwiseNames and pointwiseNames rename a Conv's fused activation to the attributes

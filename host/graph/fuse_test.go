@@ -558,6 +558,7 @@ var fuseVariants = []struct {
 	{"/depthwise+1x1", graph.FuseOptions{DepthwisePointwise: true}},
 	{"/1x1+depthwise", graph.FuseOptions{PointwiseDepthwise: true}},
 	{"/both", graph.FuseOptions{PointwiseDepthwise: true, DepthwisePointwise: true}},
+	{"/blocks", graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 1}},
 }
 
 // TestFusedMatchesUnfusedOnDevice compiles both forms on the OpenCL device
@@ -707,5 +708,37 @@ func TestFusePointwiseDepthwise(t *testing.T) {
 	m := b.build(t)
 	if stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true}); err != nil || stats.PointwiseDepthwise != 0 || stats.ConvResidual != 1 {
 		t.Errorf("residual 1×1: %+v, %v", stats, err)
+	}
+}
+
+// TestFuseProjection: with ProjectionMinRows, MobileNet's expansion, depthwise and
+// projection convs and the residual Add become one layer, the depthwise Clip under the
+// Depthwise* names; a block of fewer output rows than asked for keeps its projection.
+func TestFuseProjection(t *testing.T) {
+	m := mobileModel(t)
+	stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1, PointwiseDepthwise: 1, Projection: 1}); stats != want {
+		t.Errorf("stats %+v, want %+v", stats, want)
+	}
+	e := layerNamed(t, m, "e")
+	if e.Type != graph.PointwiseDepthwiseType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd", "wp", "bp", "x"}) ||
+		!slices.Equal(e.Outputs, []string{"y1"}) {
+		t.Errorf("e: %s %v → %v", e.Type, e.Inputs, e.Outputs)
+	}
+	if e.String(graph.PointwiseActivationAttr, "") != "Clip" || e.String(graph.DepthwiseActivationAttr, "") != "Clip" ||
+		e.Float(graph.DepthwiseMaxAttr, 0) != 6 || e.Has(graph.FusedActivationAttr) {
+		t.Errorf("e's attributes: %+v", e.Attrs)
+	}
+	if len(m.Layers) != 3 {
+		t.Errorf("layers %v", layerNames(m))
+	}
+	checkListOrder(t, m)
+
+	m = mobileModel(t)
+	if stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 10}); err != nil || stats.Projection != 0 {
+		t.Errorf("9 rows, 10 asked for: %+v, %v", stats, err)
 	}
 }

@@ -14,28 +14,18 @@ func TestDepthwisePointwisePlan(t *testing.T) {
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
 	clip := Attrs{DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
-	with := func(a Attrs, more Attrs) Attrs {
-		out := Attrs{}
-		for k, v := range a {
-			out[k] = v
-		}
-		for k, v := range more {
-			out[k] = v
-		}
-		return out
-	}
 	cases := []struct {
 		c     opCase
 		tiled bool
 	}{
-		{opCase{name: "mobile s1 partial row and channels", attrs: with(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 20}),
+		{opCase{name: "mobile s1 partial row and channels", attrs: mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 20}),
 			in: shapes(sh(2, 20, 10, 13), sh(20, 1, 3, 3), sh(20), sh(11, 20, 1, 1), sh(11)), out: shapes(sh(2, 11, 10, 13))}, true},
 		{opCase{name: "s2 relu residual", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 16,
 			DepthwiseActivationAttr: ActRelu, FusedActivationAttr: ActRelu},
 			in: shapes(sh(1, 16, 17, 35), sh(16, 1, 3, 3), nil, sh(9, 16, 1, 1), nil, sh(1, 9, 9, 18)), omit: []int{2, 4}, out: shapes(sh(1, 9, 9, 18))}, true},
 		{opCase{name: "two vectors 5x5 hardswish", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "group": 8, FusedActivationAttr: ActHardSwish},
 			in: shapes(sh(1, 8, 6, 40), sh(8, 1, 5, 5), sh(8), sh(16, 8, 1, 1), sh(16)), out: shapes(sh(1, 16, 6, 40))}, true},
-		{opCase{name: "7x7 s2 from 14", attrs: with(clip, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 12}),
+		{opCase{name: "7x7 s2 from 14", attrs: mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 12}),
 			in: shapes(sh(2, 12, 14, 14), sh(12, 1, 3, 3), sh(12), sh(10, 12, 1, 1), sh(10), sh(2, 10, 7, 7)), out: shapes(sh(2, 10, 7, 7))}, true},
 		{opCase{name: "no padding", attrs: Attrs{"group": 6},
 			in: shapes(sh(1, 6, 8, 11), sh(6, 1, 3, 3), sh(6), sh(5, 6, 1, 1), sh(5)), out: shapes(sh(1, 5, 6, 9))}, true},
@@ -92,4 +82,16 @@ func TestDepthwisePointwisePlan(t *testing.T) {
 			t.Errorf("%v: error %v, want one naming %q", b.in, err, b.want)
 		}
 	}
+}
+
+// mergeAttrs is a with more's attributes added (more winning), as a new map.
+func mergeAttrs(a, more Attrs) Attrs {
+	out := Attrs{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range more {
+		out[k] = v
+	}
+	return out
 }

@@ -19,16 +19,6 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 	q := mustQueue(t, env)
 	clip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
 		FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(6)}
-	with := func(a Attrs, more Attrs) Attrs {
-		out := Attrs{}
-		for k, v := range a {
-			out[k] = v
-		}
-		for k, v := range more {
-			out[k] = v
-		}
-		return out
-	}
 	blockClip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
 		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
 	type tcase struct {
@@ -36,7 +26,7 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		tiled bool
 	}
 	cases := []tcase{
-		{opCase{name: "mobile s1 partial channels", gen: "rwrwr", attrs: with(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 21}),
+		{opCase{name: "mobile s1 partial channels", gen: "rwrwr", attrs: mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 21}),
 			in: shapes(sh(2, 6, 10, 13), sh(21, 6, 1, 1), sh(21), sh(21, 1, 3, 3), sh(21)), out: shapes(sh(2, 21, 10, 13))}, true},
 		{opCase{name: "s2 relu no biases", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 16,
 			PointwiseActivationAttr: ActRelu, FusedActivationAttr: ActRelu},
@@ -44,7 +34,7 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		{opCase{name: "5x5 hardswish leaky", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "group": 8, FusedActivationAttr: ActHardSwish,
 			PointwiseActivationAttr: ActLeakyRelu, PointwiseAlphaAttr: float32(0.1)},
 			in: shapes(sh(1, 3, 6, 40), sh(8, 3, 1, 1), sh(8), sh(8, 1, 5, 5), sh(8)), out: shapes(sh(1, 8, 6, 40))}, true},
-		{opCase{name: "7x7 s2 from 14", attrs: with(clip, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 40}),
+		{opCase{name: "7x7 s2 from 14", attrs: mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 40}),
 			in: shapes(sh(2, 12, 14, 14), sh(40, 12, 1, 1), sh(40), sh(40, 1, 3, 3), sh(40)), out: shapes(sh(2, 40, 7, 7))}, true},
 		{opCase{name: "no padding, even width at stride 2", attrs: Attrs{"group": 6, "strides": []int{2, 2}},
 			in: shapes(sh(1, 4, 8, 8), sh(6, 4, 1, 1), sh(6), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(1, 6, 3, 3))}, true},
@@ -55,12 +45,12 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		{opCase{name: "dilated", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}, "group": 5},
 			in: shapes(sh(1, 3, 9, 10), sh(5, 3, 1, 1), sh(5), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 9, 10))}, false},
 		// Whole blocks: the projection and its residual too.
-		{opCase{name: "block s1 residual", gen: "rwrwrrrr", attrs: with(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 20}),
+		{opCase{name: "block s1 residual", gen: "rwrwrrrr", attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 20}),
 			in: shapes(sh(2, 8, 9, 11), sh(20, 8, 1, 1), sh(20), sh(20, 1, 3, 3), sh(20), sh(8, 20, 1, 1), sh(8), sh(2, 8, 9, 11)), out: shapes(sh(2, 8, 9, 11))}, true},
 		{opCase{name: "block s2 no biases relu", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 40,
 			PointwiseActivationAttr: ActRelu, DepthwiseActivationAttr: ActRelu, FusedActivationAttr: ActRelu},
 			in: shapes(sh(1, 5, 13, 17), sh(40, 5, 1, 1), nil, sh(40, 1, 3, 3), nil, sh(11, 40, 1, 1), nil), omit: []int{2, 4, 6}, out: shapes(sh(1, 11, 7, 9))}, true},
-		{opCase{name: "block 7x7 many channels", attrs: with(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 70}),
+		{opCase{name: "block 7x7 many channels", attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 70}),
 			in: shapes(sh(1, 16, 7, 7), sh(70, 16, 1, 1), sh(70), sh(70, 1, 3, 3), sh(70), sh(19, 70, 1, 1), sh(19), sh(1, 19, 7, 7)), out: shapes(sh(1, 19, 7, 7))}, true},
 		{opCase{name: "block output batch stride", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 6, OutputBatchStrideAttr: 4*8*9 + 13},
 			in: shapes(sh(2, 5, 8, 9), sh(6, 5, 1, 1), sh(6), sh(6, 1, 3, 3), sh(6), sh(4, 6, 1, 1), sh(4)), out: shapes(sh(2, 4, 8, 9))}, true},

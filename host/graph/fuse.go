@@ -205,57 +205,18 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				stats.ConvResidual++
 			} else if opts.PointwiseDepthwise && f.pointwiseDepthwise(host, next) {
 				f.take(i, j)
-				in := slices.Clone(host.Inputs)
-				for len(in) < 3 {
-					in = append(in, "")
-				}
-				din := slices.Clone(next.Inputs)
-				for len(din) < 3 {
-					din = append(din, "")
-				}
-				host.Inputs = append(in[:3], din[1], din[2])
-				for _, t := range din[1:3] {
-					if t != "" {
-						f.readers[t] = append(f.readers[t], i)
-					}
-				}
+				f.appendWeights(i, next.Inputs, 3)
 				host.Type = PointwiseDepthwiseType
 				host.Attrs = append(slices.Clone(next.Attrs), renameAttrs(host.Attrs, pointwiseNames, true)...)
 				stats.PointwiseDepthwise++
 			} else if opts.ProjectionMinRows > 0 && f.projection(host, next, opts.ProjectionMinRows) {
 				f.take(i, j)
-				in := slices.Clone(host.Inputs)
-				for len(in) < 5 {
-					in = append(in, "")
-				}
-				pin := slices.Clone(next.Inputs)
-				for len(pin) < 3 {
-					pin = append(pin, "")
-				}
-				host.Inputs = append(in[:5], pin[1], pin[2])
-				for _, t := range pin[1:3] {
-					if t != "" {
-						f.readers[t] = append(f.readers[t], i)
-					}
-				}
+				f.appendWeights(i, next.Inputs, 5)
 				host.Attrs = renameAttrs(host.Attrs, depthwiseNames, false)
 				stats.Projection++
 			} else if opts.DepthwisePointwise && f.depthwisePointwise(host, next) {
 				f.take(i, j)
-				in := slices.Clone(host.Inputs)
-				for len(in) < 3 {
-					in = append(in, "")
-				}
-				pin := slices.Clone(next.Inputs)
-				for len(pin) < 3 {
-					pin = append(pin, "")
-				}
-				host.Inputs = append(in[:3], pin[1], pin[2])
-				for _, t := range pin[1:3] {
-					if t != "" {
-						f.readers[t] = append(f.readers[t], i)
-					}
-				}
+				f.appendWeights(i, next.Inputs, 3)
 				host.Type = DepthwisePointwiseType
 				host.Attrs = renameAttrs(host.Attrs, depthwiseNames, false)
 				stats.DepthwisePointwise++
@@ -343,6 +304,27 @@ func (f *fuser) take(i, j int) {
 	}
 	host.Outputs = slices.Clone(next.Outputs)
 	f.removed[j] = i
+}
+
+// appendWeights makes layer i's inputs its first n (empty names where it had fewer)
+// followed by an absorbed Conv's W and B (inputs 1 and 2 of from; B the empty name when
+// absent), which layer i now reads.
+func (f *fuser) appendWeights(i int, from []string, n int) {
+	host := &f.layers[i]
+	in := slices.Clone(host.Inputs)
+	for len(in) < n {
+		in = append(in, "")
+	}
+	w := slices.Clone(from)
+	for len(w) < 3 {
+		w = append(w, "")
+	}
+	host.Inputs = append(in[:n], w[1], w[2])
+	for _, t := range w[1:3] {
+		if t != "" {
+			f.readers[t] = append(f.readers[t], i)
+		}
+	}
 }
 
 // residual returns the operand of an Add other than the Conv's output out, when it can

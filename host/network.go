@@ -1026,10 +1026,42 @@ func (n *Network) Close() {
 	}
 }
 
-// layerFlops counts the multiply-adds (as two operations) of the compute-heavy layers.
+// layerFlops counts the multiply-adds (as two operations) of the compute-heavy layers,
+// the fused convolution layers as the convolutions they stand for (a fused kernel's
+// recomputed rows not counted).
 func layerFlops(typ string, in, out [][]int) float64 {
 	if len(out) == 0 || len(in) < 2 || in[1] == nil {
 		return 0
+	}
+	// window is a 4-D weight's multiply-adds per output value.
+	window := func(w []int) float64 {
+		if len(w) != 4 {
+			return 0
+		}
+		return float64(w[1] * w[2] * w[3])
+	}
+	switch typ {
+	case graph.PointwiseDepthwiseType:
+		// X (N, C, H, W), 1×1 W (M, C, 1, 1), depthwise W (M, 1, kh, kw), [projection W
+		// (MO, M, 1, 1)]; the output's spatial dimensions are the depthwise ones.
+		if len(in) < 4 || len(in[0]) != 4 || len(in[1]) != 4 || len(out[0]) != 4 {
+			return 0
+		}
+		x, m, y := in[0], float64(in[1][0]), out[0]
+		pixels := float64(y[0] * y[2] * y[3])
+		macs := float64(x[0]*x[2]*x[3])*m*window(in[1]) + pixels*m*window(in[3])
+		if len(in) > 5 && in[5] != nil {
+			macs += pixels * float64(in[5][0]) * window(in[5])
+		}
+		return 2 * macs
+	case graph.DepthwisePointwiseType:
+		// X, depthwise W (C, 1, kh, kw), [B], 1×1 W (M, C, 1, 1); output (N, M, OH, OW).
+		if len(in) < 4 || len(out[0]) != 4 {
+			return 0
+		}
+		y := out[0]
+		pixels := float64(y[0] * y[2] * y[3])
+		return 2 * pixels * (float64(in[1][0])*window(in[1]) + float64(y[1])*window(in[3]))
 	}
 	switch typ {
 	case "Conv":

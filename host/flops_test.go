@@ -1,0 +1,37 @@
+package host
+
+import (
+	"testing"
+
+	"clhost/host/graph"
+)
+
+// TestLayerFlops: the fused convolution layers count the work of the convolutions they
+// stand for, so `clhost bench` prints their GFLOP/s.
+func TestLayerFlops(t *testing.T) {
+	cases := []struct {
+		name string
+		typ  string
+		in   [][]int
+		out  [][]int
+		want float64
+	}{
+		{"conv 3×3", "Conv", [][]int{{1, 4, 6, 6}, {8, 4, 3, 3}}, [][]int{{1, 8, 6, 6}}, 2 * 288 * 36},
+		// 200 input pixels × 24 × 8 for the 1×1, 50 output pixels × 24 × 9 for the
+		// depthwise half.
+		{"1×1 + depthwise", graph.PointwiseDepthwiseType,
+			[][]int{{2, 8, 10, 10}, {24, 8, 1, 1}, {24}, {24, 1, 3, 3}, {24}}, [][]int{{2, 24, 5, 5}}, 2 * (38400 + 10800)},
+		// And 50 × 6 × 24 for the projection.
+		{"block", graph.PointwiseDepthwiseType,
+			[][]int{{2, 8, 10, 10}, {24, 8, 1, 1}, {24}, {24, 1, 3, 3}, {24}, {6, 24, 1, 1}, nil, {2, 6, 5, 5}}, [][]int{{2, 6, 5, 5}}, 2 * (38400 + 10800 + 7200)},
+		// 36 pixels × (4 × 9 + 5 × 4).
+		{"depthwise + 1×1", graph.DepthwisePointwiseType,
+			[][]int{{1, 4, 6, 6}, {4, 1, 3, 3}, nil, {5, 4, 1, 1}}, [][]int{{1, 5, 6, 6}}, 2 * 36 * 56},
+		{"relu", "Relu", [][]int{{1, 4, 6, 6}}, [][]int{{1, 4, 6, 6}}, 0},
+	}
+	for _, c := range cases {
+		if got := layerFlops(c.typ, c.in, c.out); got != c.want {
+			t.Errorf("%s: %g flops, want %g", c.name, got, c.want)
+		}
+	}
+}

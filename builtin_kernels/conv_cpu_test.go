@@ -664,8 +664,8 @@ func TestGemmCPUPlan(t *testing.T) {
 // TestConvOutputBatchStride runs every CPU conv kernel with its output's images spread
 // apart (OutputBatchStrideAttr, as the host asks for when the output lies inside a
 // Concat's): RunPlan fails on any write between the images, and the values must match
-// the reference. The residual stays contiguous. The GPU's implicit GEMM does not honour
-// the stride and must say so.
+// the reference. The residual stays contiguous. The GPU's implicit GEMM runs too, with
+// and without a split K.
 func TestConvOutputBatchStride(t *testing.T) {
 	env := deviceEnv(t)
 	with := func(a Attrs, per, extra int) Attrs {
@@ -715,15 +715,20 @@ func TestConvOutputBatchStride(t *testing.T) {
 				return nil, err
 			}
 		}
+		if geo.nsp == 2 && geo.g == 1 {
+			gpu := DeviceInfo{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 1024, FloatVectorWidth: 1}
+			p, err = convOp{}.Plan(c.attrs, c.in, c.out, gpu)
+			if err := add("gpu", p, err); err != nil {
+				return nil, err
+			}
+			tile, _ := heuristicTile(geo, gpu)
+			p, err = implicitGemmTiled(geo, false, tile, 3, gpu)
+			if err := add("gpu split K", p, err); err != nil {
+				return nil, err
+			}
+		}
 		return list, nil
 	})
-	gpu, err := convOp{}.Plan(cases[0].attrs, cases[0].in, cases[0].out, DeviceInfo{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 1024, FloatVectorWidth: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if gpu.OutputBatchStride != 0 {
-		t.Error("the GPU's implicit GEMM claims to honour an output batch stride")
-	}
 	if _, err := (convOp{}).Plan(Attrs{OutputBatchStrideAttr: 5}, cases[2].in, cases[2].out, env.dev); err == nil {
 		t.Error("a stride shorter than one output image is accepted")
 	}
@@ -790,4 +795,25 @@ func TestCPULaunchGroups(t *testing.T) {
 		}
 		return []namedPlan{{"grouped", p}}, err
 	})
+}
+
+// TestOutputSpan: a buffer for a plan's output spans its images at the plan's batch
+// stride (output 0 only), else the shape's elements.
+func TestOutputSpan(t *testing.T) {
+	strided := &Plan{OutputBatchStride: 100}
+	for _, c := range []struct {
+		plan  *Plan
+		i     int
+		shape []int
+		want  int
+	}{
+		{strided, 0, []int{3, 4, 5}, 300},
+		{strided, 1, []int{3, 4, 5}, 60},
+		{&Plan{}, 0, []int{3, 4, 5}, 60},
+		{strided, 0, []int{0, 4, 5}, 0},
+	} {
+		if got := c.plan.OutputSpan(c.i, c.shape); got != c.want {
+			t.Errorf("stride %d, output %d of %v: %d, want %d", c.plan.OutputBatchStride, c.i, c.shape, got, c.want)
+		}
+	}
 }

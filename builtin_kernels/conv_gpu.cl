@@ -31,6 +31,9 @@
 #define OHW (OH * OW)
 #define P (N * OHW)
 #define TOTAL (N * M * OHW)
+#ifndef YN
+#define YN (M * OHW) /* elements from one output image to the next (the residual's: M * OHW) */
+#endif
 /* Loads per work-item per slice, and the stride between a work-item's rows of them. */
 #define ALOADS ((TM * TK) / NT)
 #define BLOADS ((TN * TK) / NT)
@@ -227,7 +230,7 @@ void conv_gemm(__global const float* restrict x, int x_off,
                         const int idx = (n * M + mm) * OHW + (p - n * OHW);
 #if SPLITK == 1
                         const float v = vals[e] + BIAS(mm) + RES(idx);
-                        y[idx] = APPLY_ACT(v);
+                        y[idx + n * (YN - M * OHW)] = APPLY_ACT(v);
 #else
                         y[s * TOTAL + idx] = vals[e];
 #endif
@@ -274,6 +277,6 @@ __kernel void conv_gemm_reduce(__global const float* restrict part, int part_off
     }
     const int mm = (idx / OHW) % M;
     v += BIAS(mm) + RES(idx);
-    y[idx] = APPLY_ACT(v);
+    y[idx + idx / (M * OHW) * (YN - M * OHW)] = APPLY_ACT(v);
 }
 #endif

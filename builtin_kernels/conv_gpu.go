@@ -124,7 +124,7 @@ func implicitGemmTiled(g convGeom, wt bool, tile gemmTile, splitK int, dev Devic
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Source: src, AliasInput: -1}
+	plan := &Plan{Source: src, AliasInput: -1, OutputBatchStride: g.yn}
 	in := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
 	if tapMajor {
 		// The weights, packed tap-major once (a setup launch on constant weights).

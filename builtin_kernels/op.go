@@ -92,6 +92,17 @@ type Plan struct {
 	OutputBatchStride int
 }
 
+// OutputSpan is how many elements output i of the given shape spans in memory under the
+// plan: N images OutputBatchStride apart for output 0 of a plan with a stride, else the
+// shape's elements. A buffer for the plan's output must be at least this large.
+func (p *Plan) OutputSpan(i int, shape []int) int {
+	n := numel(shape)
+	if i != 0 || p.OutputBatchStride <= 0 || len(shape) == 0 || shape[0] == 0 {
+		return n
+	}
+	return shape[0] * p.OutputBatchStride
+}
+
 // Op is one built-in layer type.
 type Op interface {
 	// Plan chooses kernels and work sizes for input shapes in and output shapes out.

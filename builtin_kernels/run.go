@@ -80,11 +80,10 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 	// gaps between them must stay untouched.
 	layout := func(i int) (span, per, stride int) {
 		n := numel(outShapes[i])
-		if i != 0 || plan.OutputBatchStride <= 0 || len(outShapes[0]) == 0 || outShapes[0][0] == 0 {
+		if span = plan.OutputSpan(i, outShapes[i]); span == n {
 			return n, n, n
 		}
-		per = n / outShapes[0][0]
-		return outShapes[0][0] * plan.OutputBatchStride, per, plan.OutputBatchStride
+		return span, n / outShapes[0][0], plan.OutputBatchStride
 	}
 	outRefs := make([]BufferRef, len(outShapes))
 	for i := range outShapes {

@@ -182,7 +182,8 @@ func (t *tuner) time(l *model.Layer, plan *builtinkernels.Plan, in, out [][]int)
 	}
 	outs := make([]*cl.Buffer, len(out))
 	for i, s := range out {
-		if outs[i], err = alloc(s); err != nil {
+		// A plan asked for an output batch stride writes its images that far apart.
+		if outs[i], err = alloc([]int{plan.OutputSpan(i, s)}); err != nil {
 			return 0, err
 		}
 	}

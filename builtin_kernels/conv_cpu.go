@@ -136,6 +136,20 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 	} else {
 		plans = append(plans, vec...)
 	}
+	// 3×3 layers at stride 1 also get Winograd's F(2×2, 3×3) (see wino_cpu.cl), first
+	// where their tile rows fill the device.
+	if g.winograd() {
+		t := chooseWinoTile(g, dev)
+		p, ok, err := winoPlan(g, t, dev)
+		if err != nil {
+			return nil, err
+		}
+		if ok && winoPreferred(g, t, dev) {
+			plans = append([]*Plan{p}, plans...)
+		} else if ok {
+			plans = append(plans, p)
+		}
+	}
 	if limit > 0 && len(plans) > limit {
 		plans = plans[:limit]
 	}

@@ -373,6 +373,10 @@ func BenchmarkConvCPU(b *testing.B) {
 		{name: "3x3_64_56", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 64, 56, 56), sh(64, 64, 3, 3), sh(64)), out: shapes(sh(1, 64, 56, 56))},
 		{name: "3x3_16_55_b4", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(4, 16, 55, 55), sh(64, 16, 3, 3), sh(64)), out: shapes(sh(4, 64, 55, 55))},
 		{name: "3x3_256_14", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 256, 14, 14), sh(256, 256, 3, 3), sh(256)), out: shapes(sh(1, 256, 14, 14))},
+		{name: "3x3_64_56_b4", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(4, 64, 56, 56), sh(64, 64, 3, 3), sh(64)), out: shapes(sh(4, 64, 56, 56))},
+		{name: "3x3_128_28_b4", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(4, 128, 28, 28), sh(128, 128, 3, 3), sh(128)), out: shapes(sh(4, 128, 28, 28))},
+		{name: "3x3_256_14_b4", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(4, 256, 14, 14), sh(256, 256, 3, 3), sh(256)), out: shapes(sh(4, 256, 14, 14))},
+		{name: "3x3_512_7_b4", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(4, 512, 7, 7), sh(512, 512, 3, 3), sh(512)), out: shapes(sh(4, 512, 7, 7))},
 		{name: "1x1_96_56", attrs: Attrs{}, in: shapes(sh(1, 96, 56, 56), sh(24, 96, 1, 1), sh(24)), out: shapes(sh(1, 24, 56, 56))},
 		{name: "1x1_16_112", attrs: Attrs{}, in: shapes(sh(1, 16, 112, 112), sh(96, 16, 1, 1), sh(96)), out: shapes(sh(1, 96, 112, 112))},
 		{name: "1x1_96_14_b4", attrs: Attrs{}, in: shapes(sh(4, 96, 14, 14), sh(576, 96, 1, 1), sh(576)), out: shapes(sh(4, 576, 14, 14))},
@@ -394,6 +398,14 @@ func BenchmarkConvCPU(b *testing.B) {
 			name string
 			plan *Plan
 		}{{"direct", direct}, {"vec", vec}}
+		if geo.winograd() {
+			if p, ok, _ := winoPlan(geo, chooseWinoTile(geo, env.dev), env.dev); ok {
+				plans = append(plans, struct {
+					name string
+					plan *Plan
+				}{"wino", p})
+			}
+		}
 		if geo.pointwise() || geo.strided1x1() {
 			for _, t := range []cpu1x1Tile{{16, 8, 2, 1}, {16, 6, 2, 2}, {16, 4, 3, 0}, {16, 12, 1, 3}, {8, 8, 2, 0}} {
 				p, _ := cpu1x1Plan(geo, t, env.dev)

@@ -1,0 +1,172 @@
+package builtinkernels
+
+// winoTile is the blocking of wino_cpu.cl: lane vectors of vec tiles made of segments of
+// twl neighbouring tiles, ns segments per tile row, trb tile rows and nt lane vectors per
+// work-item, kb output channels per work-item, input channels transformed cb at a time,
+// and a register tile of rk output channels × ntr lane vectors.
+type winoTile struct {
+	vec, twl, ns, trb, nt int
+	kb, cb, rk, ntr       int
+}
+
+// Private memory bounds of a wino work-item, in floats: M (16 positions × kb channels ×
+// nt lane vectors) and the transformed chunk V (16 × cb × nt). M is read and written once
+// per chunk, so it may live in the core's second-level cache; V is read by every channel
+// block of the GEMM and should stay in the first.
+const (
+	maxWinoAccumulators = 32 << 10
+	maxWinoChunk        = 8 << 10
+)
+
+// winograd reports whether a conv is one wino_cpu.cl computes: a 2-D 3×3 window at stride
+// 1 without dilation or groups (any padding), on outputs of at least 2×2.
+func (g convGeom) winograd() bool {
+	w := g.win
+	return g.nsp == 2 && g.g == 1 && w.k == [2]int{3, 3} && w.s == [2]int{1, 1} && w.d == [2]int{1, 1} &&
+		w.out[0] >= 2 && w.out[1] >= 2
+}
+
+// winoLayout lays the tile rows of the output out in lane vectors of vec lanes made of
+// segments of twl tiles: ns segments cover a row, and a work-item takes the fewest tile
+// rows whose segments fill whole lane vectors, times rowsPer.
+func winoLayout(g convGeom, vec, twl, rowsPer int) winoTile {
+	tw := ceilDiv(g.win.out[1], 2)
+	ns := ceilDiv(tw, twl)
+	lv := vec / twl
+	trb := lv / gcd(ns, lv) * max(rowsPer, 1)
+	return winoTile{vec: vec, twl: twl, ns: ns, trb: trb, nt: trb * ns / lv}
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// winoLanes is how many tiles a layout computes for every tile of the output: the lanes
+// of segments past the row's end, moved-left segments that overlap, and the rows of the
+// last band past the last image.
+func winoLanes(g convGeom, t winoTile) float64 {
+	rows, tw := g.n*ceilDiv(g.win.out[0], 2), ceilDiv(g.win.out[1], 2)
+	return float64(ceilDiv(rows, t.trb)*t.trb*t.ns*t.twl) / float64(rows*tw)
+}
+
+// chooseWinoTile picks wino_cpu.cl's blocking for a device: the segment width that wastes
+// the fewest lanes with at most two lane vectors of 16 per work-item (a tie goes to the
+// widest that fits in the row, whose outputs are stored as whole vectors), then as many
+// output channels per work-item as the accumulators hold, fewer where the layer would
+// leave compute units idle, since the input transform is repeated for each block of them.
+// Layouts of one lane vector stay so: on the 16-core Xeon at batch 16, taking twice the
+// tile rows (each weight loaded feeding two vectors, half the channels per work-item)
+// ran ResNet-18's 28-, 14- and 7-wide layers 2–15 % slower.
+func chooseWinoTile(g convGeom, dev DeviceInfo) winoTile {
+	vec := dev.FloatVectorWidth
+	if vec != 4 && vec != 8 && vec != 16 {
+		vec = 8
+	}
+	tw := ceilDiv(g.win.out[1], 2)
+	var best winoTile
+	bestLanes := 0.0
+	for twl := 4; twl <= vec; twl *= 2 {
+		t := winoLayout(g, vec, twl, 1)
+		if t.nt*vec > 32 && twl < vec {
+			continue
+		}
+		lanes := winoLanes(g, t)
+		better := best.vec == 0 || lanes < bestLanes-1e-9 ||
+			(lanes < bestLanes+1e-9 && (twl <= tw || best.twl > tw))
+		if better {
+			best, bestLanes = t, lanes
+		}
+	}
+	return winoBlocks(g, best, 0, dev)
+}
+
+// winoPreferred reports whether a Winograd layer should run wino_cpu.cl rather than the
+// direct kernels: where its bands of tile rows alone give every compute unit one. With
+// fewer, the work-items split the output channels into small blocks, each transforming
+// the whole input again: on the 16-core Xeon at batch 1, ResNet-18's 14- and 7-wide
+// layers ran at 718 and 173 GFLOP/s so against 806 and 279 direct, its 56-wide ones
+// (28 bands) at 622 against 388.
+func winoPreferred(g convGeom, t winoTile, dev DeviceInfo) bool {
+	return ceilDiv(g.n*ceilDiv(g.win.out[0], 2), t.trb) >= max(dev.ComputeUnits, 1)
+}
+
+// winoBlocks completes a layout with the channel blocking: kb output channels per
+// work-item (0: as many as the accumulators hold and the compute units allow), the
+// register tile, and the chunk of input channels.
+func winoBlocks(g convGeom, t winoTile, kb int, dev DeviceInfo) winoTile {
+	t.ntr = 1
+	for _, r := range []int{4, 2} {
+		if t.nt%r == 0 {
+			t.ntr = r
+			break
+		}
+	}
+	// Accumulators held in registers: 16 of the 32 vector registers of AVX-512, 8 of 16.
+	regs := 8
+	if t.vec == 16 {
+		regs = 16
+	}
+	t.rk = max(regs/t.ntr, 1)
+	if kb <= 0 {
+		kb = t.rk
+		for kb*2*16*t.nt*t.vec <= maxWinoAccumulators && kb < g.m {
+			kb *= 2
+		}
+		rows := g.n * ceilDiv(g.win.out[0], 2)
+		items := func(kb int) int { return ceilDiv(rows, t.trb) * ceilDiv(g.m, kb) }
+		cu := max(dev.ComputeUnits, 1)
+		for kb > t.rk && items(kb) < 2*cu {
+			kb /= 2
+		}
+	}
+	t.kb = ceilDiv(kb, t.rk) * t.rk
+	t.cb = max(min(maxWinoChunk/(16*t.nt*t.vec), g.c), 1)
+	return t
+}
+
+// winoPlan plans wino_cpu.cl for a conv that winograd accepts: the weights are
+// transformed once into scratch buffer 0 (a setup launch), then one launch computes the
+// layer. ok is false where a row is too wide for the private buffers.
+func winoPlan(g convGeom, t winoTile, dev DeviceInfo) (plan *Plan, ok bool, err error) {
+	rows, tw := g.n*ceilDiv(g.win.out[0], 2), ceilDiv(g.win.out[1], 2)
+	pw := ceilDiv(max(g.win.pb[1]+g.in[1], 2*max(tw, t.twl)+3), 4) * 4
+	if 4*4*t.trb*pw > maxWindowBuffer || 16*t.kb*t.nt*t.vec > 2*maxWinoAccumulators {
+		return nil, false, nil
+	}
+	bands := ceilDiv(rows, t.trb)
+	kblk := ceilDiv(g.m, t.kb)
+	var d defines
+	g.define(&d)
+	d.int("VEC", t.vec)
+	d.int("TWL", t.twl)
+	d.int("NS", t.ns)
+	d.int("TRB", t.trb)
+	d.int("BANDS", bands)
+	d.int("NT", t.nt)
+	d.int("KB", t.kb)
+	d.int("KBLK", kblk)
+	d.int("CB", t.cb)
+	d.int("RK", t.rk)
+	d.int("NTR", t.ntr)
+	d.int("PW", pw)
+	src, err := d.program("wino_cpu.cl")
+	if err != nil {
+		return nil, false, err
+	}
+	packGlobal, packLocal := launchSize([]int{kblk * t.kb, g.c}, dev)
+	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
+	// The GEMM's multiply-adds, for the grouping of small launches.
+	macs := bands * t.trb * t.ns * t.twl * 16 * g.c * kblk * t.kb
+	return &Plan{
+		Source:  src,
+		Scratch: []int{4 * 16 * g.c * kblk * t.kb},
+		Setup: []Launch{{Kernel: "wino_pack", Global: packGlobal, Local: packLocal,
+			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
+		Launches:          []Launch{cpuLaunch("wino", []int{bands, kblk}, macs, args, dev)},
+		AliasInput:        -1,
+		OutputBatchStride: g.yn,
+	}, true, nil
+}

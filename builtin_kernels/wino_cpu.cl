@@ -150,7 +150,9 @@ __kernel void wino(__global const float* restrict x, int x_off,
                 const int tr = tr0 + r / 4;
                 const int iy = 2 * (tr % TH) - PT + r % 4;
                 float* pr = rows + r * PW;
-                if (tr >= TROWS || iy < 0 || iy >= H) {
+                // One unsigned comparison for both ends of the column (oclgrind's compiler
+                // dropped the iy < 0 test of the two-sided form for rows of a second image).
+                if (tr >= TROWS || (uint)iy >= (uint)H) {
                     for (int q = 0; q < PW; q++) {
                         pr[q] = 0.0f;
                     }

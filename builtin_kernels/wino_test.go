@@ -94,20 +94,20 @@ func TestChooseWinoTile(t *testing.T) {
 	}
 }
 
-// BenchmarkWinoCPU times wino_cpu.cl's blockings on ResNet-18's 3×3 layer shapes against
-// conv2d_vec's heuristic tile, the peer of the same run (go test -bench WinoCPU
-// ./builtin_kernels); GFLOP/s count the direct convolution's multiply-adds. Blockings:
-// the device's choice, then each layout of one and two lane vectors per work-item with
-// the channel blocks the accumulators allow.
+// BenchmarkWinoCPU times wino_cpu.cl's blockings on ResNet-18's and SqueezeNet's 3×3
+// layer shapes against conv2d_vec's heuristic tile, the peer of the same run (go test
+// -bench WinoCPU ./builtin_kernels; CLHOST_BENCH_BATCH sets the batch, 4 by default);
+// GFLOP/s count the direct convolution's multiply-adds. Blockings: the device's choice,
+// then larger input chunks, and half and twice the output channels per work-item.
 func BenchmarkWinoCPU(b *testing.B) {
 	env := deviceEnvB(b)
 	batch := 4
 	if v := os.Getenv("CLHOST_BENCH_BATCH"); v != "" {
 		batch, _ = strconv.Atoi(v)
 	}
-	for _, l := range [][2]int{{64, 56}, {128, 28}, {256, 14}, {512, 7}} {
-		c := opCase{attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(batch, l[0], l[1], l[1]), sh(l[0], l[0], 3, 3), sh(l[0])), out: shapes(sh(batch, l[0], l[1], l[1]))}
-		name := fmt.Sprintf("%d_%d_b%d", l[0], l[1], batch)
+	for _, l := range [][3]int{{64, 64, 56}, {128, 128, 28}, {256, 256, 14}, {512, 512, 7}, {16, 64, 55}, {32, 128, 27}, {64, 256, 13}} {
+		c := opCase{attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(batch, l[0], l[2], l[2]), sh(l[1], l[0], 3, 3), sh(l[1])), out: shapes(sh(batch, l[1], l[2], l[2]))}
+		name := fmt.Sprintf("%d_%d_%d_b%d", l[0], l[1], l[2], batch)
 		ins := c.inputs()
 		geo, err := convOp{}.geometry(c.attrs, c.in)
 		if err != nil {
@@ -118,10 +118,16 @@ func BenchmarkWinoCPU(b *testing.B) {
 		plans := []namedPlan{{"vec", vec}}
 		chosen := chooseWinoTile(geo, env.dev)
 		tiles := []winoTile{chosen}
-		for _, f := range []int{1, 2, 4} {
-			t := winoBlocks(geo, winoLayout(geo, chosen.vec, chosen.twl, f), 0, env.dev)
-			if t != chosen && t.nt*t.vec <= 64 {
+		for _, cb := range []int{2 * chosen.cb, 4 * chosen.cb} {
+			if cb <= geo.c {
+				t := chosen
+				t.cb = cb
 				tiles = append(tiles, t)
+			}
+		}
+		for _, kb := range []int{chosen.kb / 2, chosen.kb * 2} {
+			if kb >= chosen.rk && kb < 2*geo.m {
+				tiles = append(tiles, winoBlocks(geo, chosen, kb, env.dev))
 			}
 		}
 		for _, t := range tiles {
@@ -129,7 +135,7 @@ func BenchmarkWinoCPU(b *testing.B) {
 			if err != nil || !ok {
 				b.Fatal(t, err)
 			}
-			plans = append(plans, namedPlan{fmt.Sprintf("wino_nt%d_kb%d", t.nt, t.kb), p})
+			plans = append(plans, namedPlan{fmt.Sprintf("wino_nt%d_kb%d_cb%d", t.nt, t.kb, t.cb), p})
 		}
 		for _, v := range plans {
 			b.Run(name+"/"+v.name, func(b *testing.B) {

@@ -1,16 +1,20 @@
 package builtinkernels
 
-// winoTile is the blocking of wino_cpu.cl: lane vectors of vec tiles made of segments of
-// twl neighbouring tiles, ns segments per tile row, trb tile rows and nt lane vectors per
-// work-item, kb output channels per work-item, input channels transformed cb at a time,
-// and a register tile of rk output channels × ntr lane vectors.
+// winoTile is the blocking of wino_cpu.cl: output tiles of ts×ts pixels (F(2×2, 3×3) or
+// F(4×4, 3×3)), lane vectors of vec tiles made of segments of twl neighbouring tiles, ns
+// segments per tile row, trb tile rows and nt lane vectors per work-item, kb output
+// channels per work-item, input channels transformed cb at a time, and a register tile
+// of rk output channels × ntr lane vectors.
 type winoTile struct {
-	vec, twl, ns, trb, nt int
-	kb, cb, rk, ntr       int
+	ts, vec, twl, ns, trb, nt int
+	kb, cb, rk, ntr           int
 }
 
-// Private memory bounds of a wino work-item, in floats: M (16 positions × kb channels ×
-// nt lane vectors) and the transformed chunk V (16 × cb × nt). M is read and written once
+// positions is the number of positions of a transformed tile, (ts+2)².
+func (t winoTile) positions() int { return (t.ts + 2) * (t.ts + 2) }
+
+// Private memory bounds of a wino work-item, in floats: M (positions × kb channels × nt
+// lane vectors) and the transformed chunk V (positions × cb × nt). M is read and written once
 // per chunk, so it may live in the core's second-level cache; V is read by every channel
 // block of the GEMM and should stay in the first.
 const (
@@ -26,15 +30,15 @@ func (g convGeom) winograd() bool {
 		w.out[0] >= 2 && w.out[1] >= 2
 }
 
-// winoLayout lays the tile rows of the output out in lane vectors of vec lanes made of
-// segments of twl tiles: ns segments cover a row, and a work-item takes the fewest tile
-// rows whose segments fill whole lane vectors, times rowsPer.
-func winoLayout(g convGeom, vec, twl, rowsPer int) winoTile {
-	tw := ceilDiv(g.win.out[1], 2)
+// winoLayout lays the ts×ts tiles of the output out in lane vectors of vec lanes made of
+// segments of twl tiles: ns segments cover a tile row, and a work-item takes the fewest
+// tile rows whose segments fill whole lane vectors, times rowsPer.
+func winoLayout(g convGeom, ts, vec, twl, rowsPer int) winoTile {
+	tw := ceilDiv(g.win.out[1], ts)
 	ns := ceilDiv(tw, twl)
 	lv := vec / twl
 	trb := lv / gcd(ns, lv) * max(rowsPer, 1)
-	return winoTile{vec: vec, twl: twl, ns: ns, trb: trb, nt: trb * ns / lv}
+	return winoTile{ts: ts, vec: vec, twl: twl, ns: ns, trb: trb, nt: trb * ns / lv}
 }
 
 func gcd(a, b int) int {
@@ -48,7 +52,7 @@ func gcd(a, b int) int {
 // of segments past the row's end, moved-left segments that overlap, and the rows of the
 // last band past the last image.
 func winoLanes(g convGeom, t winoTile) float64 {
-	rows, tw := g.n*ceilDiv(g.win.out[0], 2), ceilDiv(g.win.out[1], 2)
+	rows, tw := g.n*ceilDiv(g.win.out[0], t.ts), ceilDiv(g.win.out[1], t.ts)
 	return float64(ceilDiv(rows, t.trb)*t.trb*t.ns*t.twl) / float64(rows*tw)
 }
 
@@ -61,15 +65,20 @@ func winoLanes(g convGeom, t winoTile) float64 {
 // tile rows (each weight loaded feeding two vectors, half the channels per work-item)
 // ran ResNet-18's 28-, 14- and 7-wide layers 2–15 % slower.
 func chooseWinoTile(g convGeom, dev DeviceInfo) winoTile {
+	return chooseWinoTileOf(g, 2, dev)
+}
+
+// chooseWinoTileOf is chooseWinoTile for tiles of ts×ts outputs.
+func chooseWinoTileOf(g convGeom, ts int, dev DeviceInfo) winoTile {
 	vec := dev.FloatVectorWidth
 	if vec != 4 && vec != 8 && vec != 16 {
 		vec = 8
 	}
-	tw := ceilDiv(g.win.out[1], 2)
+	tw := ceilDiv(g.win.out[1], ts)
 	var best winoTile
 	bestLanes := 0.0
 	for twl := 4; twl <= vec; twl *= 2 {
-		t := winoLayout(g, vec, twl, 1)
+		t := winoLayout(g, ts, vec, twl, 1)
 		if t.nt*vec > 32 && twl < vec {
 			continue
 		}
@@ -90,7 +99,7 @@ func chooseWinoTile(g convGeom, dev DeviceInfo) winoTile {
 // layers ran at 718 and 173 GFLOP/s so against 806 and 279 direct, its 56-wide ones
 // (28 bands) at 622 against 388.
 func winoPreferred(g convGeom, t winoTile, dev DeviceInfo) bool {
-	return ceilDiv(g.n*ceilDiv(g.win.out[0], 2), t.trb) >= max(dev.ComputeUnits, 1)
+	return ceilDiv(g.n*ceilDiv(g.win.out[0], t.ts), t.trb) >= max(dev.ComputeUnits, 1)
 }
 
 // winoBlocks completes a layout with the channel blocking: kb output channels per
@@ -112,10 +121,10 @@ func winoBlocks(g convGeom, t winoTile, kb int, dev DeviceInfo) winoTile {
 	t.rk = max(regs/t.ntr, 1)
 	if kb <= 0 {
 		kb = t.rk
-		for kb*2*16*t.nt*t.vec <= maxWinoAccumulators && kb < g.m {
+		for kb*2*t.positions()*t.nt*t.vec <= maxWinoAccumulators && kb < g.m {
 			kb *= 2
 		}
-		rows := g.n * ceilDiv(g.win.out[0], 2)
+		rows := g.n * ceilDiv(g.win.out[0], t.ts)
 		items := func(kb int) int { return ceilDiv(rows, t.trb) * ceilDiv(g.m, kb) }
 		cu := max(dev.ComputeUnits, 1)
 		for kb > t.rk && items(kb) < 2*cu {
@@ -123,7 +132,7 @@ func winoBlocks(g convGeom, t winoTile, kb int, dev DeviceInfo) winoTile {
 		}
 	}
 	t.kb = ceilDiv(kb, t.rk) * t.rk
-	t.cb = max(min(maxWinoChunk/(16*t.nt*t.vec), g.c), 1)
+	t.cb = max(min(maxWinoChunk/(t.positions()*t.nt*t.vec), g.c), 1)
 	return t
 }
 
@@ -131,15 +140,19 @@ func winoBlocks(g convGeom, t winoTile, kb int, dev DeviceInfo) winoTile {
 // transformed once into scratch buffer 0 (a setup launch), then one launch computes the
 // layer. ok is false where a row is too wide for the private buffers.
 func winoPlan(g convGeom, t winoTile, dev DeviceInfo) (plan *Plan, ok bool, err error) {
-	rows, tw := g.n*ceilDiv(g.win.out[0], 2), ceilDiv(g.win.out[1], 2)
-	pw := ceilDiv(max(g.win.pb[1]+g.in[1], 2*max(tw, t.twl)+3), 4) * 4
-	if 4*4*t.trb*pw > maxWindowBuffer || 16*t.kb*t.nt*t.vec > 2*maxWinoAccumulators {
+	rows, tw := g.n*ceilDiv(g.win.out[0], t.ts), ceilDiv(g.win.out[1], t.ts)
+	// The transform reads ts*twl values from column ts*x + j (j ≤ ts+1) of the padded
+	// rows for a segment starting at tile x ≤ max(tw - twl, 0).
+	pw := ceilDiv(max(g.win.pb[1]+g.in[1], t.ts*max(tw, t.twl)+t.ts+1), 4) * 4
+	nx := t.positions()
+	if 4*(t.ts+2)*t.trb*pw > maxWindowBuffer || nx*t.kb*t.nt*t.vec > 2*maxWinoAccumulators {
 		return nil, false, nil
 	}
 	bands := ceilDiv(rows, t.trb)
 	kblk := ceilDiv(g.m, t.kb)
 	var d defines
 	g.define(&d)
+	d.int("TS", t.ts)
 	d.int("VEC", t.vec)
 	d.int("TWL", t.twl)
 	d.int("NS", t.ns)
@@ -159,10 +172,10 @@ func winoPlan(g convGeom, t winoTile, dev DeviceInfo) (plan *Plan, ok bool, err 
 	packGlobal, packLocal := launchSize([]int{kblk * t.kb, g.c}, dev)
 	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
 	// The GEMM's multiply-adds, for the grouping of small launches.
-	macs := bands * t.trb * t.ns * t.twl * 16 * g.c * kblk * t.kb
+	macs := bands * t.trb * t.ns * t.twl * nx * g.c * kblk * t.kb
 	return &Plan{
 		Source:  src,
-		Scratch: []int{4 * 16 * g.c * kblk * t.kb},
+		Scratch: []int{4 * nx * g.c * kblk * t.kb},
 		Setup: []Launch{{Kernel: "wino_pack", Global: packGlobal, Local: packLocal,
 			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
 		Launches:          []Launch{cpuLaunch("wino", []int{bands, kblk}, macs, args, dev)},

@@ -29,7 +29,7 @@ func TestConvWinogradCPUPlan(t *testing.T) {
 			in: shapes(sh(2, 17, 14, 14), sh(9, 17, 3, 3), sh(9), sh(2, 9, 14, 14)), out: shapes(sh(2, 9, 14, 14))},
 	}
 	// Each case runs three layouts, in turn, and the device's own choice.
-	layouts := [][4]int{{16, 16, 0, 1}, {16, 8, 16, 2}, {16, 4, 8, 1}, {8, 8, 0, 3}, {8, 4, 8, 1}, {4, 4, 4, 4}, {16, 16, 8, 1}, {16, 4, 0, 2}}
+	layouts := [][5]int{{16, 16, 0, 1, 2}, {16, 8, 16, 2, 4}, {16, 4, 8, 1, 2}, {8, 8, 0, 3, 4}, {8, 4, 8, 1, 2}, {4, 4, 4, 4, 4}, {16, 16, 8, 1, 4}, {16, 4, 0, 2, 2}, {16, 4, 0, 1, 4}, {16, 8, 8, 1, 2}}
 	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
 		if !geo.winograd() {
 			return nil, fmt.Errorf("not a Winograd layer")
@@ -37,7 +37,7 @@ func TestConvWinogradCPUPlan(t *testing.T) {
 		tiles := []winoTile{chooseWinoTile(geo, env.dev)}
 		for k := 0; k < 3; k++ {
 			l := layouts[(3*ci+k)%len(layouts)]
-			tiles = append(tiles, winoBlocks(geo, winoLayout(geo, l[0], l[1], l[3]), l[2], env.dev))
+			tiles = append(tiles, winoBlocks(geo, winoLayout(geo, l[4], l[0], l[1], l[3]), l[2], env.dev))
 		}
 		var list []namedPlan
 		for _, tile := range tiles {
@@ -65,15 +65,15 @@ func TestChooseWinoTile(t *testing.T) {
 		want      winoTile
 		wino      bool
 	}{
-		{16, 64, 56, winoTile{vec: 16, twl: 16, ns: 2, trb: 1, nt: 2, kb: 64, cb: 16, rk: 8, ntr: 2}, true},
-		{1, 64, 56, winoTile{vec: 16, twl: 16, ns: 2, trb: 1, nt: 2, kb: 32, cb: 16, rk: 8, ntr: 2}, true},
-		{16, 128, 28, winoTile{vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 128, cb: 32, rk: 16, ntr: 1}, true},
-		{1, 128, 28, winoTile{vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 32, cb: 32, rk: 16, ntr: 1}, false},
-		{16, 256, 14, winoTile{vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 128, cb: 32, rk: 16, ntr: 1}, true},
-		{16, 512, 7, winoTile{vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 128, cb: 32, rk: 16, ntr: 1}, true},
-		{1, 512, 7, winoTile{vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 16, cb: 32, rk: 16, ntr: 1}, false},
-		{16, 16, 55, winoTile{vec: 16, twl: 16, ns: 2, trb: 1, nt: 2, kb: 16, cb: 16, rk: 8, ntr: 2}, true},
-		{16, 64, 13, winoTile{vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 64, cb: 32, rk: 16, ntr: 1}, true},
+		{16, 64, 56, winoTile{ts: 2, vec: 16, twl: 16, ns: 2, trb: 1, nt: 2, kb: 64, cb: 16, rk: 8, ntr: 2}, true},
+		{1, 64, 56, winoTile{ts: 2, vec: 16, twl: 16, ns: 2, trb: 1, nt: 2, kb: 32, cb: 16, rk: 8, ntr: 2}, true},
+		{16, 128, 28, winoTile{ts: 2, vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 128, cb: 32, rk: 16, ntr: 1}, true},
+		{1, 128, 28, winoTile{ts: 2, vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 32, cb: 32, rk: 16, ntr: 1}, false},
+		{16, 256, 14, winoTile{ts: 2, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 128, cb: 32, rk: 16, ntr: 1}, true},
+		{16, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 128, cb: 32, rk: 16, ntr: 1}, true},
+		{1, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 16, cb: 32, rk: 16, ntr: 1}, false},
+		{16, 16, 55, winoTile{ts: 2, vec: 16, twl: 16, ns: 2, trb: 1, nt: 2, kb: 16, cb: 16, rk: 8, ntr: 2}, true},
+		{16, 64, 13, winoTile{ts: 2, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 64, cb: 32, rk: 16, ntr: 1}, true},
 	} {
 		attrs := Attrs{"pads": []int{1, 1, 1, 1}}
 		in := shapes(sh(c.n, c.ch, c.hw, c.hw), sh(c.ch, c.ch, 3, 3))
@@ -98,7 +98,8 @@ func TestChooseWinoTile(t *testing.T) {
 // layer shapes against conv2d_vec's heuristic tile, the peer of the same run (go test
 // -bench WinoCPU ./builtin_kernels; CLHOST_BENCH_BATCH sets the batch, 4 by default);
 // GFLOP/s count the direct convolution's multiply-adds. Blockings: the device's choice,
-// then larger input chunks, and half and twice the output channels per work-item.
+// then larger input chunks, half and twice the output channels per work-item, and
+// F(4×4, 3×3) with the channels its accumulators hold and twice that.
 func BenchmarkWinoCPU(b *testing.B) {
 	env := deviceEnvB(b)
 	batch := 4
@@ -130,12 +131,14 @@ func BenchmarkWinoCPU(b *testing.B) {
 				tiles = append(tiles, winoBlocks(geo, chosen, kb, env.dev))
 			}
 		}
+		f4 := chooseWinoTileOf(geo, 4, env.dev)
+		tiles = append(tiles, f4, winoBlocks(geo, f4, 2*f4.kb, env.dev))
 		for _, t := range tiles {
 			p, ok, err := winoPlan(geo, t, env.dev)
 			if err != nil || !ok {
 				b.Fatal(t, err)
 			}
-			plans = append(plans, namedPlan{fmt.Sprintf("wino_nt%d_kb%d_cb%d", t.nt, t.kb, t.cb), p})
+			plans = append(plans, namedPlan{fmt.Sprintf("wino%d_nt%d_kb%d_cb%d", t.ts, t.nt, t.kb, t.cb), p})
 		}
 		for _, v := range plans {
 			b.Run(name+"/"+v.name, func(b *testing.B) {

@@ -14,12 +14,15 @@ type winoTile struct {
 func (t winoTile) positions() int { return (t.ts + 2) * (t.ts + 2) }
 
 // Private memory bounds of a wino work-item, in floats: M (positions × kb channels × nt
-// lane vectors) and the transformed chunk V (positions × cb × nt). M is read and written once
-// per chunk, so it may live in the core's second-level cache; V is read by every channel
-// block of the GEMM and should stay in the first.
+// lane vectors) and the transformed chunk V (positions × cb × nt). Both live in the
+// core's second-level cache. M is read and written once per chunk, so larger chunks
+// save passes over it: on the 16-core Xeon at batch 16, ResNet-18's 56-wide layer ran at
+// 1.8, 2.3 and 2.6 TFLOP/s (counted as direct) with chunks of 16, 32 and 64 channels
+// (V of 32, 64 and 128 KB), the other layers within noise. Up to 40K floats of M let
+// F(4×4) blocks take 64 output channels, which ran 10–20 % faster than 32.
 const (
-	maxWinoAccumulators = 32 << 10
-	maxWinoChunk        = 8 << 10
+	maxWinoAccumulators = 40 << 10
+	maxWinoChunk        = 32 << 10
 )
 
 // winograd reports whether a conv is one wino_cpu.cl computes: a 2-D 3×3 window at stride
@@ -64,8 +67,38 @@ func winoLanes(g convGeom, t winoTile) float64 {
 // Layouts of one lane vector stay so: on the 16-core Xeon at batch 16, taking twice the
 // tile rows (each weight loaded feeding two vectors, half the channels per work-item)
 // ran ResNet-18's 28-, 14- and 7-wide layers 2–15 % slower.
+//
+// F(4×4) does 2.25 multiply-adds per output and input channel where F(2×2) does 4, but
+// its transforms cost more per multiply-add, it holds half the output channels per
+// work-item, and its wider tiles waste more of small planes. It is chosen where its
+// multiply-adds per computed output, weighted by winoF4Cost, are fewer: ResNet-18's 56-,
+// 28- and 14-wide layers (2.45 against 2.6, 2.3 against 2.1, 1.8 against 1.7 TFLOP/s on
+// the 16-core Xeon at batch 16, counted as direct), not its 7-wide ones (0.9 against 1.3).
+// A layout that winoPreferred accepts goes before one it does not (at batch 1, 56 rows of
+// 2×2 tiles fill 16 compute units where 14 rows of 4×4 tiles would not).
 func chooseWinoTile(g convGeom, dev DeviceInfo) winoTile {
-	return chooseWinoTileOf(g, 2, dev)
+	f2, f4 := chooseWinoTileOf(g, 2, dev), chooseWinoTileOf(g, 4, dev)
+	if p2, p4 := winoPreferred(g, f2, dev), winoPreferred(g, f4, dev); p2 != p4 {
+		if p4 {
+			return f4
+		}
+		return f2
+	}
+	if winoCost(g, f4)*winoF4Cost < winoCost(g, f2) {
+		return f4
+	}
+	return f2
+}
+
+// winoF4Cost weighs F(4×4)'s multiply-adds against F(2×2)'s in chooseWinoTile.
+const winoF4Cost = 1.3
+
+// winoCost is a layout's GEMM multiply-adds per output pixel and input channel, with
+// every lane it computes, used or not.
+func winoCost(g convGeom, t winoTile) float64 {
+	rows := g.n * ceilDiv(g.win.out[0], t.ts)
+	tiles := ceilDiv(rows, t.trb) * t.trb * t.ns * t.twl
+	return float64(tiles*t.positions()) / float64(g.n*g.win.out[0]*g.win.out[1])
 }
 
 // chooseWinoTileOf is chooseWinoTile for tiles of ts×ts outputs.
@@ -93,13 +126,17 @@ func chooseWinoTileOf(g convGeom, ts int, dev DeviceInfo) winoTile {
 }
 
 // winoPreferred reports whether a Winograd layer should run wino_cpu.cl rather than the
-// direct kernels: where its bands of tile rows alone give every compute unit one. With
-// fewer, the work-items split the output channels into small blocks, each transforming
-// the whole input again: on the 16-core Xeon at batch 1, ResNet-18's 14- and 7-wide
-// layers ran at 718 and 173 GFLOP/s so against 806 and 279 direct, its 56-wide ones
-// (28 bands) at 622 against 388.
+// direct kernels: where it has 32 input channels or more and its bands of tile rows
+// alone give every compute unit one.
+//   - With fewer bands, the work-items split the output channels into small blocks, each
+//     transforming the whole input again: on the 16-core Xeon at batch 1, ResNet-18's
+//     14- and 7-wide layers ran at 718 and 173 GFLOP/s so against 806 and 279 direct,
+//     its 56-wide ones (28 bands) at 622 against 388.
+//   - With few input channels the transforms outweigh the multiply-adds saved:
+//     SqueezeNet's 55-wide expansion from 16 channels ran at 1.05–1.23 TFLOP/s against
+//     1.30 direct at batch 16, the 27-wide one from 32 at 1.2–1.55 against 1.15.
 func winoPreferred(g convGeom, t winoTile, dev DeviceInfo) bool {
-	return ceilDiv(g.n*ceilDiv(g.win.out[0], t.ts), t.trb) >= max(dev.ComputeUnits, 1)
+	return g.c >= 32 && ceilDiv(g.n*ceilDiv(g.win.out[0], t.ts), t.trb) >= max(dev.ComputeUnits, 1)
 }
 
 // winoBlocks completes a layout with the channel blocking: kb output channels per

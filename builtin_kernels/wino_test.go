@@ -55,9 +55,10 @@ func TestConvWinogradCPUPlan(t *testing.T) {
 }
 
 // TestChooseWinoTile checks the blocking chosen for ResNet-18's and SqueezeNet's 3×3
-// layers on a 16-lane, 16-unit CPU (segments that fit the rows; the most output channels
-// per work-item that still give every unit two work-items), and which of them Conv's
-// plan runs as Winograd: those whose bands of tile rows fill the units.
+// layers on a 16-lane, 16-unit CPU (4×4 tiles except on 7×7 planes; segments that fit
+// the rows; the most output channels per work-item that still give every unit two
+// work-items), and which of them Conv's plan runs as Winograd: those with 32 input
+// channels or more whose bands of tile rows fill the units.
 func TestChooseWinoTile(t *testing.T) {
 	dev := DeviceInfo{FloatVectorWidth: 16, ComputeUnits: 16}
 	for _, c := range []struct {
@@ -65,15 +66,18 @@ func TestChooseWinoTile(t *testing.T) {
 		want      winoTile
 		wino      bool
 	}{
-		{16, 64, 56, winoTile{ts: 2, vec: 16, twl: 16, ns: 2, trb: 1, nt: 2, kb: 64, cb: 16, rk: 8, ntr: 2}, true},
-		{1, 64, 56, winoTile{ts: 2, vec: 16, twl: 16, ns: 2, trb: 1, nt: 2, kb: 32, cb: 16, rk: 8, ntr: 2}, true},
-		{16, 128, 28, winoTile{ts: 2, vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 128, cb: 32, rk: 16, ntr: 1}, true},
-		{1, 128, 28, winoTile{ts: 2, vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 32, cb: 32, rk: 16, ntr: 1}, false},
-		{16, 256, 14, winoTile{ts: 2, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 128, cb: 32, rk: 16, ntr: 1}, true},
-		{16, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 128, cb: 32, rk: 16, ntr: 1}, true},
-		{1, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 16, cb: 32, rk: 16, ntr: 1}, false},
-		{16, 16, 55, winoTile{ts: 2, vec: 16, twl: 16, ns: 2, trb: 1, nt: 2, kb: 16, cb: 16, rk: 8, ntr: 2}, true},
-		{16, 64, 13, winoTile{ts: 2, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 64, cb: 32, rk: 16, ntr: 1}, true},
+		{16, 64, 56, winoTile{ts: 4, vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 64, cb: 56, rk: 16, ntr: 1}, true},
+		// 2×2 tiles: 28 bands fill the units, 14 of 4×4 would not.
+		{1, 64, 56, winoTile{ts: 2, vec: 16, twl: 16, ns: 2, trb: 1, nt: 2, kb: 32, cb: 64, rk: 8, ntr: 2}, true},
+		{16, 128, 28, winoTile{ts: 4, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 64, cb: 56, rk: 16, ntr: 1}, true},
+		{1, 128, 28, winoTile{ts: 4, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 16, cb: 56, rk: 16, ntr: 1}, false},
+		{16, 256, 14, winoTile{ts: 4, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 64, cb: 56, rk: 16, ntr: 1}, true},
+		{16, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 128, cb: 128, rk: 16, ntr: 1}, true},
+		{1, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 16, cb: 128, rk: 16, ntr: 1}, false},
+		// Too few input channels.
+		{16, 16, 55, winoTile{ts: 4, vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 16, cb: 16, rk: 16, ntr: 1}, false},
+		{16, 32, 27, winoTile{ts: 4, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 32, cb: 32, rk: 16, ntr: 1}, true},
+		{16, 64, 13, winoTile{ts: 4, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 32, cb: 56, rk: 16, ntr: 1}, true},
 	} {
 		attrs := Attrs{"pads": []int{1, 1, 1, 1}}
 		in := shapes(sh(c.n, c.ch, c.hw, c.hw), sh(c.ch, c.ch, 3, 3))

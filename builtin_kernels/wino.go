@@ -72,8 +72,12 @@ func winoLanes(g convGeom, t winoTile) float64 {
 // its transforms cost more per multiply-add, it holds half the output channels per
 // work-item, and its wider tiles waste more of small planes. It is chosen where its
 // multiply-adds per computed output, weighted by winoF4Cost, are fewer: ResNet-18's 56-,
-// 28- and 14-wide layers (2.45 against 2.6, 2.3 against 2.1, 1.8 against 1.7 TFLOP/s on
-// the 16-core Xeon at batch 16, counted as direct), not its 7-wide ones (0.9 against 1.3).
+// 28- and 14-wide layers, not its 7-wide ones. On the 16-core Xeon at batch 16 (one run,
+// counted as direct) F(4×4) ran the 28- and 14-wide layers at 2.3 and 1.8 TFLOP/s
+// against 2.1 and 1.7, the 56-wide one at 2.45 (with 14-channel chunks) against 2.6 (64),
+// the 7-wide one at 0.9 against 1.3; whole ResNet-18 runs were within noise of F(2×2)
+// alone at batch 16 (42.8–45.2 against 42.2–48.5 ms) and a little faster at batch 1
+// (4.75–5.01 against 4.91–5.14).
 // A layout that winoPreferred accepts goes before one it does not (at batch 1, 56 rows of
 // 2×2 tiles fill 16 compute units where 14 rows of 4×4 tiles would not).
 func chooseWinoTile(g convGeom, dev DeviceInfo) winoTile {

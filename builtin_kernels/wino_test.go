@@ -72,7 +72,7 @@ func TestChooseWinoTile(t *testing.T) {
 		{16, 128, 28, winoTile{ts: 4, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 64, cb: 56, rk: 16, ntr: 1}, true},
 		{1, 128, 28, winoTile{ts: 4, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 16, cb: 56, rk: 16, ntr: 1}, false},
 		{16, 256, 14, winoTile{ts: 4, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 64, cb: 56, rk: 16, ntr: 1}, true},
-		{16, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 128, cb: 128, rk: 16, ntr: 1}, true},
+		{16, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 256, cb: 128, rk: 16, ntr: 1}, true},
 		{1, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 16, cb: 128, rk: 16, ntr: 1}, false},
 		// Too few input channels.
 		{16, 16, 55, winoTile{ts: 4, vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 16, cb: 16, rk: 16, ntr: 1}, false},

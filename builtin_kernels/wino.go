@@ -53,12 +53,18 @@ func gcd(a, b int) int {
 	return a
 }
 
-// winoLanes is how many tiles a layout computes for every tile of the output: the lanes
-// of segments past the row's end, moved-left segments that overlap, and the rows of the
-// last band past the last image.
+// winoTiles is how many tiles a layout computes over all images, with the lanes of
+// segments past a row's end, moved-left segments that overlap, and the rows of the last
+// band past the last image.
+func winoTiles(g convGeom, t winoTile) int {
+	rows := g.n * ceilDiv(g.win.out[0], t.ts)
+	return ceilDiv(rows, t.trb) * t.trb * t.ns * t.twl
+}
+
+// winoLanes is how many tiles a layout computes for every tile of the output.
 func winoLanes(g convGeom, t winoTile) float64 {
 	rows, tw := g.n*ceilDiv(g.win.out[0], t.ts), ceilDiv(g.win.out[1], t.ts)
-	return float64(ceilDiv(rows, t.trb)*t.trb*t.ns*t.twl) / float64(rows*tw)
+	return float64(winoTiles(g, t)) / float64(rows*tw)
 }
 
 // chooseWinoTile picks wino_cpu.cl's blocking for a device: the segment width that wastes
@@ -102,9 +108,7 @@ const winoF4Cost = 1.3
 // winoCost is a layout's GEMM multiply-adds per output pixel and input channel, with
 // every lane it computes, used or not.
 func winoCost(g convGeom, t winoTile) float64 {
-	rows := g.n * ceilDiv(g.win.out[0], t.ts)
-	tiles := ceilDiv(rows, t.trb) * t.trb * t.ns * t.twl
-	return float64(tiles*t.positions()) / float64(g.n*g.win.out[0]*g.win.out[1])
+	return float64(winoTiles(g, t)*t.positions()) / float64(g.n*g.win.out[0]*g.win.out[1])
 }
 
 // chooseWinoTileOf is chooseWinoTile for tiles of ts×ts outputs.

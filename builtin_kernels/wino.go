@@ -219,7 +219,7 @@ func winoPlan(g convGeom, t winoTile, dev DeviceInfo) (plan *Plan, ok bool, err 
 	packGlobal, packLocal := launchSize([]int{kblk * t.kb, g.c}, dev)
 	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
 	// The GEMM's multiply-adds, for the grouping of small launches.
-	macs := bands * t.trb * t.ns * t.twl * nx * g.c * kblk * t.kb
+	macs := winoTiles(g, t) * nx * g.c * kblk * t.kb
 	return &Plan{
 		Source:  src,
 		Scratch: []int{4 * nx * g.c * kblk * t.kb},

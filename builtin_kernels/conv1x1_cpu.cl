@@ -11,7 +11,7 @@
 //   cost per work-group, and for each pixel tile MTI channel tiles.
 //   Arguments: x, packed w, [bias], [residual], y.
 // Defines as conv.cl (the geometry, HAS_BIAS, HAS_RESIDUAL, APPLY_ACT) plus VEC, MT, NP,
-// MT1, MTI and TPI.
+// MT1, MTI, TPI and KC (input channels per chunk; CG when absent).
 #ifndef YN
 #define YN (M * OH * OW)
 #endif
@@ -21,6 +21,9 @@
 
 #define P (H * W)
 #define PT1 (VEC * NP)
+#ifndef KC
+#define KC CG
+#endif
 
 /* Each step of the channel loop reads from a new plane, P floats further on: far more
    streams than a core's prefetcher tracks (SqueezeNet's squeeze layers read 64–512 of
@@ -91,88 +94,110 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
     const int g = z % G;
     const int n = z / G;
     for (int tile = item * TPI; tile < (item + 1) * TPI && tile * PT1 < P; tile++) {
+        /* A last, partial tile is moved left to end at P, so it still loads whole vectors;
+           only its new pixels are written. Planes smaller than a tile take the guarded path. */
+        const int done = tile * PT1;
+        const int p0 = P >= PT1 ? min(done, P - PT1) : 0;
+        const __global float* xg = x + (n * C + g * CG) * P + p0;
+#if KC < CG
+        /* The partial sums of the tile's channel tiles between chunks of input channels. */
+        floatV part[MTI][MT][NP];
+#endif
         /* The channel tiles of one pixel tile run back to back in the same work-item, so that
-           the tile's input, read from memory by the first, is in the cache for the rest. */
-        for (int mt = mtb * MTI; mt < (mtb + 1) * MTI && mt < MT1; mt++) {
-            const __global float* wt = wp + (g * MT1 + mt) * CG * MT;
-            /* A last, partial tile is moved left to end at P, so it still loads whole vectors;
-               only its new pixels are written. Planes smaller than a tile take the guarded path. */
-            const int done = tile * PT1;
-            const int p0 = P >= PT1 ? min(done, P - PT1) : 0;
-            const __global float* xg = x + (n * C + g * CG) * P + p0;
-
-            floatV acc[MT][NP];
-            _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                    acc[i][j] = (floatV)(0.0f);
-                }
-            }
-            if (P >= PT1) {
-                for (int c = 0; c < CG; c++) {
-                    floatV xv[NP];
+           the tile's input, read from memory by the first, is in the cache for the rest;
+           where the input channels come in chunks (KC < CG), each chunk runs over every
+           channel tile, so the chunk's input stays in the L1 cache meanwhile. */
+        for (int c0 = 0; c0 < CG; c0 += KC) {
+            const int c1 = min(c0 + KC, CG);
+            for (int mt = mtb * MTI; mt < (mtb + 1) * MTI && mt < MT1; mt++) {
+                const __global float* wt = wp + (g * MT1 + mt) * CG * MT;
+                floatV acc[MT][NP];
+                _Pragma("unroll") for (int i = 0; i < MT; i++) {
                     _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                        PREFETCH(xg + c * P + PF * PT1 + j * VEC);
-                        xv[j] = CAT(vload, VEC)(j, xg + c * P);
+#if KC < CG
+                        acc[i][j] = c0 == 0 ? (floatV)(0.0f) : part[mt - mtb * MTI][i][j];
+#else
+                        acc[i][j] = (floatV)(0.0f);
+#endif
                     }
-                    _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                        const floatV wv = (floatV)(wt[c * MT + i]);
+                }
+                if (P >= PT1) {
+                    for (int c = c0; c < c1; c++) {
+                        floatV xv[NP];
                         _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                            acc[i][j] = fma(wv, xv[j], acc[i][j]);
+                            PREFETCH(xg + c * P + PF * PT1 + j * VEC);
+                            xv[j] = CAT(vload, VEC)(j, xg + c * P);
+                        }
+                        _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                            const floatV wv = (floatV)(wt[c * MT + i]);
+                            _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                                acc[i][j] = fma(wv, xv[j], acc[i][j]);
+                            }
+                        }
+                    }
+                } else {
+                    for (int c = c0; c < c1; c++) {
+                        float xs[PT1];
+                        _Pragma("unroll") for (int q = 0; q < PT1; q++) {
+                            xs[q] = q < P ? xg[c * P + q] : 0.0f;
+                        }
+                        _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                            const floatV wv = (floatV)(wt[c * MT + i]);
+                            _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                                acc[i][j] = fma(wv, CAT(vload, VEC)(j, xs), acc[i][j]);
+                            }
                         }
                     }
                 }
-            } else {
-                for (int c = 0; c < CG; c++) {
-                    float xs[PT1];
-                    _Pragma("unroll") for (int q = 0; q < PT1; q++) {
-                        xs[q] = q < P ? xg[c * P + q] : 0.0f;
-                    }
+#if KC < CG
+                if (c1 < CG) {
                     _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                        const floatV wv = (floatV)(wt[c * MT + i]);
                         _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                            acc[i][j] = fma(wv, CAT(vload, VEC)(j, xs), acc[i][j]);
+                            part[mt - mtb * MTI][i][j] = acc[i][j];
                         }
                     }
+                    continue;
                 }
-            }
+#endif
 
 #if P >= PT1
-            const bool whole = p0 == done;
+                const bool whole = p0 == done;
 #else
-            const bool whole = false; // the plane is narrower than one tile
+                const bool whole = false; // the plane is narrower than one tile
 #endif
-            _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                const int mg = mt * MT + i;
-                if (mg < MG) {
-                    const int m = g * MG + mg;
+                _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                    const int mg = mt * MT + i;
+                    if (mg < MG) {
+                        const int m = g * MG + mg;
 #if HAS_BIAS
-                    const float bv = bias[m];
+                        const float bv = bias[m];
 #else
-                    const float bv = 0.0f;
+                        const float bv = 0.0f;
 #endif
-                    __global float* yrow = y + n * YN + m * P + p0;
+                        __global float* yrow = y + n * YN + m * P + p0;
 #if HAS_RESIDUAL
-                    const __global float* rrow = res + (n * M + m) * P + p0;
+                        const __global float* rrow = res + (n * M + m) * P + p0;
 #endif
-                    if (whole) {
-                        _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                            floatV v = acc[i][j] + bv;
+                        if (whole) {
+                            _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                                floatV v = acc[i][j] + bv;
 #if HAS_RESIDUAL
-                            v += CAT(vload, VEC)(j, rrow);
+                                v += CAT(vload, VEC)(j, rrow);
 #endif
-                            CAT(vstore, VEC)(APPLY_ACT(v), j, yrow);
-                        }
-                    } else {
-                        float out[PT1];
-                        _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                            CAT(vstore, VEC)(acc[i][j], j, out);
-                        }
-                        for (int q = done - p0; q < min(PT1, P - p0); q++) {
-                            float v = out[q] + bv;
+                                CAT(vstore, VEC)(APPLY_ACT(v), j, yrow);
+                            }
+                        } else {
+                            float out[PT1];
+                            _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                                CAT(vstore, VEC)(acc[i][j], j, out);
+                            }
+                            for (int q = done - p0; q < min(PT1, P - p0); q++) {
+                                float v = out[q] + bv;
 #if HAS_RESIDUAL
-                            v += rrow[q];
+                                v += rrow[q];
 #endif
-                            yrow[q] = APPLY_ACT(v);
+                                yrow[q] = APPLY_ACT(v);
+                            }
                         }
                     }
                 }

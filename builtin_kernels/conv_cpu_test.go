@@ -382,6 +382,14 @@ func BenchmarkConvCPU(b *testing.B) {
 		{name: "1x1_96_14_b4", attrs: Attrs{}, in: shapes(sh(4, 96, 14, 14), sh(576, 96, 1, 1), sh(576)), out: shapes(sh(4, 576, 14, 14))},
 		{name: "1x1_576_14_b4", attrs: Attrs{}, in: shapes(sh(4, 576, 14, 14), sh(96, 576, 1, 1), sh(96)), out: shapes(sh(4, 96, 14, 14))},
 		{name: "1x1_320_7", attrs: Attrs{}, in: shapes(sh(1, 320, 7, 7), sh(1280, 320, 1, 1), sh(1280)), out: shapes(sh(1, 1280, 7, 7))},
+		{name: "1x1_512_13_b16", attrs: Attrs{}, in: shapes(sh(16, 512, 13, 13), sh(1000, 512, 1, 1), sh(1000)), out: shapes(sh(16, 1000, 13, 13))},
+		{name: "1x1_16_55_b16", attrs: Attrs{}, in: shapes(sh(16, 16, 55, 55), sh(64, 16, 1, 1), sh(64)), out: shapes(sh(16, 64, 55, 55))},
+		{name: "1x1_256_27_b16", attrs: Attrs{}, in: shapes(sh(16, 256, 27, 27), sh(32, 256, 1, 1), sh(32)), out: shapes(sh(16, 32, 27, 27))},
+		{name: "1x1_960_7_b16", attrs: Attrs{}, in: shapes(sh(16, 960, 7, 7), sh(160, 960, 1, 1), sh(160)), out: shapes(sh(16, 160, 7, 7))},
+		{name: "1x1_576_14_b16", attrs: Attrs{}, in: shapes(sh(16, 576, 14, 14), sh(96, 576, 1, 1), sh(96)), out: shapes(sh(16, 96, 14, 14))},
+		{name: "1x1_144_56_b16", attrs: Attrs{}, in: shapes(sh(16, 144, 56, 56), sh(24, 144, 1, 1), sh(24)), out: shapes(sh(16, 24, 56, 56))},
+		{name: "1x1_384_14_b16", attrs: Attrs{}, in: shapes(sh(16, 384, 14, 14), sh(64, 384, 1, 1), sh(64)), out: shapes(sh(16, 64, 14, 14))},
+		{name: "1x1_320_7_b16", attrs: Attrs{}, in: shapes(sh(16, 320, 7, 7), sh(1280, 320, 1, 1), sh(1280)), out: shapes(sh(16, 1280, 7, 7))},
 		{name: "1x1_s2_64_56", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(4, 64, 56, 56), sh(128, 64, 1, 1), sh(128)), out: shapes(sh(4, 128, 28, 28))},
 		{name: "7x7_s2", attrs: Attrs{"pads": []int{3, 3, 3, 3}, "strides": []int{2, 2}}, in: shapes(sh(1, 3, 224, 224), sh(64, 3, 7, 7), sh(64)), out: shapes(sh(1, 64, 112, 112))},
 	}
@@ -407,7 +415,7 @@ func BenchmarkConvCPU(b *testing.B) {
 			}
 		}
 		if geo.pointwise() || geo.strided1x1() {
-			for _, t := range []cpu1x1Tile{{16, 8, 2, 1}, {16, 6, 2, 2}, {16, 4, 3, 0}, {16, 12, 1, 3}, {8, 8, 2, 0}} {
+			for _, t := range []cpu1x1Tile{{16, 8, 2, 0, 0}, {16, 8, 2, 0, 1 << 20}, {16, 8, 2, 0, 128}, {16, 12, 2, 0, 0}, {16, 12, 1, 0, 0}, {16, 4, 3, 0, 0}, {8, 8, 2, 0, 0}} {
 				p, _ := cpu1x1Plan(geo, t, env.dev)
 				plans = append(plans, struct {
 					name string
@@ -483,8 +491,11 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		// output reads; 2×3 strides tell the axes apart.
 		{name: "stride2 odd residual", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(2, 6, 9, 11), sh(20, 6, 1, 1), sh(20), sh(2, 20, 5, 6)), out: shapes(sh(2, 20, 5, 6))},
 		{name: "stride 2x3 groups relu", attrs: Attrs{"strides": []int{2, 3}, "group": 2, FusedActivationAttr: ActRelu}, in: shapes(sh(1, 8, 12, 20), sh(10, 4, 1, 1)), out: shapes(sh(1, 10, 6, 7))},
+		// 130 input channels: in chunks of chunk1x1 (and a last one of 2) where a
+		// work-item runs several channel tiles.
+		{name: "chunked channels residual", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(2, 130, 5, 7), sh(12, 130, 1, 1), sh(12), sh(2, 12, 5, 7)), out: shapes(sh(2, 12, 5, 7))},
 	}
-	tiles := []cpu1x1Tile{{16, 8, 2, 0}, {8, 6, 2, 2}, {4, 3, 3, 1}, {16, 12, 1, 0}}
+	tiles := []cpu1x1Tile{{16, 8, 2, 0, 0}, {8, 6, 2, 2, 0}, {4, 3, 3, 1, 0}, {16, 12, 1, 0, 0}, {8, 4, 2, 3, 3}, {4, 3, 1, 2, 4}}
 	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
 		if !geo.pointwise() && !geo.strided1x1() {
 			return nil, fmt.Errorf("neither pointwise nor a strided 1x1")
@@ -499,6 +510,23 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		}
 		return list, nil
 	})
+	// The chunks come with several channel tiles per work-item, and only then.
+	chunked, err := convOp{}.geometry(cases[len(cases)-1].attrs, cases[len(cases)-1].in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tile cpu1x1Tile
+		want bool
+	}{{cpu1x1Tile{8, 6, 2, 2, 0}, true}, {cpu1x1Tile{8, 4, 2, 1, 0}, false}, {cpu1x1Tile{8, 6, 2, 2, 200}, false}} {
+		plan, err := cpu1x1Plan(chunked, c.tile, env.dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(plan.Source, fmt.Sprintf("#define KC %d\n", chunk1x1)); got != c.want {
+			t.Errorf("tile %v: KC defined = %v, want %v", c.tile, got, c.want)
+		}
+	}
 	// Several pixel tiles per work-item (few input channels, one compute unit), the last
 	// item's run ending early in a partial tile, and with a strided input.
 	one := env.dev
@@ -507,7 +535,7 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		{name: "tiles per item", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(1, 4, 20, 23), sh(12, 4, 1, 1), sh(12), sh(1, 12, 20, 23)), out: shapes(sh(1, 12, 20, 23))},
 		{name: "tiles per item stride2", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(2, 3, 39, 45), sh(5, 3, 1, 1), sh(5)), out: shapes(sh(2, 5, 20, 23))},
 	}, func(_ int, geo convGeom) ([]namedPlan, error) {
-		tile := cpu1x1Tile{8, 4, 2, 0}
+		tile := cpu1x1Tile{8, 4, 2, 0, 0}
 		plan, err := cpu1x1Plan(geo, tile, one)
 		if err != nil {
 			return nil, err
@@ -528,7 +556,7 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pf := range []bool{false, true} {
-		plan, err := cpu1x1Plan(first, cpu1x1Tile{8, 4, 2, 0}, DeviceInfo{ComputeUnits: 1, Prefetch: pf})
+		plan, err := cpu1x1Plan(first, cpu1x1Tile{8, 4, 2, 0, 0}, DeviceInfo{ComputeUnits: 1, Prefetch: pf})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -722,7 +750,7 @@ func TestConvOutputBatchStride(t *testing.T) {
 			}
 		}
 		if geo.pointwise() || geo.strided1x1() {
-			p, err = cpu1x1Plan(geo, cpu1x1Tile{8, 4, 2, 0}, env.dev)
+			p, err = cpu1x1Plan(geo, cpu1x1Tile{8, 4, 2, 0, 0}, env.dev)
 			if err := add("gemm", p, err); err != nil {
 				return nil, err
 			}
@@ -794,7 +822,7 @@ func TestCPULaunchGroups(t *testing.T) {
 		case 0:
 			p, err = cpuConvPlan(geo, cpuConvTile{8, 1, 4}, two)
 		case 1:
-			p, err = cpu1x1Plan(geo, cpu1x1Tile{8, 4, 1, 0}, two)
+			p, err = cpu1x1Plan(geo, cpu1x1Tile{8, 4, 1, 0, 0}, two)
 		default:
 			var ok bool
 			p, ok, err = cpuDepthwisePlan(geo, two)

@@ -415,7 +415,7 @@ func BenchmarkConvCPU(b *testing.B) {
 			}
 		}
 		if geo.pointwise() || geo.strided1x1() {
-			for _, t := range []cpu1x1Tile{{16, 8, 2, 0, 0}, {16, 8, 2, 0, 1 << 20}, {16, 8, 2, 0, 128}, {16, 12, 2, 0, 0}, {16, 12, 1, 0, 0}, {16, 4, 3, 0, 0}, {8, 8, 2, 0, 0}} {
+			for _, t := range []cpu1x1Tile{{16, 8, 2, 0, 0}, {16, 12, 2, 0, 0}, {16, 8, 2, 0, 1 << 20}, {16, 12, 1, 0, 0}, {16, 4, 3, 0, 0}, {8, 8, 2, 0, 0}} {
 				p, _ := cpu1x1Plan(geo, t, env.dev)
 				plans = append(plans, struct {
 					name string
@@ -562,6 +562,26 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		}
 		if want := fmt.Sprintf("#define PREFETCH_BUILTIN %d\n", map[bool]int{false: 0, true: 1}[pf]); !strings.Contains(plan.Source, want) {
 			t.Errorf("Prefetch %v: the program lacks %q", pf, want)
+		}
+	}
+	for _, c := range []struct {
+		in, w   []int
+		width   int
+		mt, vec int
+	}{
+		{sh(16, 512, 13, 13), sh(1000, 512, 1, 1), 16, 12, 16}, // SqueezeNet's classifier at batch 16
+		{sh(1, 576, 14, 14), sh(96, 576, 1, 1), 16, 8, 16},     // 7 pixel tiles × 8 channel tiles < 8 × 16
+		{sh(4, 576, 14, 14), sh(96, 576, 1, 1), 16, 12, 16},
+		{sh(16, 96, 4, 4), sh(96, 96, 1, 1), 16, 4, 8}, // 16 pixels: 8-wide vectors
+		{sh(16, 96, 14, 14), sh(96, 96, 1, 1), 8, 4, 8},
+	} {
+		geo, err := convOp{}.geometry(Attrs{}, shapes(c.in, c.w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := heuristic1x1Tile(geo, DeviceInfo{FloatVectorWidth: c.width, ComputeUnits: 16})
+		if got.mt != c.mt || got.vec != c.vec || got.np != 2 {
+			t.Errorf("heuristic1x1Tile(%v × %v, width %d) = %v, want %d channels × 2 vectors of %d", c.in, c.w, c.width, got, c.mt, c.vec)
 		}
 	}
 	for _, c := range []struct{ fmas, tiles, rows, units, want int }{

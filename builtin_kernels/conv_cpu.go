@@ -1,5 +1,7 @@
 package builtinkernels
 
+import "slices"
+
 // cpuConvTile is one register tile of conv_cpu.cl: nv vectors of vec output channels
 // by pxt pixels per work-item.
 type cpuConvTile struct{ vec, nv, pxt int }
@@ -90,18 +92,6 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 	var plans []*Plan
 	// 1×1 layers, strided or not, also get conv1x1's GEMM (see cpu1x1Plan).
 	gemm := g.pointwise() || g.strided1x1()
-	if !gemm && g.cg*g.win.k[0]*g.win.k[1] < 64 {
-		// Few products per output (a stem's 3 channels × 3×3): the channel tiles would
-		// spend as long transposing their outputs as computing them, while the
-		// row-vectorised window kernel stores whole vectors.
-		p, ok, err := cpuWindowConvPlan(g, 8, 2, windowVec(g.win.out[1], dev), dev)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			plans = append(plans, p)
-		}
-	}
 	if gemm {
 		big := heuristic1x1Tile(g, dev)
 		// The tuner's alternative: the other of AVX-512's 12 × 2 and 8 × 2, or 6 × 2.
@@ -151,6 +141,21 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 			plans = append([]*Plan{p}, plans...)
 		} else if ok {
 			plans = append(plans, p)
+		}
+	}
+	// Few products per output (a stem's 3 channels × 3×3): the row-vectorised window
+	// kernel, which stores whole vectors where the channel tiles transpose theirs, is the
+	// tuner's second candidate. Since the channel tiles transpose in registers they ran
+	// these layers faster: on the 16-core Xeon at batch 16, SqueezeNet's stem (3 → 64,
+	// stride 2) at 478–684 GFLOP/s against 448–521, MobileNetV2's (3 → 32) at 393–684
+	// against 434–475 (BenchmarkConvCPU, three runs).
+	if !gemm && g.cg*g.win.k[0]*g.win.k[1] < 64 {
+		p, ok, err := cpuWindowConvPlan(g, 8, 2, windowVec(g.win.out[1], dev), dev)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			plans = slices.Insert(plans, min(1, len(plans)), p)
 		}
 	}
 	if limit > 0 && len(plans) > limit {
@@ -443,7 +448,11 @@ const maxChunkPartials = 16 << 10
 // GFLOP/s, MobileNetV2's 144 → 24 projection on 56×56 from 718–771 to 815–940, 576 → 96
 // on 14×14 from 792–846 to 797–879; 256 → 32 on 27×27, 384 → 64 on 14×14 and the 16 →
 // 64 expansion on 55×55 stayed within their runs' spread. Wider tiles make fewer
-// work-items, so layers with too few for eight per compute unit (batch 1) keep 8 × 2.
+// work-items, so layers with too few for eight per compute unit (batch 1) keep 8 × 2,
+// and so do layers whose channels 12 divides badly: a last, partial tile computes its
+// missing channels all the same, and 12 × 2 runs only 5–17 % faster than 8 × 2, so it
+// is taken where it computes at most a tenth more channels (SqueezeNet's squeezes to 16
+// channels would compute 24 with it, its 64-channel expansions 72).
 func heuristic1x1Tile(g convGeom, dev DeviceInfo) cpu1x1Tile {
 	vec := dev.FloatVectorWidth
 	if vec != 4 && vec != 8 && vec != 16 {
@@ -454,7 +463,8 @@ func heuristic1x1Tile(g convGeom, dev DeviceInfo) cpu1x1Tile {
 		vec /= 2
 	}
 	if vec == 16 {
-		if ceilDiv(p, 2*vec)*ceilDiv(g.mg, 12)*g.n*g.g >= 8*max(dev.ComputeUnits, 1) {
+		padded12, padded8 := ceilDiv(g.mg, 12)*12, ceilDiv(g.mg, 8)*8
+		if ceilDiv(p, 2*vec)*ceilDiv(g.mg, 12)*g.n*g.g >= 8*max(dev.ComputeUnits, 1) && 10*padded12 <= 11*padded8 {
 			return cpu1x1Tile{vec, 12, 2, 0, 0}
 		}
 		return cpu1x1Tile{vec, 8, 2, 0, 0}

@@ -227,7 +227,8 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 // per unit (the stems' plan) against the CPU reference: stride 2 with and without
 // padding, groups, channel blocks that divide the group's channels or leave a partial
 // one, row steps that leave a partial last step, batches, and the fused work; and
-// checks that the stems get it while layers with many products per output do not.
+// checks that the stems get it as the tuner's second candidate, after the channel
+// tiles, while layers with many products per output do not get it.
 func TestConvWindowCPUPlan(t *testing.T) {
 	cases := []opCase{
 		{name: "stem s2", attrs: Attrs{"strides": []int{2, 2}, FusedActivationAttr: ActRelu}, in: shapes(sh(2, 3, 23, 41), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 11, 20))},
@@ -257,13 +258,20 @@ func TestConvWindowCPUPlan(t *testing.T) {
 		{Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}}, shapes(sh(1, 3, 224, 224), sh(64, 3, 7, 7)), false},
 		{Attrs{"pads": []int{1, 1, 1, 1}}, shapes(sh(1, 64, 56, 56), sh(64, 64, 3, 3)), false},
 	} {
-		out, _ := convOp{}.OutputShapes(c.attrs, c.in)
-		plan, err := convOp{}.Plan(c.attrs, c.in, out, DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16})
+		geo, err := convOp{}.geometry(c.attrs, c.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := plan.Launches[0].Kernel == "conv2d_window"; got != c.window {
-			t.Errorf("conv %v: plan runs %s", c.in, plan.Launches[0].Kernel)
+		plans, err := cpuConvCandidatePlans(geo, DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kernels []string
+		for _, p := range plans {
+			kernels = append(kernels, p.Launches[0].Kernel)
+		}
+		if kernels[0] == "conv2d_window" || (len(kernels) > 1 && kernels[1] == "conv2d_window") != c.window {
+			t.Errorf("conv %v: candidates run %v", c.in, kernels)
 		}
 	}
 }
@@ -384,13 +392,18 @@ func BenchmarkConvCPU(b *testing.B) {
 		{name: "1x1_320_7", attrs: Attrs{}, in: shapes(sh(1, 320, 7, 7), sh(1280, 320, 1, 1), sh(1280)), out: shapes(sh(1, 1280, 7, 7))},
 		{name: "1x1_512_13_b16", attrs: Attrs{}, in: shapes(sh(16, 512, 13, 13), sh(1000, 512, 1, 1), sh(1000)), out: shapes(sh(16, 1000, 13, 13))},
 		{name: "1x1_16_55_b16", attrs: Attrs{}, in: shapes(sh(16, 16, 55, 55), sh(64, 16, 1, 1), sh(64)), out: shapes(sh(16, 64, 55, 55))},
+		{name: "1x1_128_55_b16", attrs: Attrs{}, in: shapes(sh(16, 128, 55, 55), sh(16, 128, 1, 1), sh(16)), out: shapes(sh(16, 16, 55, 55))},
 		{name: "1x1_256_27_b16", attrs: Attrs{}, in: shapes(sh(16, 256, 27, 27), sh(32, 256, 1, 1), sh(32)), out: shapes(sh(16, 32, 27, 27))},
 		{name: "1x1_960_7_b16", attrs: Attrs{}, in: shapes(sh(16, 960, 7, 7), sh(160, 960, 1, 1), sh(160)), out: shapes(sh(16, 160, 7, 7))},
 		{name: "1x1_576_14_b16", attrs: Attrs{}, in: shapes(sh(16, 576, 14, 14), sh(96, 576, 1, 1), sh(96)), out: shapes(sh(16, 96, 14, 14))},
 		{name: "1x1_144_56_b16", attrs: Attrs{}, in: shapes(sh(16, 144, 56, 56), sh(24, 144, 1, 1), sh(24)), out: shapes(sh(16, 24, 56, 56))},
+		{name: "1x1_32_112_b16", attrs: Attrs{}, in: shapes(sh(16, 32, 112, 112), sh(16, 32, 1, 1), sh(16)), out: shapes(sh(16, 16, 112, 112))},
+		{name: "1x1_192_28_b16", attrs: Attrs{}, in: shapes(sh(16, 192, 28, 28), sh(32, 192, 1, 1), sh(32)), out: shapes(sh(16, 32, 28, 28))},
 		{name: "1x1_384_14_b16", attrs: Attrs{}, in: shapes(sh(16, 384, 14, 14), sh(64, 384, 1, 1), sh(64)), out: shapes(sh(16, 64, 14, 14))},
 		{name: "1x1_320_7_b16", attrs: Attrs{}, in: shapes(sh(16, 320, 7, 7), sh(1280, 320, 1, 1), sh(1280)), out: shapes(sh(16, 1280, 7, 7))},
 		{name: "1x1_s2_64_56", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(4, 64, 56, 56), sh(128, 64, 1, 1), sh(128)), out: shapes(sh(4, 128, 28, 28))},
+		{name: "3x3_s2_stem_b16", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(16, 3, 224, 224), sh(64, 3, 3, 3), sh(64)), out: shapes(sh(16, 64, 111, 111))},
+		{name: "3x3_s2_mnv2_stem_b16", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}}, in: shapes(sh(16, 3, 224, 224), sh(32, 3, 3, 3), sh(32)), out: shapes(sh(16, 32, 112, 112))},
 		{name: "7x7_s2", attrs: Attrs{"pads": []int{3, 3, 3, 3}, "strides": []int{2, 2}}, in: shapes(sh(1, 3, 224, 224), sh(64, 3, 7, 7), sh(64)), out: shapes(sh(1, 64, 112, 112))},
 	}
 	for _, c := range layers {
@@ -414,6 +427,23 @@ func BenchmarkConvCPU(b *testing.B) {
 				}{"wino", p})
 			}
 		}
+		if !geo.pointwise() && geo.cg*geo.win.k[0]*geo.win.k[1] < 64 {
+			for _, t := range cpuConvCandidates(geo, env.dev)[1:] {
+				p, _ := cpuConvPlan(geo, t, env.dev)
+				plans = append(plans, struct {
+					name string
+					plan *Plan
+				}{fmt.Sprintf("vec%v", t), p})
+			}
+			for _, t := range [][3]int{{8, 2, 8}, {8, 2, 16}, {16, 1, 16}} {
+				if p, ok, _ := cpuWindowConvPlan(geo, t[0], t[1], t[2], env.dev); ok {
+					plans = append(plans, struct {
+						name string
+						plan *Plan
+					}{fmt.Sprintf("window_mt%d_nr%d_vec%d", t[0], t[1], t[2]), p})
+				}
+			}
+		}
 		if geo.pointwise() || geo.strided1x1() {
 			for _, t := range []cpu1x1Tile{{16, 8, 2, 0, 0}, {16, 12, 2, 0, 0}, {16, 8, 2, 0, 1 << 20}, {16, 12, 1, 0, 0}, {16, 4, 3, 0, 0}, {8, 8, 2, 0, 0}} {
 				p, _ := cpu1x1Plan(geo, t, env.dev)
@@ -427,6 +457,56 @@ func BenchmarkConvCPU(b *testing.B) {
 			b.Run(c.name+"/"+v.name, func(b *testing.B) {
 				d := timeLaunches(b, env, v.plan, ins, c.out, b.N)
 				b.ReportMetric(flops/d.Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkMaxPoolCPU compares window_cpu.cl's max pooling, at 8 and 16 lanes, with pool.cl's portable kernel (the peer of the
+// same run) on the pools of SqueezeNet 1.1 and ResNet-18 at batch 16; each reports GB/s
+// of input read.
+func BenchmarkMaxPoolCPU(b *testing.B) {
+	env := deviceEnvB(b)
+	sq := Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "ceil_mode": 1}
+	layers := []opCase{
+		{name: "sq_64_111", attrs: sq, in: shapes(sh(16, 64, 111, 111)), out: shapes(sh(16, 64, 55, 55))},
+		{name: "sq_128_55", attrs: sq, in: shapes(sh(16, 128, 55, 55)), out: shapes(sh(16, 128, 27, 27))},
+		{name: "sq_256_27", attrs: sq, in: shapes(sh(16, 256, 27, 27)), out: shapes(sh(16, 256, 13, 13))},
+		{name: "r18_64_112", attrs: Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}},
+			in: shapes(sh(16, 64, 112, 112)), out: shapes(sh(16, 64, 56, 56))},
+	}
+	op := poolOp{typ: "MaxPool", max: true}
+	for _, c := range layers {
+		ins := c.inputs()
+		g, err := op.geometry(c.attrs, c.in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		want, _ := op.Reference(c.attrs, ins, c.out)
+		portable, _ := op.Plan(c.attrs, c.in, c.out, DeviceInfo{IsGPU: true, MaxWorkGroupSize: 256})
+		plans := []struct {
+			name string
+			plan *Plan
+		}{{"portable", portable}}
+		for _, vec := range []int{8, 16} {
+			p, ok, err := cpuMaxPoolPlan(g, windowRows(g.win.out[0]), vec, env.dev)
+			if !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+			plans = append(plans, struct {
+				name string
+				plan *Plan
+			}{fmt.Sprintf("vec%d", vec), p})
+		}
+		for _, v := range plans {
+			got, err := RunPlan(env.ctx, mustQueueB(b, env), v.plan, ins, c.out)
+			if err != nil {
+				b.Fatal(err)
+			}
+			compare(b, v.name, got[0], want[0])
+			b.Run(c.name+"/"+v.name, func(b *testing.B) {
+				d := timeLaunches(b, env, v.plan, ins, c.out, b.N)
+				b.ReportMetric(float64(4*numel(c.in[0]))/d.Seconds()/1e9, "GB/s")
 			})
 		}
 	}
@@ -572,7 +652,10 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		{sh(16, 512, 13, 13), sh(1000, 512, 1, 1), 16, 12, 16}, // SqueezeNet's classifier at batch 16
 		{sh(1, 576, 14, 14), sh(96, 576, 1, 1), 16, 8, 16},     // 7 pixel tiles × 8 channel tiles < 8 × 16
 		{sh(4, 576, 14, 14), sh(96, 576, 1, 1), 16, 12, 16},
-		{sh(16, 96, 4, 4), sh(96, 96, 1, 1), 16, 4, 8}, // 16 pixels: 8-wide vectors
+		{sh(16, 128, 55, 55), sh(16, 128, 1, 1), 16, 8, 16}, // 12 × 2 would compute 24 channels for 16
+		{sh(16, 16, 55, 55), sh(64, 16, 1, 1), 16, 8, 16},   // 72 for 64
+		{sh(16, 960, 7, 7), sh(160, 960, 1, 1), 16, 12, 16}, // 168 for 160
+		{sh(16, 96, 4, 4), sh(96, 96, 1, 1), 16, 4, 8},      // 16 pixels: 8-wide vectors
 		{sh(16, 96, 14, 14), sh(96, 96, 1, 1), 8, 4, 8},
 	} {
 		geo, err := convOp{}.geometry(Attrs{}, shapes(c.in, c.w))

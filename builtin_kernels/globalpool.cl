@@ -1,6 +1,12 @@
 // GlobalAveragePool and GlobalMaxPool: one work-item reduces one N,C plane of `size`
 // values. Shapes are arguments, so one program serves every shape.
 //   global = (planes)
+//
+// Each work-item reads its plane as vectors of 16 into two accumulators, then the last
+// size % 16 values one by one. A single scalar sum is a chain of dependent additions, one
+// per value: on a CPU device, where a work-item runs as a loop on one core, that chain
+// took SqueezeNet's 16 × 1000 planes of 169 values at batch 16 0.21 ms on the 16-core
+// Xeon, against 0.07 ms for ONNX Runtime.
 
 __kernel void global_avgpool(__global const float* restrict x, int x_off, __global float* restrict y, int y_off,
                              int planes, int size)
@@ -12,8 +18,21 @@ __kernel void global_avgpool(__global const float* restrict x, int x_off, __glob
         return;
     }
     const __global float* p = x + (size_t)i * size;
-    float s = 0.0f;
-    for (int j = 0; j < size; j++) {
+    float16 a = (float16)(0.0f), b = (float16)(0.0f);
+    int j = 0;
+    for (; j + 32 <= size; j += 32) {
+        a += vload16(0, p + j);
+        b += vload16(1, p + j);
+    }
+    if (j + 16 <= size) {
+        a += vload16(0, p + j);
+        j += 16;
+    }
+    a += b;
+    const float8 h = a.lo + a.hi;
+    const float4 q = h.lo + h.hi;
+    float s = (q.x + q.y) + (q.z + q.w);
+    for (; j < size; j++) {
         s += p[j];
     }
     y[i] = s / (float)size;
@@ -29,8 +48,15 @@ __kernel void global_maxpool(__global const float* restrict x, int x_off, __glob
         return;
     }
     const __global float* p = x + (size_t)i * size;
-    float v = -INFINITY;
-    for (int j = 0; j < size; j++) {
+    float16 a = (float16)(-INFINITY);
+    int j = 0;
+    for (; j + 16 <= size; j += 16) {
+        a = fmax(a, vload16(0, p + j));
+    }
+    const float8 h = fmax(a.lo, a.hi);
+    const float4 q = fmax(h.lo, h.hi);
+    float v = fmax(fmax(q.x, q.y), fmax(q.z, q.w));
+    for (; j < size; j++) {
         v = fmax(v, p[j]);
     }
     y[i] = v;

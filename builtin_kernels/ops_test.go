@@ -201,7 +201,14 @@ var opCases = []opCase{
 		in: shapes(sh(1, 2, 5, 7)), out: shapes(sh(1, 2, 3, 4))},
 	{name: "nchw", typ: "GlobalAveragePool", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 1, 1))},
 	{name: "ncw", typ: "GlobalAveragePool", in: shapes(sh(2, 3, 11)), out: shapes(sh(2, 3, 1))},
+	// Planes of 169, 49, 32 and 16: two accumulators of 16, the extra 16 and the tail.
+	{name: "13x13", typ: "GlobalAveragePool", in: shapes(sh(2, 3, 13, 13)), out: shapes(sh(2, 3, 1, 1))},
+	{name: "7x7", typ: "GlobalAveragePool", in: shapes(sh(1, 5, 7, 7)), out: shapes(sh(1, 5, 1, 1))},
+	{name: "4x8", typ: "GlobalAveragePool", in: shapes(sh(1, 3, 4, 8)), out: shapes(sh(1, 3, 1, 1))},
+	{name: "4x4", typ: "GlobalAveragePool", in: shapes(sh(2, 2, 4, 4)), out: shapes(sh(2, 2, 1, 1))},
 	{name: "nchw", typ: "GlobalMaxPool", in: shapes(sh(1, 4, 3, 3)), out: shapes(sh(1, 4, 1, 1))},
+	{name: "13x13", typ: "GlobalMaxPool", in: shapes(sh(2, 3, 13, 13)), out: shapes(sh(2, 3, 1, 1))},
+	{name: "4x4", typ: "GlobalMaxPool", in: shapes(sh(1, 3, 4, 4)), out: shapes(sh(1, 3, 1, 1))},
 
 	// Activations.
 	{name: "4d", typ: "Relu", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5))},

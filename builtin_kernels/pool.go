@@ -87,26 +87,14 @@ func (o poolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		return nil, err
 	}
 	g, _ := o.geometry(p, in)
-	shape := func(d *defines) {
-		d.int("H", g.in[0])
-		d.int("W", g.in[1])
-		d.int("NC", g.n*g.c)
-		g.win.define(d)
-	}
 	if o.max && !dev.IsGPU && g.nsp == 2 {
-		// CPUs: planes per work-item, vectorised along the rows.
-		var d defines
-		shape(&d)
-		d.int("MAXPOOL", 1)
-		comparisons := g.n * g.c * g.win.out[0] * g.win.out[1] * g.win.k[0] * g.win.k[1]
-		plan, ok, err := windowPlan(&d, "maxpool2d_vec", g.n*g.c, 1, windowRows(g.win.out[0]), windowVec(g.win.out[1], dev), g.win, g.in, comparisons,
-			[]Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}}, dev)
+		plan, ok, err := cpuMaxPoolPlan(g, windowRows(g.win.out[0]), windowVec(g.win.out[1], dev), dev)
 		if ok || err != nil {
 			return plan, err
 		}
 	}
 	var d defines
-	shape(&d)
+	g.define(&d)
 	d.bool("COUNT_PAD", g.countPad)
 	src, err := d.program("pool.cl")
 	if err != nil {
@@ -123,6 +111,26 @@ func (o poolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 			Args: []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}}}},
 		AliasInput: -1,
 	}, nil
+}
+
+// define writes the pool's geometry.
+func (g poolGeom) define(d *defines) {
+	d.int("H", g.in[0])
+	d.int("W", g.in[1])
+	d.int("NC", g.n*g.c)
+	g.win.define(d)
+}
+
+// cpuMaxPoolPlan plans window_cpu.cl's max pooling for CPUs: planes per work-item,
+// vectorised along the rows, vec outputs of nr rows at a time. ok is false where the
+// rows are too long for its buffer.
+func cpuMaxPoolPlan(g poolGeom, nr, vec int, dev DeviceInfo) (*Plan, bool, error) {
+	var d defines
+	g.define(&d)
+	d.int("MAXPOOL", 1)
+	comparisons := g.n * g.c * g.win.out[0] * g.win.out[1] * g.win.k[0] * g.win.k[1]
+	return windowPlan(&d, "maxpool2d_vec", g.n*g.c, 1, nr, vec, g.win, g.in, comparisons,
+		[]Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}}, dev)
 }
 
 func (o poolOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {

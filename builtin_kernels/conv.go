@@ -1,6 +1,9 @@
 package builtinkernels
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 func init() { Register("Conv", convOp{}) }
 
@@ -18,7 +21,8 @@ type convGeom struct {
 	hasBias            bool
 	hasResidual        bool
 	act                fusedAct
-	yn                 int // OutputBatchStrideAttr, or 0 for a contiguous output
+	yn                 int  // OutputBatchStrideAttr, or 0 for a contiguous output
+	pool               bool // FusedGlobalAveragePoolAttr: the output is each plane's mean
 }
 
 func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
@@ -77,8 +81,18 @@ func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
 	if cg.act, err = readFusedAct(typ, p); err != nil {
 		return cg, err
 	}
+	switch v := p.Int(FusedGlobalAveragePoolAttr, 0); v {
+	case 0:
+	case 1:
+		cg.pool = true
+	default:
+		return cg, fmt.Errorf("%s: %s %d: want 0 or 1", typ, FusedGlobalAveragePoolAttr, v)
+	}
 	if p.Has(OutputBatchStrideAttr) {
 		per := cg.m * cg.win.out[0] * cg.win.out[1]
+		if cg.pool {
+			per = cg.m
+		}
 		v := p.Int(OutputBatchStrideAttr, 0)
 		if v < int64(per) || v > 1<<31-1 {
 			return cg, fmt.Errorf("%s: %s %d: want at least the %d elements of one output image", typ, OutputBatchStrideAttr, v, per)
@@ -151,6 +165,9 @@ func (o convOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	if g.pool {
+		return [][]int{window{out: [2]int{1, 1}}.outShape(g.n, g.m, g.nsp)}, nil
+	}
 	return [][]int{g.win.outShape(g.n, g.m, g.nsp)}, nil
 }
 
@@ -164,7 +181,59 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		return nil, err
 	}
 	g, _ := o.geometry(p, in)
+	if g.pool {
+		if pooledIn1x1(g, dev) {
+			return cpu1x1Plan(g, heuristic1x1Tile(g, dev), dev)
+		}
+		return pooledAfterPlan(g, dev)
+	}
+	return convPlan(g, dev)
+}
 
+// pooledIn1x1 says whether conv1x1's POOL_AVG epilogue runs a Conv that carries
+// FusedGlobalAveragePoolAttr: a plain 2-D 1×1 convolution on a CPU device.
+func pooledIn1x1(g convGeom, dev DeviceInfo) bool {
+	return !dev.IsGPU && g.nsp == 2 && g.pointwise()
+}
+
+// pooledAfterPlan runs a Conv that carries FusedGlobalAveragePoolAttr where conv1x1 does
+// not: its plain plan writes the planes into a scratch buffer, and globalpool.cl's
+// global_avgpool then writes their means. It does not take OutputBatchStrideAttr.
+func pooledAfterPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
+	g.pool, g.yn = false, 0
+	plan, err := convPlan(g, dev)
+	if err != nil {
+		return nil, err
+	}
+	gap, err := kernelSource("globalpool.cl")
+	if err != nil {
+		return nil, err
+	}
+	planes := g.n * g.m
+	size := g.win.out[0] * g.win.out[1]
+	scratch := Arg{Kind: ArgScratch, Index: len(plan.Scratch)}
+	plan.Scratch = append(plan.Scratch, 4*planes*size)
+	for i := range plan.Launches {
+		args := slices.Clone(plan.Launches[i].Args)
+		for j, a := range args {
+			if a.Kind == ArgOutput {
+				args[j] = scratch
+			}
+		}
+		plan.Launches[i].Args = args
+	}
+	// globalpool.cl's names are lower case, the conv programs' defines upper case.
+	plan.Source += "\n" + gap
+	gl, lo := launchSize([]int{planes}, dev)
+	plan.Launches = append(plan.Launches, Launch{Kernel: "global_avgpool", Global: gl, Local: lo, Args: []Arg{
+		scratch, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(planes)}, {Kind: ArgInt, Int: int32(size)},
+	}})
+	plan.OutputBatchStride = 0
+	return plan, nil
+}
+
+// convPlan plans a Conv without a folded pool for the device.
+func convPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
 	// Depthwise: every output channel reads exactly one input plane, so a channel tile
 	// would share no input loads; give each work-item one channel instead.
 	depthwise := g.cg == 1 && g.g > 1
@@ -281,6 +350,17 @@ func (o convOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 				}
 			}
 		}
+	}
+	if g.pool {
+		mean := make([]float32, g.n*g.m)
+		for i := range mean {
+			var s float64
+			for _, v := range y[i*OH*OW : (i+1)*OH*OW] {
+				s += float64(v)
+			}
+			mean[i] = float32(s / float64(OH*OW))
+		}
+		y = mean
 	}
 	return []*HostTensor{{Shape: cloneShape(want[0]), Data: y}}, nil
 }

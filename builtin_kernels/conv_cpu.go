@@ -94,14 +94,7 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 	gemm := g.pointwise() || g.strided1x1()
 	if gemm {
 		big := heuristic1x1Tile(g, dev)
-		// The tuner's alternative: the other of AVX-512's 12 × 2 and 8 × 2, or 6 × 2.
-		alt := cpu1x1Tile{big.vec, 6, 2, 0, 0}
-		if big.vec == 16 && big.mt == 12 {
-			alt.mt = 8
-		} else if big.vec == 16 {
-			alt.mt = 12
-		}
-		for _, t := range []cpu1x1Tile{big, alt} {
+		for _, t := range []cpu1x1Tile{big, alt1x1Tile(big)} {
 			p, err := cpu1x1Plan(g, t, dev)
 			if err != nil {
 				return nil, err
@@ -472,6 +465,34 @@ func heuristic1x1Tile(g convGeom, dev DeviceInfo) cpu1x1Tile {
 	return cpu1x1Tile{vec, 4, 2, 0, 0}
 }
 
+// alt1x1Tile is the tuner's alternative to conv1x1's heuristic tile: the other of
+// AVX-512's 12 × 2 and 8 × 2, or 6 × 2.
+func alt1x1Tile(big cpu1x1Tile) cpu1x1Tile {
+	alt := cpu1x1Tile{big.vec, 6, 2, 0, 0}
+	if big.vec == 16 && big.mt == 12 {
+		alt.mt = 8
+	} else if big.vec == 16 {
+		alt.mt = 12
+	}
+	return alt
+}
+
+// cpuPooled1x1Candidates are the tuner's plans for a Conv that carries
+// FusedGlobalAveragePoolAttr where conv1x1's POOL_AVG runs it (pooledIn1x1): the
+// heuristic's tile and its alternative.
+func cpuPooled1x1Candidates(g convGeom, dev DeviceInfo) ([]*Plan, error) {
+	big := heuristic1x1Tile(g, dev)
+	var plans []*Plan
+	for _, t := range []cpu1x1Tile{big, alt1x1Tile(big)} {
+		p, err := cpu1x1Plan(g, t, dev)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
 // minItemFMAs is the least number of vector multiply-adds worth a work-item of its own
 // on a CPU driver: PoCL pays a few microseconds per work-group, and conv1x1's tile over
 // 16 input channels (SqueezeNet's expansions) is only 256 of them, about 0.1 µs. Long
@@ -523,7 +544,9 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 	p := gemm.in[0] * gemm.in[1]
 	tiles := ceilDiv(p, t.vec*t.np)
 	mti := t.mti
-	if mti <= 0 {
+	if g.pool {
+		mti = 1 // POOL_AVG: one channel tile per work-item, over the whole plane
+	} else if mti <= 0 {
 		mti = channelTilesPerItem(g.cg, g.mg, mt1, tiles*g.n*g.g, dev)
 	}
 	mtb := ceilDiv(mt1, mti)
@@ -536,6 +559,13 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 		d.int("KC", kc)
 	}
 	tpi := tilesPerItem(g.cg*t.mt*t.np*mti, tiles, mtb*g.n*g.g, dev)
+	if g.pool {
+		tpi = tiles
+		d.int("POOL_AVG", 1)
+		if g.yn == 0 {
+			d.int("YN", g.m)
+		}
+	}
 	d.int("TPI", tpi)
 	d.bool("PREFETCH_BUILTIN", dev.Prefetch)
 	strided := g.strided1x1()

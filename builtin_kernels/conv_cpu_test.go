@@ -462,6 +462,45 @@ func BenchmarkConvCPU(b *testing.B) {
 	}
 }
 
+// BenchmarkConvPooledCPU compares a classifier head's 1×1 Conv with its global average
+// pool folded in (conv1x1's POOL_AVG, two tiles) with the two apart (the Conv's plain
+// plan, then global_avgpool: the peer of the same run), at batch 16: SqueezeNet's 512 →
+// 1000 on 13×13 and MobileNetV2's 320 → 1280 on 7×7. GFLOP/s counts the Conv's work.
+func BenchmarkConvPooledCPU(b *testing.B) {
+	env := deviceEnvB(b)
+	pool := Attrs{FusedGlobalAveragePoolAttr: 1, FusedActivationAttr: ActRelu}
+	layers := []opCase{
+		{name: "512_13_b16", attrs: pool, in: shapes(sh(16, 512, 13, 13), sh(1000, 512, 1, 1), sh(1000)), out: shapes(sh(16, 1000, 1, 1))},
+		{name: "320_7_b16", attrs: pool, in: shapes(sh(16, 320, 7, 7), sh(1280, 320, 1, 1), sh(1280)), out: shapes(sh(16, 1280, 1, 1))},
+	}
+	for _, c := range layers {
+		ins := c.inputs()
+		geo, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		flops := 2.0 * float64(geo.n*geo.m*geo.in[0]*geo.in[1]*geo.cg)
+		apart, err := pooledAfterPlan(geo, env.dev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		plans := []namedPlan{{"apart", apart}}
+		for _, t := range []cpu1x1Tile{{16, 12, 2, 0, 0}, {16, 8, 2, 0, 0}} {
+			p, err := cpu1x1Plan(geo, t, env.dev)
+			if err != nil {
+				b.Fatal(err)
+			}
+			plans = append(plans, namedPlan{fmt.Sprint("pooled", t), p})
+		}
+		for _, v := range plans {
+			b.Run(c.name+"/"+v.name, func(b *testing.B) {
+				d := timeLaunches(b, env, v.plan, ins, c.out, b.N)
+				b.ReportMetric(flops/d.Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
 // BenchmarkMaxPoolCPU compares window_cpu.cl's max pooling, at 8 and 16 lanes, with pool.cl's portable kernel (the peer of the
 // same run) on the pools of SqueezeNet 1.1 and ResNet-18 at batch 16; each reports GB/s
 // of input read.
@@ -801,6 +840,81 @@ func TestGemmCPUPlan(t *testing.T) {
 			}
 			compare(t, fmt.Sprintf("%s width %d", c.name, dev.FloatVectorWidth), got[0], want[0])
 		}
+	}
+}
+
+// TestConv1x1PooledCPUPlan runs conv1x1 with the global average pool folded in
+// (FusedGlobalAveragePoolAttr) against the CPU reference: planes that end in a partial
+// pixel tile (the tile moved left, whose old pixels must not count twice), planes
+// narrower than one tile, channels that leave a partial channel tile, groups, the fused
+// work and an output batch stride; and where conv1x1 does not run it (a padded or
+// strided Conv, a GPU's plan), the plain plan and a second launch.
+func TestConv1x1PooledCPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	pool := func(a Attrs) Attrs {
+		a[FusedGlobalAveragePoolAttr] = 1
+		return a
+	}
+	cases := []opCase{
+		{name: "13x13 relu", attrs: pool(Attrs{FusedActivationAttr: ActRelu}), in: shapes(sh(2, 9, 13, 13), sh(20, 9, 1, 1), sh(20)), out: shapes(sh(2, 20, 1, 1))},
+		{name: "small plane residual clip", attrs: pool(Attrs{FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.1), FusedMaxAttr: float32(0.2)}), in: shapes(sh(1, 5, 3, 5), sh(10, 5, 1, 1), nil, sh(1, 10, 3, 5)), out: shapes(sh(1, 10, 1, 1))},
+		{name: "groups 7x7", attrs: pool(Attrs{"group": 2}), in: shapes(sh(2, 6, 7, 7), sh(8, 3, 1, 1), sh(8)), out: shapes(sh(2, 8, 1, 1))},
+		{name: "batch stride", attrs: pool(Attrs{OutputBatchStrideAttr: 13 + 4}), in: shapes(sh(3, 4, 6, 10), sh(13, 4, 1, 1), sh(13)), out: shapes(sh(3, 13, 1, 1))},
+	}
+	tiles := []cpu1x1Tile{{16, 8, 2, 0, 0}, {16, 12, 2, 0, 0}, {8, 6, 2, 3, 0}, {4, 3, 3, 1, 2}}
+	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
+		var list []namedPlan
+		for _, tile := range tiles {
+			plan, err := cpu1x1Plan(geo, tile, env.dev)
+			if err != nil {
+				return nil, err
+			}
+			if int64(plan.OutputBatchStride) != cases[ci].attrs.Int(OutputBatchStrideAttr, 0) {
+				return nil, fmt.Errorf("plan's OutputBatchStride %d", plan.OutputBatchStride)
+			}
+			list = append(list, namedPlan{fmt.Sprintf("tile %v", tile), plan})
+		}
+		cands, err := convOp{}.Candidates(cases[ci].attrs, cases[ci].in, cases[ci].out, env.dev)
+		for i, p := range cands {
+			list = append(list, namedPlan{fmt.Sprintf("candidate %d", i), p})
+		}
+		return list, err
+	})
+	// The reference's pooled Conv is its Conv and GlobalAveragePool.
+	c := cases[0]
+	ins := c.inputs()
+	plain, _ := convOp{}.Reference(Attrs{FusedActivationAttr: ActRelu}, ins, shapes(sh(2, 20, 13, 13)))
+	pooled, _ := globalPoolOp{typ: "GlobalAveragePool"}.Reference(nil, plain, c.out)
+	fused, err := convOp{}.Reference(c.attrs, ins, c.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "reference", fused[0], pooled[0])
+
+	gpu := DeviceInfo{IsGPU: true, ComputeUnits: 8, MaxWorkGroupSize: 256, FloatVectorWidth: 1}
+	after := []opCase{
+		{name: "3x3 padded relu", attrs: pool(Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu, OutputBatchStrideAttr: 9}), in: shapes(sh(2, 4, 6, 6), sh(8, 4, 3, 3), sh(8)), out: shapes(sh(2, 8, 1, 1))},
+		{name: "1x1 strided", attrs: pool(Attrs{"strides": []int{2, 2}}), in: shapes(sh(1, 4, 7, 7), sh(6, 4, 1, 1)), out: shapes(sh(1, 6, 1, 1))},
+		{name: "1x1 gpu", attrs: pool(Attrs{}), in: shapes(sh(2, 5, 6, 6), sh(7, 5, 1, 1), sh(7)), out: shapes(sh(2, 7, 1, 1))},
+	}
+	checkConvPlans(t, after, func(ci int, geo convGeom) ([]namedPlan, error) {
+		c := after[ci]
+		var list []namedPlan
+		for _, dev := range []DeviceInfo{env.dev, gpu} {
+			plan, err := convOp{}.Plan(c.attrs, c.in, c.out, dev)
+			if err != nil {
+				return nil, err
+			}
+			last := plan.Launches[len(plan.Launches)-1].Kernel
+			if want := pooledIn1x1(geo, dev); (last == "conv1x1") != want || !want && (last != "global_avgpool" || plan.OutputBatchStride != 0) {
+				return nil, fmt.Errorf("GPU %v: the plan ends in %s, OutputBatchStride %d", dev.IsGPU, last, plan.OutputBatchStride)
+			}
+			list = append(list, namedPlan{fmt.Sprintf("GPU %v", dev.IsGPU), plan})
+		}
+		return list, nil
+	})
+	if _, err := (convOp{}).OutputShapes(Attrs{FusedGlobalAveragePoolAttr: 2}, shapes(sh(1, 4, 6, 6), sh(8, 4, 1, 1))); err == nil || !strings.Contains(err.Error(), "want 0 or 1") {
+		t.Errorf("%s 2: error %v", FusedGlobalAveragePoolAttr, err)
 	}
 }
 

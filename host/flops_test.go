@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"clhost/host/graph"
+	"clhost/host/model"
 )
 
 // TestLayerFlops: the fused convolution layers count the work of the convolutions they
@@ -33,5 +34,11 @@ func TestLayerFlops(t *testing.T) {
 		if got := layerFlops(c.typ, c.in, c.out); got != c.want {
 			t.Errorf("%s: %g flops, want %g", c.name, got, c.want)
 		}
+	}
+	// A Conv that averages its planes counts the planes it computes.
+	pooled := &model.Layer{Type: "Conv", Attrs: []model.Attr{model.IntAttr(graph.FusedGlobalAveragePoolAttr, 1)}}
+	in := [][]int{{2, 8, 5, 7}, {16, 8, 1, 1}}
+	if got, want := layerFlops("Conv", in, convPlanes(pooled, in, [][]int{{2, 16, 1, 1}})), 2.0*2*16*35*8; got != want {
+		t.Errorf("pooled 1×1: %g flops, want %g", got, want)
 	}
 }

@@ -309,7 +309,10 @@ func (e *Engine) optimize(m *model.Model) error {
 	// 7-wide rows leave it 4-lane vectors). PointwiseDepthwise runs on CPUs, where it saves
 	// a launch per MobileNet block and the expanded tensor's trip through memory, and
 	// with Projection small blocks run as one launch; GPUs have no fast kernel for them.
-	opts := graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU()}
+	// A classifier head's 1×1 Conv takes its GlobalAveragePool on CPUs, whose conv1x1
+	// sums each plane in registers: the plane (10.8 MB for SqueezeNet at batch 16) never
+	// reaches memory, and the pool's launch is saved.
+	opts := graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU(), GlobalAveragePool: e.Device.IsCPU()}
 	if cu := e.Device.ComputeUnits; e.Device.IsCPU() && cu >= 8 {
 		// Whole blocks where a launch costs more than the rows a band recomputes: PoCL
 		// wakes a thread per compute unit, and a launch took 35–40 µs on the 16-core Xeon
@@ -593,7 +596,7 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 	s.deps = depsOf(bound)
 	s.prog = prog
 	s.desc = fmt.Sprintf("in %v out %v; %s", inShapes, outShapes, strings.Join(descs, "; "))
-	s.flops = layerFlops(l.Type, inShapes, outShapes)
+	s.flops = layerFlops(l.Type, inShapes, convPlanes(l, inShapes, outShapes))
 	prog.addInstance(fmt.Sprintf("%s (%s): %s", l.Name, l.Type, s.desc))
 	n.steps = append(n.steps, s)
 	return nil
@@ -1024,6 +1027,19 @@ func (n *Network) Close() {
 			break
 		}
 	}
+}
+
+// convPlanes is the output shape a layer's work is counted on: for a Conv that averages
+// its planes (FusedGlobalAveragePoolAttr) the planes' shape, out otherwise.
+func convPlanes(l *model.Layer, in, out [][]int) [][]int {
+	if l.Type != "Conv" || l.Int(graph.FusedGlobalAveragePoolAttr, 0) == 0 || len(in) < 2 || len(out) != 1 || len(out[0]) < 2 {
+		return out
+	}
+	win, err := graph.ConvGeometry(l, in[0], in[1])
+	if err != nil {
+		return out
+	}
+	return [][]int{append([]int{out[0][0], out[0][1]}, win.Out...)}
 }
 
 // layerFlops counts the multiply-adds (as two operations) of the compute-heavy layers,

@@ -21,7 +21,7 @@ export CLHOST_TEST_SMALL=1 # the suites pick their small shapes: a simulator is 
 start=$(date +%s)
 status=0
 go test -count=1 -parallel 1 -p 1 -timeout 60m \
-	-run 'TestOpsMatchReference|TestConvGPUPlan|TestGemmTilesAllCorrect|TestConvCPUPlan|TestConvDepthwiseCPUPlan|TestConvWindowCPUPlan|TestConv1x1CPUPlan|TestCPULaunchGroups|TestDepthwisePointwisePlan|TestPointwiseDepthwisePlan|TestConvWinogradCPUPlan|TestMaxPoolCPUPlan|TestConcatCPUPlan|TestGemmCPUPlan|TestGlobalConfig|TestCustom|TestSample|TestDiamond' \
+	-run 'TestOpsMatchReference|TestConvGPUPlan|TestGemmTilesAllCorrect|TestConvCPUPlan|TestConvDepthwiseCPUPlan|TestConvWindowCPUPlan|TestConv1x1CPUPlan|TestConv1x1PooledCPUPlan|TestCPULaunchGroups|TestDepthwisePointwisePlan|TestPointwiseDepthwisePlan|TestConvWinogradCPUPlan|TestMaxPoolCPUPlan|TestConcatCPUPlan|TestGemmCPUPlan|TestGlobalConfig|TestCustom|TestSample|TestDiamond' \
 	./builtin_kernels ./host 2>&1 | tee "$log" | grep -E '^(ok|FAIL|---)' || true
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 if grep -E 'Invalid (read|write)|[Dd]ata race' "$log" >/dev/null; then

@@ -45,6 +45,17 @@ const (
 	PointwiseMaxAttr        = "clhost_pw_max"
 )
 
+// FusedGlobalAveragePoolAttr (int, 1) on a Conv stands for a GlobalAveragePool after it
+// (builtin_kernels' FusedGlobalAveragePoolAttr): the Conv's output is each plane's mean,
+// of shape (N, M, 1, 1).
+const FusedGlobalAveragePoolAttr = "clhost_global_avgpool"
+
+// minPooledChannels is the least number of output channels of a Conv that takes its
+// GlobalAveragePool: the kernel runs one tile of output channels over a whole plane per
+// work-item, so a batch-1 layer needs this many channels (32 tiles of 8) to spread over
+// the cores. Networks' classifier heads have 1000 (SqueezeNet) and 1280 (MobileNetV2).
+const minPooledChannels = 256
+
 // fusedActs are the activation layer types a Conv or Gemm can absorb.
 var fusedActs = []string{"Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSwish"}
 
@@ -56,11 +67,12 @@ type FuseStats struct {
 	DepthwisePointwise int // 1×1 Convs folded into the depthwise Conv before them
 	PointwiseDepthwise int // depthwise Convs folded into the 1×1 Conv before them
 	Projection         int // 1×1 Convs folded into the PointwiseDepthwiseType layer before them
+	ConvGlobalPool     int // GlobalAveragePools folded into the 1×1 Conv before them
 }
 
 // Layers is the number of layers Fuse removed.
 func (s FuseStats) Layers() int {
-	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise + s.Projection
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise + s.Projection + s.ConvGlobalPool
 }
 
 func (s FuseStats) String() string {
@@ -73,6 +85,9 @@ func (s FuseStats) String() string {
 	}
 	if s.Projection > 0 {
 		out += fmt.Sprintf(", %d of them with their projection", s.Projection)
+	}
+	if s.ConvGlobalPool > 0 {
+		out += fmt.Sprintf(", %d 1×1 Conv+GlobalAveragePool", s.ConvGlobalPool)
 	}
 	return out
 }
@@ -96,6 +111,10 @@ type FuseOptions struct {
 	// at least this many rows over the batch (N × height): the block kernel runs a row of
 	// every channel per work-item, so fewer rows than compute units leave units idle.
 	ProjectionMinRows int
+	// GlobalAveragePool folds a GlobalAveragePool into the plain 1×1 Conv of at least
+	// minPooledChannels output channels whose output it alone reads (a classifier head),
+	// which only CPU devices' kernels take (builtin_kernels' FusedGlobalAveragePoolAttr).
+	GlobalAveragePool bool
 }
 
 // Fuse is FuseWith with no types kept.
@@ -131,6 +150,10 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     takes the projection's W and B as inputs 5 and 6, its depthwise activation moves to
 //     the Depthwise* attributes, and it then takes a residual (input 7) and an
 //     activation as a Conv does.
+//   - With opts.GlobalAveragePool, a plain 1×1 Conv (with or without its residual and
+//     activation; group 1 or more, 4-D, at least minPooledChannels output channels, no
+//     batch stride) → GlobalAveragePool: the Conv takes FusedGlobalAveragePoolAttr and
+//     the pool's output, and nothing more fuses into it.
 //
 // The fused layer keeps its name, takes the last absorbed layer's output and its place in
 // m.Layers; the removed layers' intermediate tensors leave m.Tensors. Layers with a
@@ -184,6 +207,9 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 			continue
 		}
 		for {
+			if host.Int(FusedGlobalAveragePoolAttr, 0) != 0 {
+				break // what follows reads the means, not the Conv's outputs
+			}
 			out := host.Outputs[0]
 			j, ok := f.soleReader(out)
 			if !ok || keep(&f.layers[j]) || len(f.layers[j].Outputs) != 1 {
@@ -220,6 +246,10 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				host.Type = DepthwisePointwiseType
 				host.Attrs = renameAttrs(host.Attrs, depthwiseNames, false)
 				stats.DepthwisePointwise++
+			} else if opts.GlobalAveragePool && f.globalPool(host, next) {
+				f.take(i, j)
+				host.Attrs = append(slices.Clone(host.Attrs), model.IntAttr(FusedGlobalAveragePoolAttr, 1))
+				stats.ConvGlobalPool++
 			} else if attrs, ok := activation(next); ok && host.String(FusedActivationAttr, "") == "" {
 				f.take(i, j)
 				host.Attrs = setAttrs(host.Attrs, attrs)
@@ -485,6 +515,19 @@ func (f *fuser) projection(host, next *model.Layer, minRows int) bool {
 	macs := n*float64(x[2])*float64(x[3])*float64(x[1])*m + n*oh*ow*m*(9+float64(pw[0]))
 	buffer := mid[1]*(mid[3]+15)/16*16 + 3*(x[3]+3)*32
 	return macs <= maxBlockMACs && buffer <= maxBlockBuffer && mid[0]*mid[2] >= minRows
+}
+
+// globalPool says whether Conv host is a plain 4-D 1×1 convolution of at least
+// minPooledChannels output channels, without a batch stride, and next, its output's sole
+// reader, a GlobalAveragePool of it.
+func (f *fuser) globalPool(host, next *model.Layer) bool {
+	if host.Type != "Conv" || next.Type != "GlobalAveragePool" || len(next.Inputs) != 1 ||
+		host.Has("clhost_output_batch_stride") || !plain1x1(host) {
+		return false
+	}
+	w, mid := f.tensor[host.Inputs[1]], f.tensor[host.Outputs[0]]
+	return w != nil && mid != nil && mid.Type == model.Float32 && len(w.Shape) == 4 && len(mid.Shape) == 4 &&
+		w.Shape[2] == 1 && w.Shape[3] == 1 && w.Shape[0] >= minPooledChannels
 }
 
 // plain1x1 says whether a Conv's window attributes are a 1×1 convolution's: unit

@@ -104,6 +104,24 @@ func mobileModel(t *testing.T) *model.Model {
 	return b.build(t)
 }
 
+// headModel is a classifier head: a 1×1 Conv to 260 channels with a residual and a
+// Relu, then GlobalAveragePool and Flatten; and beside it a Conv → GlobalAveragePool →
+// Relu, whose Relu acts on the means and must stay a layer of its own.
+func headModel(t *testing.T) *model.Model {
+	b := newModel("head")
+	x := b.Input("x", model.Float32, 2, 8, 5, 7)
+	r := b.Input("r", model.Float32, 2, 260, 5, 7)
+	c := b.Layer("Conv", "c", []string{x, b.weights("wc", 0.5, 260, 8, 1, 1), b.weights("bc", 0.2, 260)})
+	a := b.Layer("Add", "a", []string{c, r})
+	cr := b.Layer("Relu", "cr", []string{a})
+	gp := b.Layer("GlobalAveragePool", "gp", []string{cr})
+	y := b.Layer("Flatten", "fl", []string{gp})
+	d := b.Layer("Conv", "d", []string{x, b.weights("wd", 0.5, 256, 8, 1, 1)})
+	dp := b.Layer("GlobalAveragePool", "dp", []string{d})
+	b.Output(y, b.Layer("Relu", "dr", []string{dp}))
+	return b.build(t)
+}
+
 // noFuseModel is built of patterns Fuse must leave alone, but for c8 (Relu folds, the
 // Add after it cannot: an activation comes after the residual).
 func noFuseModel(t *testing.T) *model.Model {
@@ -387,6 +405,7 @@ func TestFuseContractMatchesKernels(t *testing.T) {
 		{graph.PointwiseAlphaAttr, builtinkernels.PointwiseAlphaAttr},
 		{graph.PointwiseMinAttr, builtinkernels.PointwiseMinAttr},
 		{graph.PointwiseMaxAttr, builtinkernels.PointwiseMaxAttr},
+		{graph.FusedGlobalAveragePoolAttr, builtinkernels.FusedGlobalAveragePoolAttr},
 	}
 	for _, p := range pairs {
 		if p[0] != p[1] {
@@ -521,6 +540,7 @@ var testModels = []struct {
 	{"resnet", resnetModel, 1},
 	{"mobile", mobileModel, 3},
 	{"nofuse", noFuseModel, 1},
+	{"head", headModel, 1},
 }
 
 // TestFusedMatchesUnfusedReference: the CPU references of the fused model give the
@@ -559,6 +579,7 @@ var fuseVariants = []struct {
 	{"/1x1+depthwise", graph.FuseOptions{PointwiseDepthwise: true}},
 	{"/both", graph.FuseOptions{PointwiseDepthwise: true, DepthwisePointwise: true}},
 	{"/blocks", graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 1}},
+	{"/pool", graph.FuseOptions{PointwiseDepthwise: true, GlobalAveragePool: true}},
 }
 
 // TestFusedMatchesUnfusedOnDevice compiles both forms on the OpenCL device
@@ -740,5 +761,67 @@ func TestFuseProjection(t *testing.T) {
 	m = mobileModel(t)
 	if stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 10}); err != nil || stats.Projection != 0 {
 		t.Errorf("9 rows, 10 asked for: %+v, %v", stats, err)
+	}
+}
+
+// TestFuseGlobalAveragePool: with the option, a classifier head's 1×1 Conv takes its
+// residual, its Relu and then the GlobalAveragePool, and its output becomes the pool's
+// (N, M, 1, 1); a Relu after the pool stays a layer. Without the option, or where the
+// Conv is not a plain 1×1 one, has too few channels or its output has another reader,
+// the pool stays a layer.
+func TestFuseGlobalAveragePool(t *testing.T) {
+	m := headModel(t)
+	stats, err := graph.FuseWith(m, graph.FuseOptions{GlobalAveragePool: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (graph.FuseStats{ConvActivation: 1, ConvResidual: 1, ConvGlobalPool: 2}); stats != want {
+		t.Errorf("stats %+v, want %+v", stats, want)
+	}
+	c := layerNamed(t, m, "c")
+	if c.Int(graph.FusedGlobalAveragePoolAttr, 0) != 1 || c.String(graph.FusedActivationAttr, "") != "Relu" ||
+		!slices.Equal(c.Inputs, []string{"x", "wc", "bc", "r"}) || !slices.Equal(c.Outputs, []string{"gp"}) {
+		t.Errorf("c: %v → %v, %+v", c.Inputs, c.Outputs, c.Attrs)
+	}
+	if d := layerNamed(t, m, "d"); d.Int(graph.FusedGlobalAveragePoolAttr, 0) != 1 || d.Has(graph.FusedActivationAttr) {
+		t.Errorf("d: %+v", d.Attrs)
+	}
+	if got := layerNames(m); !slices.Equal(got, []string{"c", "fl", "d", "dr"}) {
+		t.Errorf("layers %v", got)
+	}
+	if shape := m.Tensor("gp").Shape; !slices.Equal(shape, []int{2, 260, 1, 1}) {
+		t.Errorf("gp's shape %v", shape)
+	}
+	// Shape inference over the fused model gives the Conv the pool's shape.
+	if err := graph.InferShapes(m); err != nil {
+		t.Fatal(err)
+	}
+	checkListOrder(t, m)
+
+	if stats, err := graph.FuseWith(headModel(t), graph.FuseOptions{}); err != nil || stats.ConvGlobalPool != 0 {
+		t.Errorf("without the option: %+v, %v", stats, err)
+	}
+	apart := []struct {
+		name  string
+		m     int
+		attrs []model.Attr
+		reads bool
+	}{
+		{"padded", 256, []model.Attr{pads1}, false},
+		{"strided", 256, []model.Attr{model.IntsAttr("strides", 2, 2)}, false},
+		{"255 channels", 255, nil, false},
+		{"two readers", 256, nil, true},
+	}
+	for _, a := range apart {
+		b := newModel("apart")
+		x := b.Input("x", model.Float32, 1, 4, 6, 6)
+		c := b.Layer("Conv", "c", []string{x, b.weights("w", 1, a.m, 4, 1, 1)}, a.attrs...)
+		b.Output(b.Layer("GlobalAveragePool", "gp", []string{c}))
+		if a.reads {
+			b.Output(b.Layer("Relu", "r", []string{c}))
+		}
+		if stats, err := graph.FuseWith(b.build(t), graph.FuseOptions{GlobalAveragePool: true}); err != nil || stats.ConvGlobalPool != 0 {
+			t.Errorf("%s: %+v, %v", a.name, stats, err)
+		}
 	}
 }

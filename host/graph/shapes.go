@@ -276,6 +276,11 @@ func convShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if present(l, 3) && !slices.Equal(in[3], out) {
 		return nil, fmt.Errorf("residual (input 3) has shape %v, want the output's shape %v", in[3], out)
 	}
+	if l.Int(FusedGlobalAveragePoolAttr, 0) != 0 {
+		for i := 2; i < len(out); i++ {
+			out[i] = 1 // each plane's mean
+		}
+	}
 	return [][]int{out}, nil
 }
 

@@ -415,50 +415,41 @@ func BenchmarkConvCPU(b *testing.B) {
 		flops := 2.0 * float64(numel(c.out[0])*geo.cg*geo.win.k[0]*geo.win.k[1])
 		direct, _ := directConvPlan(geo, 4, 4, env.dev)
 		vec, _ := cpuConvPlan(geo, heuristicCPUTile(geo, env.dev), env.dev)
-		plans := []struct {
-			name string
-			plan *Plan
-		}{{"direct", direct}, {"vec", vec}}
+		plans := []namedPlan{{"direct", direct}, {"vec", vec}}
 		if geo.winograd() {
 			if p, ok, _ := winoPlan(geo, chooseWinoTile(geo, env.dev), env.dev); ok {
-				plans = append(plans, struct {
-					name string
-					plan *Plan
-				}{"wino", p})
+				plans = append(plans, namedPlan{"wino", p})
 			}
 		}
 		if !geo.pointwise() && geo.cg*geo.win.k[0]*geo.win.k[1] < 64 {
 			for _, t := range cpuConvCandidates(geo, env.dev)[1:] {
 				p, _ := cpuConvPlan(geo, t, env.dev)
-				plans = append(plans, struct {
-					name string
-					plan *Plan
-				}{fmt.Sprintf("vec%v", t), p})
+				plans = append(plans, namedPlan{fmt.Sprintf("vec%v", t), p})
 			}
 			for _, t := range [][3]int{{8, 2, 8}, {8, 2, 16}, {16, 1, 16}} {
 				if p, ok, _ := cpuWindowConvPlan(geo, t[0], t[1], t[2], env.dev); ok {
-					plans = append(plans, struct {
-						name string
-						plan *Plan
-					}{fmt.Sprintf("window_mt%d_nr%d_vec%d", t[0], t[1], t[2]), p})
+					plans = append(plans, namedPlan{fmt.Sprintf("window_mt%d_nr%d_vec%d", t[0], t[1], t[2]), p})
 				}
 			}
 		}
 		if geo.pointwise() || geo.strided1x1() {
 			for _, t := range []cpu1x1Tile{{16, 8, 2, 0, 0}, {16, 12, 2, 0, 0}, {16, 8, 2, 0, 1 << 20}, {16, 12, 1, 0, 0}, {16, 4, 3, 0, 0}, {8, 8, 2, 0, 0}} {
 				p, _ := cpu1x1Plan(geo, t, env.dev)
-				plans = append(plans, struct {
-					name string
-					plan *Plan
-				}{fmt.Sprint("1x1", t), p})
+				plans = append(plans, namedPlan{fmt.Sprint("1x1", t), p})
 			}
 		}
-		for _, v := range plans {
-			b.Run(c.name+"/"+v.name, func(b *testing.B) {
-				d := timeLaunches(b, env, v.plan, ins, c.out, b.N)
-				b.ReportMetric(flops/d.Seconds()/1e9, "GFLOP/s")
-			})
-		}
+		benchPlans(b, env, c.name, plans, ins, c.out, flops)
+	}
+}
+
+// benchPlans times each plan as sub-benchmark name/plan's name, reporting GFLOP/s of
+// flops.
+func benchPlans(b *testing.B, env *testEnv, name string, plans []namedPlan, ins []*HostTensor, out [][]int, flops float64) {
+	for _, v := range plans {
+		b.Run(name+"/"+v.name, func(b *testing.B) {
+			d := timeLaunches(b, env, v.plan, ins, out, b.N)
+			b.ReportMetric(flops/d.Seconds()/1e9, "GFLOP/s")
+		})
 	}
 }
 
@@ -492,18 +483,13 @@ func BenchmarkConvPooledCPU(b *testing.B) {
 			}
 			plans = append(plans, namedPlan{fmt.Sprint("pooled", t), p})
 		}
-		for _, v := range plans {
-			b.Run(c.name+"/"+v.name, func(b *testing.B) {
-				d := timeLaunches(b, env, v.plan, ins, c.out, b.N)
-				b.ReportMetric(flops/d.Seconds()/1e9, "GFLOP/s")
-			})
-		}
+		benchPlans(b, env, c.name, plans, ins, c.out, flops)
 	}
 }
 
-// BenchmarkMaxPoolCPU compares window_cpu.cl's max pooling, at 8 and 16 lanes, with pool.cl's portable kernel (the peer of the
-// same run) on the pools of SqueezeNet 1.1 and ResNet-18 at batch 16; each reports GB/s
-// of input read.
+// BenchmarkMaxPoolCPU compares window_cpu.cl's max pooling, at 8 and 16 lanes, with
+// pool.cl's portable kernel (the peer of the same run) on the pools of SqueezeNet 1.1 and
+// ResNet-18 at batch 16; each reports GB/s of input read.
 func BenchmarkMaxPoolCPU(b *testing.B) {
 	env := deviceEnvB(b)
 	sq := Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "ceil_mode": 1}
@@ -523,19 +509,13 @@ func BenchmarkMaxPoolCPU(b *testing.B) {
 		}
 		want, _ := op.Reference(c.attrs, ins, c.out)
 		portable, _ := op.Plan(c.attrs, c.in, c.out, DeviceInfo{IsGPU: true, MaxWorkGroupSize: 256})
-		plans := []struct {
-			name string
-			plan *Plan
-		}{{"portable", portable}}
+		plans := []namedPlan{{"portable", portable}}
 		for _, vec := range []int{8, 16} {
 			p, ok, err := cpuMaxPoolPlan(g, windowRows(g.win.out[0]), vec, env.dev)
 			if !ok || err != nil {
 				b.Fatal(ok, err)
 			}
-			plans = append(plans, struct {
-				name string
-				plan *Plan
-			}{fmt.Sprintf("vec%d", vec), p})
+			plans = append(plans, namedPlan{fmt.Sprintf("vec%d", vec), p})
 		}
 		for _, v := range plans {
 			got, err := RunPlan(env.ctx, mustQueueB(b, env), v.plan, ins, c.out)

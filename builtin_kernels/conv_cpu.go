@@ -93,14 +93,11 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 	// 1×1 layers, strided or not, also get conv1x1's GEMM (see cpu1x1Plan).
 	gemm := g.pointwise() || g.strided1x1()
 	if gemm {
-		big := heuristic1x1Tile(g, dev)
-		for _, t := range []cpu1x1Tile{big, alt1x1Tile(big)} {
-			p, err := cpu1x1Plan(g, t, dev)
-			if err != nil {
-				return nil, err
-			}
-			plans = append(plans, p)
+		gp, err := cpu1x1Candidates(g, dev)
+		if err != nil {
+			return nil, err
 		}
+		plans = append(plans, gp...)
 	}
 	var vec []*Plan
 	for i, t := range cpuConvCandidates(g, dev) {
@@ -477,10 +474,10 @@ func alt1x1Tile(big cpu1x1Tile) cpu1x1Tile {
 	return alt
 }
 
-// cpuPooled1x1Candidates are the tuner's plans for a Conv that carries
-// FusedGlobalAveragePoolAttr where conv1x1's POOL_AVG runs it (pooledIn1x1): the
-// heuristic's tile and its alternative.
-func cpuPooled1x1Candidates(g convGeom, dev DeviceInfo) ([]*Plan, error) {
+// cpu1x1Candidates are conv1x1's plans for the tuner, the heuristic's tile and its
+// alternative: for 1×1 layers, and for a Conv that carries FusedGlobalAveragePoolAttr
+// where conv1x1's POOL_AVG runs it (pooledIn1x1).
+func cpu1x1Candidates(g convGeom, dev DeviceInfo) ([]*Plan, error) {
 	big := heuristic1x1Tile(g, dev)
 	var plans []*Plan
 	for _, t := range []cpu1x1Tile{big, alt1x1Tile(big)} {

@@ -250,7 +250,7 @@ func (o convOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan, 
 	g, _ := o.geometry(p, in)
 	depthwise := g.cg == 1 && g.g > 1
 	if g.pool && pooledIn1x1(g, dev) {
-		return cpuPooled1x1Candidates(g, dev)
+		return cpu1x1Candidates(g, dev)
 	} else if g.pool {
 		return []*Plan{plan}, nil
 	}

@@ -28,9 +28,9 @@ const (
 // fused work, as a GlobalAveragePool after it would: the output is (N, M, 1, 1), the mean
 // of act(conv(X, W) + B + R) over each plane. On a CPU device a plain 1×1 convolution
 // (unit strides, no padding, 2-D) runs it in conv1x1, whose work-items then run whole
-// planes and keep their sums in registers, so the planes never reach memory (host/graph
-// folds the pair there with FuseOptions.GlobalAveragePool); elsewhere the Conv writes its
-// planes to a scratch buffer and a second launch averages them.
+// planes and add up their values as they finish them, so the planes never reach memory
+// (host/graph folds the pair there with FuseOptions.GlobalAveragePool); elsewhere the
+// Conv writes its planes to a scratch buffer and a second launch averages them.
 const FusedGlobalAveragePoolAttr = "clhost_global_avgpool"
 
 // OutputBatchStrideAttr asks a layer to write output 0 with this many elements from one

@@ -310,8 +310,9 @@ func (e *Engine) optimize(m *model.Model) error {
 	// a launch per MobileNet block and the expanded tensor's trip through memory, and
 	// with Projection small blocks run as one launch; GPUs have no fast kernel for them.
 	// A classifier head's 1×1 Conv takes its GlobalAveragePool on CPUs, whose conv1x1
-	// sums each plane in registers: the plane (10.8 MB for SqueezeNet at batch 16) never
-	// reaches memory, and the pool's launch is saved.
+	// sums each plane as it computes it: the planes (10.8 MB for SqueezeNet at batch 16)
+	// never reach memory, and the pool's launch is saved. GPUs would run the two apart
+	// within the Conv's plan anyway.
 	opts := graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU(), GlobalAveragePool: e.Device.IsCPU()}
 	if cu := e.Device.ComputeUnits; e.Device.IsCPU() && cu >= 8 {
 		// Whole blocks where a launch costs more than the rows a band recomputes: PoCL

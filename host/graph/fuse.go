@@ -112,8 +112,9 @@ type FuseOptions struct {
 	// every channel per work-item, so fewer rows than compute units leave units idle.
 	ProjectionMinRows int
 	// GlobalAveragePool folds a GlobalAveragePool into the plain 1×1 Conv of at least
-	// minPooledChannels output channels whose output it alone reads (a classifier head),
-	// which only CPU devices' kernels take (builtin_kernels' FusedGlobalAveragePoolAttr).
+	// minPooledChannels output channels whose output it alone reads (a classifier head):
+	// only CPU devices' kernels run the pair as one (builtin_kernels'
+	// FusedGlobalAveragePoolAttr); elsewhere the Conv's plan runs them as two launches.
 	GlobalAveragePool bool
 }
 

@@ -21,8 +21,9 @@ type convGeom struct {
 	hasBias            bool
 	hasResidual        bool
 	act                fusedAct
-	yn                 int  // OutputBatchStrideAttr, or 0 for a contiguous output
-	pool               bool // FusedGlobalAveragePoolAttr: the output is each plane's mean
+	yn                 int       // OutputBatchStrideAttr, or 0 for a contiguous output
+	pool               bool      // FusedGlobalAveragePoolAttr: the output is each plane's mean
+	mpool              *poolGeom // FusedMaxPoolPrefix: the max pool of the output, or nil
 }
 
 func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
@@ -88,10 +89,23 @@ func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
 	default:
 		return cg, fmt.Errorf("%s: %s %d: want 0 or 1", typ, FusedGlobalAveragePoolAttr, v)
 	}
+	if p.Has(FusedMaxPoolPrefix + "kernel_shape") {
+		if cg.pool {
+			return cg, fmt.Errorf("%s: %s and %s* together: a Conv takes one pool", typ, FusedGlobalAveragePoolAttr, FusedMaxPoolPrefix)
+		}
+		op := poolOp{typ: fmt.Sprintf("%s (its max pool, attributes %s*)", typ, FusedMaxPoolPrefix), max: true}
+		mp, err := op.geometry(prefixedParams{p, FusedMaxPoolPrefix}, [][]int{cg.win.outShape(cg.n, cg.m, nsp)})
+		if err != nil {
+			return cg, err
+		}
+		cg.mpool = &mp
+	}
 	if p.Has(OutputBatchStrideAttr) {
 		per := cg.m * cg.win.out[0] * cg.win.out[1]
 		if cg.pool {
 			per = cg.m
+		} else if cg.mpool != nil {
+			per = cg.m * cg.mpool.win.out[0] * cg.mpool.win.out[1]
 		}
 		v := p.Int(OutputBatchStrideAttr, 0)
 		if v < int64(per) || v > 1<<31-1 {
@@ -168,6 +182,9 @@ func (o convOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 	if g.pool {
 		return [][]int{window{out: [2]int{1, 1}}.outShape(g.n, g.m, g.nsp)}, nil
 	}
+	if g.mpool != nil {
+		return [][]int{g.mpool.win.outShape(g.n, g.m, g.nsp)}, nil
+	}
 	return [][]int{g.win.outShape(g.n, g.m, g.nsp)}, nil
 }
 
@@ -187,6 +204,12 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		}
 		return pooledAfterPlan(g, dev)
 	}
+	if g.mpool != nil {
+		if plan, ok, err := cpuConvMaxPoolPlan(g, heuristicCPUTile(g, dev), dev); ok || err != nil {
+			return plan, err
+		}
+		return maxPooledAfterPlan(g, dev)
+	}
 	return convPlan(g, dev)
 }
 
@@ -198,21 +221,49 @@ func pooledIn1x1(g convGeom, dev DeviceInfo) bool {
 
 // pooledAfterPlan runs a Conv that carries FusedGlobalAveragePoolAttr where conv1x1 does
 // not: its plain plan writes the planes into a scratch buffer, and globalpool.cl's
-// global_avgpool then writes their means. It does not take OutputBatchStrideAttr.
+// global_avgpool then writes their means.
 func pooledAfterPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
-	g.pool, g.yn = false, 0
-	plan, err := convPlan(g, dev)
-	if err != nil {
-		return nil, err
-	}
 	gap, err := kernelSource("globalpool.cl")
 	if err != nil {
 		return nil, err
 	}
 	planes := g.n * g.m
 	size := g.win.out[0] * g.win.out[1]
+	gl, lo := launchSize([]int{planes}, dev)
+	return afterPlan(g, dev, gap, Launch{Kernel: "global_avgpool", Global: gl, Local: lo, Args: []Arg{
+		{}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(planes)}, {Kind: ArgInt, Int: int32(size)},
+	}})
+}
+
+// maxPooledAfterPlan runs a Conv that carries FusedMaxPoolPrefix's attributes where
+// conv2d_maxpool does not: its plain plan writes the conv's output into a scratch buffer,
+// and maxpool_after.cl then pools it.
+func maxPooledAfterPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
+	var d defines
+	g.mpool.defineFused(&d)
+	src, err := d.program("maxpool_after.cl")
+	if err != nil {
+		return nil, err
+	}
+	planes := g.n * g.m
+	gl, lo := launchSize([]int{g.mpool.win.out[1], g.mpool.win.out[0], planes}, dev)
+	return afterPlan(g, dev, src, Launch{Kernel: "maxpool_after", Global: gl, Local: lo, Args: []Arg{
+		{}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(planes)},
+	}})
+}
+
+// afterPlan is the plain plan of g without its pool, writing into a scratch buffer, then
+// pool: a launch of the kernel in source (appended to the conv's program, so its names
+// must not clash with the conv's) whose first argument, left zero, becomes that buffer.
+// It does not take OutputBatchStrideAttr.
+func afterPlan(g convGeom, dev DeviceInfo, source string, pool Launch) (*Plan, error) {
+	g.pool, g.mpool, g.yn = false, nil, 0
+	plan, err := convPlan(g, dev)
+	if err != nil {
+		return nil, err
+	}
 	scratch := Arg{Kind: ArgScratch, Index: len(plan.Scratch)}
-	plan.Scratch = append(plan.Scratch, 4*planes*size)
+	plan.Scratch = append(plan.Scratch, 4*g.n*g.m*g.win.out[0]*g.win.out[1])
 	for i := range plan.Launches {
 		args := slices.Clone(plan.Launches[i].Args)
 		for j, a := range args {
@@ -222,12 +273,10 @@ func pooledAfterPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
 		}
 		plan.Launches[i].Args = args
 	}
-	// globalpool.cl's names are lower case, the conv programs' defines upper case.
-	plan.Source += "\n" + gap
-	gl, lo := launchSize([]int{planes}, dev)
-	plan.Launches = append(plan.Launches, Launch{Kernel: "global_avgpool", Global: gl, Local: lo, Args: []Arg{
-		scratch, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(planes)}, {Kind: ArgInt, Int: int32(size)},
-	}})
+	plan.Source += "\n" + source
+	pool.Args = slices.Clone(pool.Args)
+	pool.Args[0] = scratch
+	plan.Launches = append(plan.Launches, pool)
 	plan.OutputBatchStride = 0
 	return plan, nil
 }
@@ -350,6 +399,9 @@ func (o convOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 				}
 			}
 		}
+	}
+	if g.mpool != nil {
+		y = maxPoolPlanes(*g.mpool, y)
 	}
 	if g.pool {
 		mean := make([]float32, g.n*g.m)

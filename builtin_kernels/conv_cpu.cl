@@ -12,6 +12,7 @@
 //   VEC*NV channels (channels past MG are zero).  global = (VEC*NV, CG*KH*KW, G*MB)
 // conv2d_vec: global = (ceil(OW/PXT), OH, N*G*MB).  Arguments: x, packed w, [bias],
 //   [residual], y.
+// conv2d_maxpool (with the MP_ defines of a folded MaxPool): see below.
 
 #ifndef YN
 #define YN (M * OH * OW)
@@ -55,8 +56,7 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
 
 #define XV_IN(p) row[ixk + (p) * SW]
 
-#if VEC == 16 && PXT <= 8
-#define ROW_STORES 1
+#if VEC == 16
 // TRANSPOSE16x8(a, r): a[p] holds 16 channels of pixel p (p < 8); r[k] gets channel 2k
 // in lanes 0-7 and channel 2k + 1 in lanes 8-15, pixels in order.
 // Three rounds, each merging pairs of vectors that hold b pixels of each channel into
@@ -88,7 +88,10 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
             }                                                                        \
         }                                                                            \
     } while (0)
+#endif
 
+#if VEC == 16 && PXT <= 8
+#define ROW_STORES 1
 // STORE_ROW(v, i, r) stores the first PXT lanes of the float8 v at y[i..], after the
 // residual at res[r..] and the activation, in as few vector stores as PXT allows.
 #if HAS_RESIDUAL
@@ -117,33 +120,12 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
 #endif
 #endif
 
-__kernel void conv2d_vec(__global const float* restrict x, int x_off,
-                         __global const floatV* restrict wp, int wp_off BIAS_ARG RES_ARG,
-                         __global float* restrict y, int y_off)
+/* convTile adds the taps of output row oy, pixels ox0 .. ox0+PXT-1 (those past OW read
+   zeros), of one channel tile into acc: xg is the image's first input plane of the group,
+   wt the tile's packed weights. */
+static inline void convTile(const __global float* xg, const __global floatV* wt, const int oy,
+                            const int ox0, floatV (*acc)[NV])
 {
-    x += x_off;
-    wp = (const __global floatV*)((const __global float*)wp + wp_off);
-    y += y_off;
-    OPTIONAL_OFFSETS
-    const int ox0 = get_global_id(0) * PXT;
-    const int oy = get_global_id(1);
-    const int z = get_global_id(2);
-    if (ox0 >= OW || oy >= OH || z >= N * G * MB) {
-        return;
-    }
-    const int mb = z % MB;
-    const int g = (z / MB) % G;
-    const int n = z / (MB * G);
-
-    floatV acc[PXT][NV];
-    _Pragma("unroll") for (int p = 0; p < PXT; p++) {
-        _Pragma("unroll") for (int v = 0; v < NV; v++) {
-            acc[p][v] = (floatV)(0.0f);
-        }
-    }
-
-    const __global float* xg = x + (n * C + g * CG) * (H * W);
-    const __global floatV* wt = wp + (g * MB + mb) * KK * NV;
     const int iy0 = oy * SH - PT;
     const int ix0 = ox0 * SW - PL;
     // Rows outside the input are skipped per tap row. A tile whose every tap column lies
@@ -192,6 +174,34 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
             }
         }
     }
+}
+
+__kernel void conv2d_vec(__global const float* restrict x, int x_off,
+                         __global const floatV* restrict wp, int wp_off BIAS_ARG RES_ARG,
+                         __global float* restrict y, int y_off)
+{
+    x += x_off;
+    wp = (const __global floatV*)((const __global float*)wp + wp_off);
+    y += y_off;
+    OPTIONAL_OFFSETS
+    const int ox0 = get_global_id(0) * PXT;
+    const int oy = get_global_id(1);
+    const int z = get_global_id(2);
+    if (ox0 >= OW || oy >= OH || z >= N * G * MB) {
+        return;
+    }
+    const int mb = z % MB;
+    const int g = (z / MB) % G;
+    const int n = z / (MB * G);
+
+    floatV acc[PXT][NV];
+    _Pragma("unroll") for (int p = 0; p < PXT; p++) {
+        _Pragma("unroll") for (int v = 0; v < NV; v++) {
+            acc[p][v] = (floatV)(0.0f);
+        }
+    }
+
+    convTile(x + (n * C + g * CG) * (H * W), wp + (g * MB + mb) * KK * NV, oy, ox0, acc);
 
     const int np = min(PXT, OW - ox0);
 #ifdef ROW_STORES
@@ -254,6 +264,158 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
     }
 }
 
+
+#ifdef MP_OH
+// conv2d_maxpool: the convolution and the max pool after it (FusedMaxPoolPrefix; the
+// pool's geometry in the MP_ defines, its input MP_IH × MP_IW the conv's OH × OW) in one
+// launch, so the conv's output never reaches memory: SqueezeNet's and ResNet's stems
+// write 51 MB at batch 16 that their pools read back. Each work-item takes one channel
+// tile of MP_PR pooled rows (band b) of one image. For each pooled row it computes the
+// conv rows of its window one at a time, PXT pixels per step as conv2d_vec does, and
+// keeps their running maximum in a private row of channel vectors; then it pools along
+// that row and stores the pooled values, 8 pixels at a time transposed in registers as
+// conv2d_vec's tiles are. Where a window's last row is the next window's first (3 × 3
+// windows at stride 2), that conv row is kept, not computed again.
+//   global = (MP_NB, N*G*MB). Arguments: x, packed w, [bias], y (no residual).
+#if HAS_RESIDUAL
+#error "conv2d_maxpool takes no residual"
+#endif
+#define OWT ((OW + PXT - 1) / PXT * PXT)
+#define MP_SHARE ((MP_KH - 1) * MP_DH == MP_SH)
+#define MP_PLANE (MP_OH * MP_OW)
+
+__kernel void conv2d_maxpool(__global const float* restrict x, int x_off,
+                             __global const floatV* restrict wp, int wp_off BIAS_ARG,
+                             __global float* restrict y, int y_off)
+{
+    x += x_off;
+    wp = (const __global floatV*)((const __global float*)wp + wp_off);
+    y += y_off;
+    OPTIONAL_OFFSETS
+    const int b = get_global_id(0);
+    const int z = get_global_id(1);
+    if (b >= MP_NB || z >= N * G * MB) {
+        return;
+    }
+    const int mb = z % MB;
+    const int g = (z / MB) % G;
+    const int n = z / (MB * G);
+    const __global float* xg = x + (n * C + g * CG) * (H * W);
+    const __global floatV* wt = wp + (g * MB + mb) * KK * NV;
+
+    floatV bv[NV];
+    _Pragma("unroll") for (int v = 0; v < NV; v++) {
+        float lanes[VEC];
+        _Pragma("unroll") for (int i = 0; i < VEC; i++) {
+#if HAS_BIAS
+            const int mg = mb * TILE + v * VEC + i;
+            lanes[i] = mg < MG ? bias[g * MG + mg] : 0.0f;
+#else
+            lanes[i] = 0.0f;
+#endif
+        }
+        bv[v] = CAT(vload, VEC)(0, lanes);
+    }
+
+    floatV rmax[OWT][NV]; /* the running maximum over the window's conv rows so far */
+#if MP_SHARE
+    floatV last[OWT][NV]; /* conv row lastRow, the last window row of the pooled row before */
+    int lastRow = -1;
+#endif
+    const int py1 = min((b + 1) * MP_PR, MP_OH);
+    for (int py = b * MP_PR; py < py1; py++) {
+        for (int ox = 0; ox < OWT; ox++) {
+            _Pragma("unroll") for (int v = 0; v < NV; v++) {
+                rmax[ox][v] = (floatV)(-INFINITY);
+            }
+        }
+        for (int ky = 0; ky < MP_KH; ky++) {
+            const int cy = py * MP_SH - MP_PT + ky * MP_DH;
+            if (cy < 0 || cy >= OH) {
+                continue;
+            }
+#if MP_SHARE
+            if (cy == lastRow) {
+                for (int ox = 0; ox < OWT; ox++) {
+                    _Pragma("unroll") for (int v = 0; v < NV; v++) {
+                        rmax[ox][v] = last[ox][v];
+                    }
+                }
+                continue;
+            }
+            const bool keep = ky == MP_KH - 1;
+#endif
+            for (int ox0 = 0; ox0 < OW; ox0 += PXT) {
+                floatV acc[PXT][NV];
+                _Pragma("unroll") for (int p = 0; p < PXT; p++) {
+                    _Pragma("unroll") for (int v = 0; v < NV; v++) {
+                        acc[p][v] = (floatV)(0.0f);
+                    }
+                }
+                convTile(xg, wt, cy, ox0, acc);
+                _Pragma("unroll") for (int p = 0; p < PXT; p++) {
+                    _Pragma("unroll") for (int v = 0; v < NV; v++) {
+                        const floatV c = APPLY_ACT(acc[p][v] + bv[v]);
+                        rmax[ox0 + p][v] = select(rmax[ox0 + p][v], c, c > rmax[ox0 + p][v]);
+#if MP_SHARE
+                        if (keep) {
+                            last[ox0 + p][v] = c;
+                        }
+#endif
+                    }
+                }
+            }
+#if MP_SHARE
+            if (keep) {
+                lastRow = cy;
+            }
+#endif
+        }
+
+        /* Along the row: 8 pooled pixels of a channel vector at a time (the last ones
+           repeating pixel MP_OW-1), stored as rows of pixels per channel. */
+        for (int px0 = 0; px0 < MP_OW; px0 += 8) {
+            const int np = min(8, MP_OW - px0);
+            _Pragma("unroll") for (int v = 0; v < NV; v++) {
+                floatV t[8];
+                _Pragma("unroll") for (int p = 0; p < 8; p++) {
+                    const int px = min(px0 + p, MP_OW - 1);
+                    floatV m = (floatV)(-INFINITY);
+                    _Pragma("unroll") for (int kx = 0; kx < MP_KW; kx++) {
+                        const int cx = px * MP_SW - MP_PL + kx * MP_DW;
+                        if (cx >= 0 && cx < OW) {
+                            m = select(m, rmax[cx][v], rmax[cx][v] > m);
+                        }
+                    }
+                    t[p] = m;
+                }
+                const int m0 = mb * TILE + v * VEC; /* the vector's first channel in the group */
+                __global float* yv = y + n * YN + (g * MG + m0) * MP_PLANE + py * MP_OW + px0;
+#if VEC == 16
+                if (np == 8 && m0 + VEC <= MG) {
+                    float16 r[8];
+                    TRANSPOSE16x8(t, r);
+                    _Pragma("unroll") for (int k = 0; k < 8; k++) {
+                        vstore8(r[k].lo, 0, yv + 2 * k * MP_PLANE);
+                        vstore8(r[k].hi, 0, yv + (2 * k + 1) * MP_PLANE);
+                    }
+                    continue;
+                }
+#endif
+                float out[8][VEC];
+                _Pragma("unroll") for (int p = 0; p < 8; p++) {
+                    CAT(vstore, VEC)(t[p], 0, out[p]);
+                }
+                for (int i = 0; i < VEC && m0 + i < MG; i++) {
+                    for (int p = 0; p < np; p++) {
+                        yv[i * MP_PLANE + p] = out[p][i];
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
 
 #ifdef FC_ROWS
 // fc_vec: a fully connected layer, Y (N × M) = X (N × C) · Wᵀ (+ bias), W as (M, C)

@@ -487,6 +487,64 @@ func BenchmarkConvPooledCPU(b *testing.B) {
 	}
 }
 
+// BenchmarkConvMaxPoolCPU compares a stem's Conv with its MaxPool folded in
+// (conv2d_maxpool, conv_cpu.cl's first two tiles) with the two apart, at batch 16:
+// SqueezeNet's (3 → 64, 3 × 3 at stride 2; 3 × 3 pool at stride 2, ceil_mode) and
+// ResNet-18's (3 → 64, 7 × 7 at stride 2; 3 × 3 pool at stride 2, padded). Apart is two
+// sub-benchmarks, the Conv's plain plan ("conv") and the pool's ("maxpool"): their times
+// add up to the peer of the fused ones. GFLOP/s counts the Conv's work.
+func BenchmarkConvMaxPoolCPU(b *testing.B) {
+	env := deviceEnvB(b)
+	sq := Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "ceil_mode": 1}
+	r18 := Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}}
+	layers := []struct {
+		name       string
+		conv, pool Attrs
+		in, mid    [][]int
+		out        [][]int
+	}{
+		{"squeezenet_b16", Attrs{"strides": []int{2, 2}, FusedActivationAttr: ActRelu}, sq,
+			shapes(sh(16, 3, 224, 224), sh(64, 3, 3, 3), sh(64)), shapes(sh(16, 64, 111, 111)), shapes(sh(16, 64, 55, 55))},
+		{"resnet18_b16", Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, FusedActivationAttr: ActRelu}, r18,
+			shapes(sh(16, 3, 224, 224), sh(64, 3, 7, 7), sh(64)), shapes(sh(16, 64, 112, 112)), shapes(sh(16, 64, 56, 56))},
+	}
+	for _, c := range layers {
+		ins := opCase{in: c.in}.inputs()
+		fusedAttrs := Attrs{}
+		for k, v := range c.conv {
+			fusedAttrs[k] = v
+		}
+		for k, v := range c.pool {
+			fusedAttrs[FusedMaxPoolPrefix+k] = v
+		}
+		geo, err := convOp{}.geometry(fusedAttrs, c.in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		flops := 2.0 * float64(geo.macs())
+		conv, err := convOp{}.Plan(c.conv, c.in, c.mid, env.dev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchPlans(b, env, c.name, []namedPlan{{"conv", conv}}, ins, c.mid, flops)
+		pool, err := poolOp{typ: "MaxPool", max: true}.Plan(c.pool, c.mid, c.out, env.dev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchPlans(b, env, c.name, []namedPlan{{"maxpool", pool}}, opCase{in: c.mid}.inputs(), c.out, flops)
+		var fused []namedPlan
+		tiles := cpuConvCandidates(geo, env.dev)
+		for _, t := range tiles[:min(2, len(tiles))] {
+			p, ok, err := cpuConvMaxPoolPlan(geo, t, env.dev)
+			if err != nil || !ok {
+				b.Fatalf("tile %v: ok %v, %v", t, ok, err)
+			}
+			fused = append(fused, namedPlan{fmt.Sprintf("fused_%d_%d_%d", t.vec, t.nv, t.pxt), p})
+		}
+		benchPlans(b, env, c.name, fused, ins, c.out, flops)
+	}
+}
+
 // BenchmarkMaxPoolCPU compares window_cpu.cl's max pooling, at 8 and 16 lanes, with
 // pool.cl's portable kernel (the peer of the same run) on the pools of SqueezeNet 1.1 and
 // ResNet-18 at batch 16; each reports GB/s of input read.
@@ -895,6 +953,101 @@ func TestConv1x1PooledCPUPlan(t *testing.T) {
 	})
 	if _, err := (convOp{}).OutputShapes(Attrs{FusedGlobalAveragePoolAttr: 2}, shapes(sh(1, 4, 6, 6), sh(8, 4, 1, 1))); err == nil || !strings.Contains(err.Error(), "want 0 or 1") {
 		t.Errorf("%s 2: error %v", FusedGlobalAveragePoolAttr, err)
+	}
+}
+
+// TestConvMaxPoolCPUPlan runs conv2d_maxpool, a Conv with the max pool after it folded
+// in (FusedMaxPoolPrefix), against the CPU reference: SqueezeNet's and ResNet-18's stem
+// shapes in small (3 × 3 windows at stride 2, ceil_mode, padding; the kept conv row),
+// 2 × 2 windows and dilated windows (no row kept), channels that leave a partial channel
+// tile, groups, every activation path, rows of 8 pooled pixels and more (the transposed
+// stores) and fewer, an output batch stride, and bands of pooled rows from one per image
+// to many. Where the kernel does not run the layer (a residual, a 1-D Conv, a GPU's
+// plan), the plain plan and maxpool_after.
+func TestConvMaxPoolCPUPlan(t *testing.T) {
+	env := deviceEnv(t)
+	pooled := func(a Attrs, pool Attrs) Attrs {
+		for k, v := range pool {
+			a[FusedMaxPoolPrefix+k] = v
+		}
+		return a
+	}
+	sq := Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "ceil_mode": 1}
+	r18 := Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}}
+	cases := []opCase{
+		{name: "squeezenet stem", attrs: pooled(Attrs{"strides": []int{2, 2}, FusedActivationAttr: ActRelu}, sq), in: shapes(sh(2, 3, 25, 26), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 6, 6))},
+		{name: "resnet stem", attrs: pooled(Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, FusedActivationAttr: ActRelu}, r18), in: shapes(sh(1, 3, 20, 18), sh(16, 3, 7, 7), sh(16)), out: shapes(sh(1, 16, 5, 5))},
+		{name: "wide rows 2x2 clip", attrs: pooled(Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.2), FusedMaxAttr: float32(0.3)}, Attrs{"kernel_shape": []int{2, 2}, "strides": []int{2, 2}}), in: shapes(sh(2, 4, 9, 38), sh(32, 4, 3, 3), sh(32)), out: shapes(sh(2, 32, 4, 19))},
+		{name: "groups dilated pool leaky", attrs: pooled(Attrs{"group": 2, FusedActivationAttr: ActLeakyRelu, FusedAlphaAttr: float32(0.1)}, Attrs{"kernel_shape": []int{3, 3}, "dilations": []int{2, 2}, "pads": []int{0, 1, 2, 1}}), in: shapes(sh(1, 6, 13, 11), sh(12, 3, 3, 3)), out: shapes(sh(1, 12, 9, 7))},
+		{name: "batch stride", attrs: pooled(Attrs{"strides": []int{2, 2}, OutputBatchStrideAttr: 24*3*9 + 5}, sq), in: shapes(sh(3, 3, 15, 39), sh(24, 3, 3, 3), sh(24)), out: shapes(sh(3, 24, 3, 9))},
+	}
+	tiles := []cpuConvTile{{16, 2, 8}, {16, 1, 5}, {8, 1, 4}, {4, 2, 3}}
+	cpu := env.dev
+	cpu.IsGPU = false // planned as for a CPU, whatever device the kernels run on
+	many := cpu
+	many.ComputeUnits = 64
+	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
+		var list []namedPlan
+		for _, tile := range tiles {
+			for _, dev := range []DeviceInfo{cpu, many} {
+				plan, ok, err := cpuConvMaxPoolPlan(geo, tile, dev)
+				if err != nil || !ok {
+					return nil, fmt.Errorf("tile %v: ok %v, %v", tile, ok, err)
+				}
+				if int64(plan.OutputBatchStride) != cases[ci].attrs.Int(OutputBatchStrideAttr, 0) {
+					return nil, fmt.Errorf("plan's OutputBatchStride %d", plan.OutputBatchStride)
+				}
+				list = append(list, namedPlan{fmt.Sprintf("tile %v on %d units", tile, dev.ComputeUnits), plan})
+			}
+		}
+		cands, err := convOp{}.Candidates(cases[ci].attrs, cases[ci].in, cases[ci].out, cpu)
+		for i, p := range cands {
+			if k := p.Launches[0].Kernel; k != "conv2d_maxpool" {
+				return nil, fmt.Errorf("candidate %d runs %s", i, k)
+			}
+			list = append(list, namedPlan{fmt.Sprintf("candidate %d", i), p})
+		}
+		return list, err
+	})
+	// The reference's pooled Conv is its Conv and MaxPool.
+	c := cases[1]
+	ins := c.inputs()
+	plain, _ := convOp{}.Reference(Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, FusedActivationAttr: ActRelu}, ins, shapes(sh(1, 16, 10, 9)))
+	want, _ := poolOp{typ: "MaxPool", max: true}.Reference(r18, plain, c.out)
+	fused, err := convOp{}.Reference(c.attrs, ins, c.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "reference", fused[0], want[0])
+
+	gpu := DeviceInfo{IsGPU: true, ComputeUnits: 8, MaxWorkGroupSize: 256, FloatVectorWidth: 1}
+	after := []opCase{
+		{name: "residual", attrs: pooled(Attrs{"pads": []int{1, 1, 1, 1}, OutputBatchStrideAttr: 8 * 4 * 4}, r18), in: shapes(sh(2, 4, 7, 8), sh(8, 4, 3, 3), sh(8), sh(2, 8, 7, 8)), out: shapes(sh(2, 8, 4, 4))},
+		{name: "1-D", attrs: pooled(Attrs{}, Attrs{"kernel_shape": []int{3}, "strides": []int{2}}), in: shapes(sh(2, 3, 20), sh(5, 3, 3)), out: shapes(sh(2, 5, 8))},
+		{name: "gpu", attrs: pooled(Attrs{"strides": []int{2, 2}, FusedActivationAttr: ActRelu}, sq), in: shapes(sh(2, 3, 25, 26), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 6, 6))},
+	}
+	checkConvPlans(t, after, func(ci int, geo convGeom) ([]namedPlan, error) {
+		c := after[ci]
+		var list []namedPlan
+		for _, dev := range []DeviceInfo{cpu, gpu} {
+			plan, err := convOp{}.Plan(c.attrs, c.in, c.out, dev)
+			if err != nil {
+				return nil, err
+			}
+			_, fused, _ := cpuConvMaxPoolPlan(geo, heuristicCPUTile(geo, dev), dev)
+			last := plan.Launches[len(plan.Launches)-1].Kernel
+			if (last == "conv2d_maxpool") != fused || !fused && (last != "maxpool_after" || plan.OutputBatchStride != 0) {
+				return nil, fmt.Errorf("GPU %v: the plan ends in %s, OutputBatchStride %d", dev.IsGPU, last, plan.OutputBatchStride)
+			}
+			list = append(list, namedPlan{fmt.Sprintf("GPU %v", dev.IsGPU), plan})
+		}
+		return list, nil
+	})
+	if _, err := (convOp{}).OutputShapes(pooled(Attrs{FusedGlobalAveragePoolAttr: 1}, sq), shapes(sh(1, 4, 6, 6), sh(8, 4, 1, 1))); err == nil || !strings.Contains(err.Error(), "one pool") {
+		t.Errorf("both pools: error %v", err)
+	}
+	if _, err := (convOp{}).OutputShapes(pooled(Attrs{}, Attrs{"kernel_shape": []int{3}}), shapes(sh(1, 4, 6, 6), sh(8, 4, 1, 1))); err == nil || !strings.Contains(err.Error(), FusedMaxPoolPrefix) {
+		t.Errorf("a 1-D pool on a 2-D Conv: error %v", err)
 	}
 }
 

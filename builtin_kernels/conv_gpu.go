@@ -254,6 +254,9 @@ func (o convOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan, 
 	} else if g.pool {
 		return []*Plan{plan}, nil
 	}
+	if g.mpool != nil {
+		return cpuConvMaxPoolCandidates(g, plan, dev)
+	}
 	if !dev.IsGPU && depthwise && g.nsp == 2 {
 		return []*Plan{plan}, nil
 	}

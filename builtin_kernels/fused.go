@@ -33,6 +33,40 @@ const (
 // Conv writes its planes to a scratch buffer and a second launch averages them.
 const FusedGlobalAveragePoolAttr = "clhost_global_avgpool"
 
+// FusedMaxPoolPrefix marks the attributes of a MaxPool after a Conv that the Conv runs:
+// the pool's own attributes (kernel_shape, strides, pads, dilations, ceil_mode,
+// auto_pad, storage_order) under this prefix, kernel_shape required. The output is the
+// pooled act(conv(X, W) + B + R). On a CPU device conv_cpu.cl's conv2d_maxpool computes
+// the conv rows each pooled row needs into a private row and pools them, so the conv's
+// output never reaches memory (host/graph folds a stem's Conv and MaxPool there with
+// FuseOptions.MaxPool); elsewhere the Conv writes its output to a scratch buffer and a
+// second launch pools it.
+const FusedMaxPoolPrefix = "clhost_maxpool_"
+
+// prefixedParams reads the parameters under a prefix, as FusedMaxPoolPrefix carries a
+// MaxPool's attributes on a Conv.
+type prefixedParams struct {
+	p      Params
+	prefix string
+}
+
+func (q prefixedParams) Has(name string) bool { return q.p.Has(q.prefix + name) }
+func (q prefixedParams) Int(name string, def int64) int64 {
+	return q.p.Int(q.prefix+name, def)
+}
+func (q prefixedParams) Float(name string, def float32) float32 {
+	return q.p.Float(q.prefix+name, def)
+}
+func (q prefixedParams) Ints(name string, def []int64) []int64 {
+	return q.p.Ints(q.prefix+name, def)
+}
+func (q prefixedParams) Floats(name string, def []float32) []float32 {
+	return q.p.Floats(q.prefix+name, def)
+}
+func (q prefixedParams) String(name string, def string) string {
+	return q.p.String(q.prefix+name, def)
+}
+
 // OutputBatchStrideAttr asks a layer to write output 0 with this many elements from one
 // image (index of dimension 0) to the next, leaving the rest alone: the host sets it
 // where the output lies inside a larger tensor, such as a Concat's output along the

@@ -3,6 +3,7 @@ package builtinkernels
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 func init() {
@@ -121,6 +122,21 @@ func (g poolGeom) define(d *defines) {
 	g.win.define(d)
 }
 
+// defineFused writes the pool's geometry under the names conv_cpu.cl's conv2d_maxpool
+// and maxpool_after.cl read, MP_ before each, so that they do not clash with the
+// conv's: MP_IH and MP_IW its input (the conv's output), then the window's.
+func (g poolGeom) defineFused(d *defines) {
+	d.int("MP_IH", g.in[0])
+	d.int("MP_IW", g.in[1])
+	var w defines
+	g.win.define(&w)
+	for _, line := range strings.SplitAfter(w.b.String(), "\n") {
+		if line != "" {
+			d.b.WriteString(strings.Replace(line, "#define ", "#define MP_", 1))
+		}
+	}
+}
+
 // cpuMaxPoolPlan plans window_cpu.cl's max pooling for CPUs: planes per work-item,
 // vectorised along the rows, vec outputs of nr rows at a time. ok is false where the
 // rows are too long for its buffer.
@@ -147,9 +163,18 @@ func (o poolOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 		return nil, err
 	}
 	g, _ := o.geometry(p, shapes)
+	return []*HostTensor{{Shape: cloneShape(want[0]), Data: poolPlanes(g, o.max, in[0].Data)}}, nil
+}
+
+// maxPoolPlanes is the max pool of g over x (N, C, H, W), the reference of a Conv's
+// folded MaxPool.
+func maxPoolPlanes(g poolGeom, x []float32) []float32 { return poolPlanes(g, true, x) }
+
+// poolPlanes pools x (N, C, H, W) over g's windows: the maximum, or the mean of the
+// positions inside the input (with countPad, of those inside the padding too).
+func poolPlanes(g poolGeom, isMax bool, x []float32) []float32 {
 	H, W := g.in[0], g.in[1]
 	OH, OW := g.win.out[0], g.win.out[1]
-	x := in[0].Data
 	y := make([]float32, g.n*g.c*OH*OW)
 	for nc := 0; nc < g.n*g.c; nc++ {
 		for oy := 0; oy < OH; oy++ {
@@ -175,7 +200,7 @@ func (o poolOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 				}
 				var r float64
 				switch {
-				case o.max:
+				case isMax:
 					r = maxV
 				case count > 0:
 					r = sum / float64(count)
@@ -184,7 +209,7 @@ func (o poolOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 			}
 		}
 	}
-	return []*HostTensor{{Shape: cloneShape(want[0]), Data: y}}, nil
+	return y
 }
 
 // globalPoolOp is ONNX GlobalMaxPool / GlobalAveragePool over N,C,spatial... data of any

@@ -41,4 +41,11 @@ func TestLayerFlops(t *testing.T) {
 	if got, want := layerFlops("Conv", in, convPlanes(pooled, in, [][]int{{2, 16, 1, 1}})), 2.0*2*16*35*8; got != want {
 		t.Errorf("pooled 1×1: %g flops, want %g", got, want)
 	}
+	// So does one that takes its MaxPool: 9 × 11 conv outputs of 3 × 3 × 3 products.
+	maxPooled := &model.Layer{Type: "Conv", Attrs: []model.Attr{model.IntsAttr("strides", 2, 2),
+		model.IntsAttr(graph.FusedMaxPoolPrefix+"kernel_shape", 3, 3), model.IntsAttr(graph.FusedMaxPoolPrefix+"strides", 2, 2)}}
+	in = [][]int{{1, 3, 19, 23}, {8, 3, 3, 3}}
+	if got, want := layerFlops("Conv", in, convPlanes(maxPooled, in, [][]int{{1, 8, 4, 5}})), 2.0*8*99*27; got != want {
+		t.Errorf("max-pooled 3×3: %g flops, want %g", got, want)
+	}
 }

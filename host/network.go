@@ -313,7 +313,10 @@ func (e *Engine) optimize(m *model.Model) error {
 	// sums each plane as it computes it: the planes (10.8 MB for SqueezeNet at batch 16)
 	// never reach memory, and the pool's launch is saved. GPUs would run the two apart
 	// within the Conv's plan anyway.
-	opts := graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU(), GlobalAveragePool: e.Device.IsCPU()}
+	// A stem's MaxPool joins its Conv on CPUs (conv2d_maxpool): SqueezeNet's and
+	// ResNet-18's stems write 51 MB at batch 16 that their pools read back.
+	opts := graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU(), GlobalAveragePool: e.Device.IsCPU(),
+		MaxPool: e.Device.IsCPU()}
 	if cu := e.Device.ComputeUnits; e.Device.IsCPU() && cu >= 8 {
 		// Whole blocks where a launch costs more than the rows a band recomputes: PoCL
 		// wakes a thread per compute unit, and a launch took 35–40 µs on the 16-core Xeon
@@ -1030,10 +1033,13 @@ func (n *Network) Close() {
 	}
 }
 
-// convPlanes is the output shape a layer's work is counted on: for a Conv that averages
-// its planes (FusedGlobalAveragePoolAttr) the planes' shape, out otherwise.
+// convPlanes is the output shape a layer's work is counted on: for a Conv that pools
+// its planes (FusedGlobalAveragePoolAttr, FusedMaxPoolPrefix) the planes' shape, out
+// otherwise.
 func convPlanes(l *model.Layer, in, out [][]int) [][]int {
-	if l.Type != "Conv" || l.Int(graph.FusedGlobalAveragePoolAttr, 0) == 0 || len(in) < 2 || len(out) != 1 || len(out[0]) < 2 {
+	_, maxPooled := graph.MaxPoolOf(l)
+	pooled := l.Int(graph.FusedGlobalAveragePoolAttr, 0) != 0 || maxPooled
+	if l.Type != "Conv" || !pooled || len(in) < 2 || len(out) != 1 || len(out[0]) < 2 {
 		return out
 	}
 	win, err := graph.ConvGeometry(l, in[0], in[1])

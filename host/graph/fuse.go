@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"clhost/host/model"
 )
@@ -50,6 +51,19 @@ const (
 // of shape (N, M, 1, 1).
 const FusedGlobalAveragePoolAttr = "clhost_global_avgpool"
 
+// FusedMaxPoolPrefix marks a MaxPool's attributes carried by the Conv before it
+// (builtin_kernels' FusedMaxPoolPrefix): the pool's own attributes under this prefix.
+// The Conv's output is the pooled one.
+const FusedMaxPoolPrefix = "clhost_maxpool_"
+
+// maxPooledConvTaps bounds the products per output (input channels × window) of a Conv
+// that takes its MaxPool: builtin_kernels' conv2d_maxpool saves the write and read of
+// the conv's output, which pays where the conv does little per output value. On the
+// 16-core Xeon at batch 16, SqueezeNet's stem (3 × 3 × 3 = 27) and its pool took
+// 0.82–0.84 ms as one launch against 1.54–1.69 ms apart (BenchmarkConvMaxPoolCPU, two
+// runs); ResNet-18's (3 × 7 × 7 = 147) took 3.86–4.8 ms against 4.08–4.43, no gain.
+const maxPooledConvTaps = 64
+
 // minPooledChannels is the least number of output channels of a Conv that takes its
 // GlobalAveragePool: the kernel runs one tile of output channels over a whole plane per
 // work-item, so a batch-1 layer needs this many channels (32 tiles of 8) to spread over
@@ -68,11 +82,12 @@ type FuseStats struct {
 	PointwiseDepthwise int // depthwise Convs folded into the 1×1 Conv before them
 	Projection         int // 1×1 Convs folded into the PointwiseDepthwiseType layer before them
 	ConvGlobalPool     int // GlobalAveragePools folded into the 1×1 Conv before them
+	ConvMaxPool        int // MaxPools folded into the Conv before them
 }
 
 // Layers is the number of layers Fuse removed.
 func (s FuseStats) Layers() int {
-	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise + s.Projection + s.ConvGlobalPool
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise + s.Projection + s.ConvGlobalPool + s.ConvMaxPool
 }
 
 func (s FuseStats) String() string {
@@ -88,6 +103,9 @@ func (s FuseStats) String() string {
 	}
 	if s.ConvGlobalPool > 0 {
 		out += fmt.Sprintf(", %d 1×1 Conv+GlobalAveragePool", s.ConvGlobalPool)
+	}
+	if s.ConvMaxPool > 0 {
+		out += fmt.Sprintf(", %d Conv+MaxPool", s.ConvMaxPool)
 	}
 	return out
 }
@@ -116,6 +134,10 @@ type FuseOptions struct {
 	// only CPU devices' kernels run the pair as one (builtin_kernels'
 	// FusedGlobalAveragePoolAttr); elsewhere the Conv's plan runs them as two launches.
 	GlobalAveragePool bool
+	// MaxPool folds a MaxPool into the Conv whose output it alone reads, where the Conv
+	// has few products per output (at most maxPooledConvTaps: a stem) and no residual;
+	// CPU devices' conv2d_maxpool runs the pair (builtin_kernels' FusedMaxPoolPrefix).
+	MaxPool bool
 }
 
 // Fuse is FuseWith with no types kept.
@@ -155,6 +177,10 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     activation; group 1 or more, 4-D, at least minPooledChannels output channels, no
 //     batch stride) → GlobalAveragePool: the Conv takes FusedGlobalAveragePoolAttr and
 //     the pool's output, and nothing more fuses into it.
+//   - With opts.MaxPool, a 2-D Conv of group 1, not 1×1, with at most maxPooledConvTaps
+//     products per output (with or without its activation; no residual, no batch
+//     stride) → a 2-D MaxPool without the Indices output: the Conv takes the pool's
+//     attributes under FusedMaxPoolPrefix and its output, and nothing more fuses into it.
 //
 // The fused layer keeps its name, takes the last absorbed layer's output and its place in
 // m.Layers; the removed layers' intermediate tensors leave m.Tensors. Layers with a
@@ -208,8 +234,8 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 			continue
 		}
 		for {
-			if host.Int(FusedGlobalAveragePoolAttr, 0) != 0 {
-				break // what follows reads the means, not the Conv's outputs
+			if host.Int(FusedGlobalAveragePoolAttr, 0) != 0 || host.Has(FusedMaxPoolPrefix+"kernel_shape") {
+				break // what follows reads the pooled values, not the Conv's outputs
 			}
 			out := host.Outputs[0]
 			j, ok := f.soleReader(out)
@@ -251,6 +277,14 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				f.take(i, j)
 				host.Attrs = append(slices.Clone(host.Attrs), model.IntAttr(FusedGlobalAveragePoolAttr, 1))
 				stats.ConvGlobalPool++
+			} else if opts.MaxPool && f.maxPool(host, next) {
+				f.take(i, j)
+				host.Attrs = slices.Clone(host.Attrs)
+				for _, a := range next.Attrs {
+					a.Name = FusedMaxPoolPrefix + a.Name
+					host.Attrs = append(host.Attrs, a)
+				}
+				stats.ConvMaxPool++
 			} else if attrs, ok := activation(next); ok && host.String(FusedActivationAttr, "") == "" {
 				f.take(i, j)
 				host.Attrs = setAttrs(host.Attrs, attrs)
@@ -529,6 +563,37 @@ func (f *fuser) globalPool(host, next *model.Layer) bool {
 	w, mid := f.tensor[host.Inputs[1]], f.tensor[host.Outputs[0]]
 	return w != nil && mid != nil && mid.Type == model.Float32 && len(w.Shape) == 4 && len(mid.Shape) == 4 &&
 		w.Shape[2] == 1 && w.Shape[3] == 1 && w.Shape[0] >= minPooledChannels
+}
+
+// maxPool says whether Conv host is a 2-D convolution of group 1, not 1×1, of at most
+// maxPooledConvTaps products per output, without a residual or a batch stride, and
+// next, its output's sole reader, a 2-D MaxPool of it.
+func (f *fuser) maxPool(host, next *model.Layer) bool {
+	if host.Type != "Conv" || next.Type != "MaxPool" || len(next.Inputs) != 1 || len(host.Inputs) > 3 ||
+		host.Has("clhost_output_batch_stride") || host.Int("group", 1) != 1 || len(next.Ints("kernel_shape", nil)) != 2 || next.Int("storage_order", 0) != 0 {
+		return false
+	}
+	w, mid := f.tensor[host.Inputs[1]], f.tensor[host.Outputs[0]]
+	if w == nil || mid == nil || mid.Type != model.Float32 || len(w.Shape) != 4 || len(mid.Shape) != 4 {
+		return false
+	}
+	return w.Shape[2]*w.Shape[3] > 1 && w.Shape[1]*w.Shape[2]*w.Shape[3] <= maxPooledConvTaps
+}
+
+// MaxPoolOf is the MaxPool a Conv carries under FusedMaxPoolPrefix, as a layer of its
+// own with the attributes' plain names, and whether it carries one.
+func MaxPoolOf(l *model.Layer) (*model.Layer, bool) {
+	if l.Type != "Conv" || !l.Has(FusedMaxPoolPrefix+"kernel_shape") {
+		return nil, false
+	}
+	pool := &model.Layer{Name: l.Name, Type: "MaxPool"}
+	for _, a := range l.Attrs {
+		if name, ok := strings.CutPrefix(a.Name, FusedMaxPoolPrefix); ok {
+			a.Name = name
+			pool.Attrs = append(pool.Attrs, a)
+		}
+	}
+	return pool, true
 }
 
 // plain1x1 says whether a Conv's window attributes are a 1×1 convolution's: unit

@@ -122,6 +122,24 @@ func headModel(t *testing.T) *model.Model {
 	return b.build(t)
 }
 
+// stemModel has a stem (3 × 3 Conv at stride 2, Relu, 3 × 3 MaxPool at stride 2 with
+// ceil_mode, a 1×1 Conv after it), a padded Conv whose 2 × 2 MaxPool is an output, and a
+// 7 × 7 stem of too many products per output, whose MaxPool stays a layer.
+func stemModel(t *testing.T) *model.Model {
+	b := newModel("stem")
+	x := b.Input("x", model.Float32, 2, 3, 17, 21)
+	c := b.Layer("Conv", "c", []string{x, b.weights("wc", 0.5, 8, 3, 3, 3), b.weights("bc", 0.2, 8)}, model.IntsAttr("strides", 2, 2))
+	cr := b.Layer("Relu", "cr", []string{c})
+	cp := b.Layer("MaxPool", "cp", []string{cr}, model.IntsAttr("kernel_shape", 3, 3), model.IntsAttr("strides", 2, 2), model.IntAttr("ceil_mode", 1))
+	d := b.Layer("Conv", "d", []string{cp, b.weights("wd", 0.5, 4, 8, 1, 1)})
+	e := b.Layer("Conv", "e", []string{x, b.weights("we", 0.5, 5, 3, 3, 3)}, pads1)
+	ep := b.Layer("MaxPool", "ep", []string{e}, model.IntsAttr("kernel_shape", 2, 2), model.IntsAttr("strides", 2, 2))
+	f := b.Layer("Conv", "f", []string{x, b.weights("wf", 0.5, 4, 3, 7, 7)}, model.IntsAttr("strides", 2, 2), model.IntsAttr("pads", 3, 3, 3, 3))
+	fp := b.Layer("MaxPool", "fp", []string{f}, model.IntsAttr("kernel_shape", 3, 3), model.IntsAttr("strides", 2, 2), pads1)
+	b.Output(d, ep, fp)
+	return b.build(t)
+}
+
 // noFuseModel is built of patterns Fuse must leave alone, but for c8 (Relu folds, the
 // Add after it cannot: an activation comes after the residual).
 func noFuseModel(t *testing.T) *model.Model {
@@ -406,6 +424,7 @@ func TestFuseContractMatchesKernels(t *testing.T) {
 		{graph.PointwiseMinAttr, builtinkernels.PointwiseMinAttr},
 		{graph.PointwiseMaxAttr, builtinkernels.PointwiseMaxAttr},
 		{graph.FusedGlobalAveragePoolAttr, builtinkernels.FusedGlobalAveragePoolAttr},
+		{graph.FusedMaxPoolPrefix, builtinkernels.FusedMaxPoolPrefix},
 	}
 	for _, p := range pairs {
 		if p[0] != p[1] {
@@ -541,6 +560,7 @@ var testModels = []struct {
 	{"mobile", mobileModel, 3},
 	{"nofuse", noFuseModel, 1},
 	{"head", headModel, 1},
+	{"stem", stemModel, 1},
 }
 
 // TestFusedMatchesUnfusedReference: the CPU references of the fused model give the
@@ -580,6 +600,7 @@ var fuseVariants = []struct {
 	{"/both", graph.FuseOptions{PointwiseDepthwise: true, DepthwisePointwise: true}},
 	{"/blocks", graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 1}},
 	{"/pool", graph.FuseOptions{PointwiseDepthwise: true, GlobalAveragePool: true}},
+	{"/maxpool", graph.FuseOptions{MaxPool: true}},
 }
 
 // TestFusedMatchesUnfusedOnDevice compiles both forms on the OpenCL device
@@ -821,6 +842,94 @@ func TestFuseGlobalAveragePool(t *testing.T) {
 			b.Output(b.Layer("Relu", "r", []string{c}))
 		}
 		if stats, err := graph.FuseWith(b.build(t), graph.FuseOptions{GlobalAveragePool: true}); err != nil || stats.ConvGlobalPool != 0 {
+			t.Errorf("%s: %+v, %v", a.name, stats, err)
+		}
+	}
+}
+
+// TestFuseMaxPool: with the option, a stem's Conv takes its Relu and then its MaxPool,
+// whose attributes it carries under FusedMaxPoolPrefix, and its output becomes the
+// pool's; MaxPoolOf gives the pool back. Without the option, or where the Conv has too
+// many products per output, is 1×1, grouped or carries a residual, where the pool has
+// the Indices output or a storage order, or where the Conv's output has another reader,
+// the pool stays a layer.
+func TestFuseMaxPool(t *testing.T) {
+	m := stemModel(t)
+	stats, err := graph.FuseWith(m, graph.FuseOptions{MaxPool: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (graph.FuseStats{ConvActivation: 1, ConvMaxPool: 2}); stats != want {
+		t.Errorf("stats %+v, want %+v", stats, want)
+	}
+	c := layerNamed(t, m, "c")
+	if c.String(graph.FusedActivationAttr, "") != "Relu" || !slices.Equal(c.Ints(graph.FusedMaxPoolPrefix+"kernel_shape", nil), []int64{3, 3}) ||
+		c.Int(graph.FusedMaxPoolPrefix+"ceil_mode", 0) != 1 || !slices.Equal(c.Outputs, []string{"cp"}) {
+		t.Errorf("c: %v → %v, %+v", c.Inputs, c.Outputs, c.Attrs)
+	}
+	pool, ok := graph.MaxPoolOf(c)
+	if !ok || pool.Type != "MaxPool" || !slices.Equal(pool.Ints("strides", nil), []int64{2, 2}) || pool.Has(graph.FusedActivationAttr) || len(pool.Attrs) != 3 {
+		t.Errorf("MaxPoolOf(c): %v, %+v", ok, pool)
+	}
+	if _, ok := graph.MaxPoolOf(layerNamed(t, m, "d")); ok {
+		t.Error("MaxPoolOf(d): a Conv without a pool has one")
+	}
+	if got := layerNames(m); !slices.Equal(got, []string{"c", "d", "e", "f", "fp"}) {
+		t.Errorf("layers %v", got)
+	}
+	if shape := m.Tensor("cp").Shape; !slices.Equal(shape, []int{2, 8, 4, 5}) {
+		t.Errorf("cp's shape %v", shape)
+	}
+	// Shape inference over the fused model gives the Conv the pool's shape.
+	if err := graph.InferShapes(m); err != nil {
+		t.Fatal(err)
+	}
+	checkListOrder(t, m)
+
+	if stats, err := graph.FuseWith(stemModel(t), graph.FuseOptions{}); err != nil || stats.ConvMaxPool != 0 {
+		t.Errorf("without the option: %+v, %v", stats, err)
+	}
+	pool3 := []model.Attr{model.IntsAttr("kernel_shape", 3, 3), model.IntsAttr("strides", 2, 2)}
+	// The first case fuses: the builder itself does not keep the others apart.
+	apart := []struct {
+		name     string
+		w        []int
+		attrs    []model.Attr
+		pool     []model.Attr
+		residual bool
+		indices  bool
+		reads    bool
+	}{
+		{"plain", []int{8, 4, 3, 3}, nil, pool3, false, false, false},
+		{"1x1", []int{8, 4, 1, 1}, nil, pool3, false, false, false},
+		{"72 products", []int{8, 4, 3, 6}, nil, pool3, false, false, false},
+		{"grouped", []int{8, 2, 3, 3}, []model.Attr{model.IntAttr("group", 2)}, pool3, false, false, false},
+		{"residual", []int{4, 4, 3, 3}, []model.Attr{pads1}, pool3, true, false, false},
+		{"indices", []int{8, 4, 3, 3}, nil, pool3, false, true, false},
+		{"storage order", []int{8, 4, 3, 3}, nil, append(slices.Clone(pool3), model.IntAttr("storage_order", 1)), false, false, false},
+		{"two readers", []int{8, 4, 3, 3}, nil, pool3, false, false, true},
+	}
+	for _, a := range apart {
+		b := newModel("apart")
+		x := b.Input("x", model.Float32, 1, 4, 11, 11)
+		c := b.Layer("Conv", "c", []string{x, b.weights("w", 1, a.w...)}, a.attrs...)
+		if a.residual {
+			c = b.Layer("Add", "a", []string{c, x})
+		}
+		outs := []string{"p"}
+		if a.indices {
+			outs = append(outs, "i")
+		}
+		b.LayerOutputs("MaxPool", "p", []string{c}, outs, a.pool...)
+		b.Output(outs...)
+		if a.reads {
+			b.Output(b.Layer("Relu", "r", []string{c}))
+		}
+		want := 0
+		if a.name == "plain" {
+			want = 1
+		}
+		if stats, err := graph.FuseWith(b.build(t), graph.FuseOptions{MaxPool: true}); err != nil || stats.ConvMaxPool != want {
 			t.Errorf("%s: %+v, %v", a.name, stats, err)
 		}
 	}

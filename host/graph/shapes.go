@@ -281,6 +281,13 @@ func convShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 			out[i] = 1 // each plane's mean
 		}
 	}
+	if pool, ok := MaxPoolOf(l); ok {
+		pw, err := PoolGeometry(pool, out)
+		if err != nil {
+			return nil, fmt.Errorf("max pool (%s* attributes): %w", FusedMaxPoolPrefix, err)
+		}
+		out = append(out[:2], pw.Out...)
+	}
 	return [][]int{out}, nil
 }
 

@@ -268,8 +268,8 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
 #ifdef MP_OH
 // conv2d_maxpool: the convolution and the max pool after it (FusedMaxPoolPrefix; the
 // pool's geometry in the MP_ defines, its input MP_IH × MP_IW the conv's OH × OW) in one
-// launch, so the conv's output never reaches memory: SqueezeNet's and ResNet's stems
-// write 51 MB at batch 16 that their pools read back. Each work-item takes one channel
+// launch, so the conv's output never reaches memory: SqueezeNet's stem writes 51 MB at
+// batch 16 that its pool reads back. Each work-item takes one channel
 // tile of MP_PR pooled rows (band b) of one image. For each pooled row it computes the
 // conv rows of its window one at a time, PXT pixels per step as conv2d_vec does, and
 // keeps their running maximum in a private row of channel vectors; then it pools along

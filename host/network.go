@@ -313,8 +313,9 @@ func (e *Engine) optimize(m *model.Model) error {
 	// sums each plane as it computes it: the planes (10.8 MB for SqueezeNet at batch 16)
 	// never reach memory, and the pool's launch is saved. GPUs would run the two apart
 	// within the Conv's plan anyway.
-	// A stem's MaxPool joins its Conv on CPUs (conv2d_maxpool): SqueezeNet's and
-	// ResNet-18's stems write 51 MB at batch 16 that their pools read back.
+	// A stem's MaxPool joins its Conv on CPUs (conv2d_maxpool) where the Conv does few
+	// products per output: SqueezeNet's stem writes 51 MB at batch 16 that its pool reads
+	// back; ResNet-18's 7×7 stem gained nothing that way and keeps its pool apart.
 	opts := graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU(), GlobalAveragePool: e.Device.IsCPU(),
 		MaxPool: e.Device.IsCPU()}
 	if cu := e.Device.ComputeUnits; e.Device.IsCPU() && cu >= 8 {

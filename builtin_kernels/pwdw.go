@@ -155,8 +155,10 @@ func (o pwdwOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 const maxPwdwBuffer = 96 << 10
 
 // pwdwTile is pwdw's work per item: cv vectors of v expanded channels, px pixels per
-// step of the 1×1 convolution, rows output rows of the depthwise one.
-type pwdwTile struct{ v, cv, px, rows int }
+// step of the 1×1 convolution, rows output rows of the depthwise one. Where gr is above
+// 0 the block runs as pwdwr, gr output rows per projection step and a projection tile of
+// mt output channels × np vectors of pixels.
+type pwdwTile struct{ v, cv, px, rows, gr, mt, np int }
 
 // choosePwdwTile picks the tile for a CPU device: channel vectors of the device's width,
 // two of them where the layer has channels for four (per input channel, two weight
@@ -193,6 +195,9 @@ func choosePwdwTile(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 	}
 	rows := pwdwRows(g, v*cv, dev)
 	if g.proj != nil {
+		if t, ok := pwdwRollTile(g, pwdwTile{v: v, cv: cv, px: px}, dev); ok {
+			return t, true
+		}
 		rows = pwdwBlockRows(g, v, cv, dev)
 	}
 	if rows == 0 {
@@ -222,6 +227,58 @@ func pwdwBlockRows(g pwdwGeom, v, cv int, dev DeviceInfo) int {
 		rows++
 	}
 	return rows
+}
+
+// maxRollBuffer bounds pwdwr's private buffers (bytes): the expanded rows a group of
+// output rows reaches and the group's depthwise results, every channel of each. They stay in
+// the L2 cache of a core (1–2 MB on the Xeons this runs on) next to the weights.
+const maxRollBuffer = 384 << 10
+
+// pwdwRollBytes is what pwdwr's buffers take with groups of gr output rows.
+func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
+	w := g.dw.win
+	vc := t.v * t.cv
+	ch := ceilDiv(g.dw.m, vc) * vc
+	bw := max((w.out[1]-1)*w.s[1]+w.k[1], w.pb[1]+g.dw.in[1])
+	rq := ceilDiv(gr*w.out[1], np*t.v) * np * t.v
+	return 4 * ch * (((gr-1)*w.s[0]+w.k[0])*bw + rq)
+}
+
+// pwdwRollTile completes tile t (its vectors and expansion step) for pwdwr: bands of
+// output rows such that the batch's bands give every compute unit two (at batch 16 on 16
+// units, half an image each; a band recomputes only the rows its window shares with the
+// next), and the group of rows and projection tile that waste the fewest lanes and loads
+// with buffers within maxRollBuffer. ok is false where not even one row's buffers fit.
+func pwdwRollTile(g pwdwGeom, t pwdwTile, dev DeviceInfo) (pwdwTile, bool) {
+	w := g.dw.win
+	oh, ow := w.out[0], w.out[1]
+	nb := min(max(ceilDiv(2*max(dev.ComputeUnits, 1), g.dw.n), 1), oh)
+	t.rows = ceilDiv(oh, nb)
+	regs := 12 // accumulators the projection may keep in registers: AVX and SSE
+	if t.v == 16 {
+		regs = 24 // AVX-512
+	}
+	best := -1.0
+	for gr := 1; gr <= t.rows; gr++ {
+		for np := 1; np <= 4; np++ {
+			if pwdwRollBytes(g, t, gr, np) > maxRollBuffer {
+				continue
+			}
+			for mt := 1; mt*np <= regs; mt++ {
+				// Lanes computed over the band (the last group's and tile's included),
+				// weighed by loads per multiply-add.
+				groups, last := t.rows/gr, t.rows%gr
+				lanes := func(rows int) int { return ceilDiv(rows*ow, np*t.v) * np * t.v }
+				padded := ceilDiv(g.proj.m, mt) * mt * (groups*lanes(gr) + lanes(last))
+				cost := float64(padded) * (1 + float64(mt+np)/float64(2*mt*np))
+				if best < 0 || cost < best {
+					best = cost
+					t.gr, t.mt, t.np = gr, mt, np
+				}
+			}
+		}
+	}
+	return t, best >= 0
 }
 
 // pwdwRows is how many output rows a pwdw work-item of vc channels takes: as many as
@@ -256,6 +313,14 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs 
 	d.int("ROWS", t.rows)
 	d.int("NB", nb)
 	d.int("MB", mb)
+	if g.proj != nil && t.gr == 0 {
+		d.int("MT", 8) // pwdwp's output channels per projection step
+	} else if t.gr > 0 {
+		d.int("GR", t.gr)
+		d.int("MT", t.mt)
+		d.int("NP", t.np)
+		d.int("MOT", ceilDiv(g.proj.m, t.mt))
+	}
 	src, err := d.program("pwdw_cpu.cl")
 	if err != nil {
 		return nil, err
@@ -279,8 +344,20 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs 
 		return plan, nil
 	}
 	plan.OutputBatchStride = g.proj.yn
-	args := append(append([]Arg{{Kind: ArgInput, Index: 0}, packed}, projArgs...), output)
-	plan.Launches = []Launch{cpuLaunch("pwdwp", []int{nb, pw.n}, macs+g.proj.macs(), args, dev)}
+	if t.gr == 0 {
+		args := append(append([]Arg{{Kind: ArgInput, Index: 0}, packed}, projArgs...), output)
+		plan.Launches = []Launch{cpuLaunch("pwdwp", []int{nb, pw.n}, macs+g.proj.macs(), args, dev)}
+		return plan, nil
+	}
+	// pwdwr: the projection's weights are packed into scratch buffer 1 (projArgs[0] is
+	// its W; the bias and residual follow).
+	mot := ceilDiv(g.proj.m, t.mt)
+	wq := Arg{Kind: ArgScratch, Index: 1}
+	plan.Scratch = append(plan.Scratch, 4*mot*t.mt*pw.m)
+	qg, ql := launchSize([]int{t.mt, pw.m, mot}, dev)
+	plan.Setup = append(plan.Setup, Launch{Kernel: "pwdwr_pack", Global: qg, Local: ql, Args: []Arg{projArgs[0], wq}})
+	args := append(append([]Arg{{Kind: ArgInput, Index: 0}, packed, wq}, projArgs[1:]...), output)
+	plan.Launches = []Launch{cpuLaunch("pwdwr", []int{nb, pw.n}, macs+g.proj.macs(), args, dev)}
 	return plan, nil
 }
 
@@ -321,7 +398,6 @@ func (o pwdwOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *pwdwTile) 
 		pj := *g.proj
 		yn = pj.yn
 		d.int("MO", pj.m)
-		d.int("MT", 8)
 		if pj.yn != 0 {
 			d.int("YN", pj.yn)
 		} else {

@@ -249,7 +249,7 @@ __kernel void pwdw(__global const float* restrict x, int x_off,
     }
 }
 
-#ifdef MO
+#if defined(MO) && !defined(GR)
 /* The block kernel's depthwise results: QP pixels of the band (ROWS*OW rounded up to
    whole vectors) for each of the MB*VC channels. */
 #define QP ((ROWS * OW + V - 1) / V * V)
@@ -334,6 +334,180 @@ __kernel void pwdwp(__global const float* restrict x, int x_off,
                             v += rb[o * P + q0 + j];
 #endif
                             yo[j] = APPLY_ACT(v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
+
+#if defined(MO) && defined(GR)
+/* pwdwr, the rolling block kernel: where a band holds many rows (at batch 16 a whole
+   image per work-item), pwdwp's pass over the band per channel block would need the
+   depthwise results of every row and channel at once. pwdwr instead walks the band in
+   groups of GR output rows. For each group it holds the expanded input rows the group's
+   windows reach, every channel (buf, IRG rows per channel block), the first ones carried
+   over from the group before rather than recomputed; it runs the depthwise window over
+   them into d (the group's results, every channel), and the projection on d. Nothing of
+   the expanded or depthwise tensors goes to memory, and within a band no row is
+   expanded twice. The expansion and the depthwise window run along the group's pixels
+   across row ends, so narrow rows (7 pixels) fill whole vectors.
+     global = (NB, N); arguments: x, packed (pwdw_pack), the packed projection
+     (pwdwr_pack), [projection bias], [residual], y.
+   Defines as pwdwp, plus GR, MT and NP (the projection's tile: MT output channels × NP
+   vectors of V pixels) and MOT = ceil(MO / MT). */
+
+/* The input rows a group's windows reach, and d's row per channel: the group's pixels
+   rounded up to whole projection tiles (their extra lanes are computed, never stored). */
+#define IRG ((GR - 1) * SH + KH)
+#define GQ (GR * OW)
+#define RQ (((GQ + NP * V - 1) / (NP * V)) * NP * V)
+
+// pwdwr_pack (setup): the projection's weights per tile of MT output channels, per
+// depthwise channel, MT weights (zero past MO). global = (MT, M, MOT).
+__kernel void pwdwr_pack(__global const float* restrict wj, int wj_off, __global float* restrict wq, int wq_off)
+{
+    wj += wj_off;
+    wq += wq_off;
+    const int i = get_global_id(0);
+    const int m = get_global_id(1);
+    const int ot = get_global_id(2);
+    if (i >= MT || m >= M || ot >= MOT) {
+        return;
+    }
+    const int o = ot * MT + i;
+    wq[(ot * M + m) * MT + i] = o < MO ? wj[o * M + m] : 0.0f;
+}
+
+__kernel void pwdwr(__global const float* restrict x, int x_off,
+                    __global const float* restrict packed, int packed_off,
+                    __global const float* restrict wq, int wq_off PROJ_BIAS_ARG RES_ARG,
+                    __global float* restrict y, int y_off)
+{
+    x += x_off;
+    packed += packed_off;
+    wq += wq_off;
+    y += y_off;
+    OPTIONAL_OFFSETS
+    const int b = get_global_id(0);
+    const int n = get_global_id(1);
+    if (b >= NB || n >= N) {
+        return;
+    }
+    const int oy0 = b * ROWS;
+    const int rows = min(ROWS, OH - oy0);
+    floatV buf[MB][IRG][BW][CV];
+    float d[MB * VC][RQ];
+    /* The projection's last tile reads past the group's pixels before anything is
+       written there: zeros rather than whatever the stack held. */
+    for (int m = 0; m < M; m++) {
+        for (int q = min(rows, GR) * OW / V * V; q < RQ; q++) {
+            d[m][q] = 0.0f;
+        }
+    }
+    const __global float* xn = x + n * C * H * W;
+    int next = oy0 * SH - PT; /* the first input row not yet in buf */
+    int prev = next;          /* the input row of buf's row 0 */
+    for (int g0 = 0; g0 < rows; g0 += GR) {
+        const int gr = min(GR, rows - g0);
+        const int top = (oy0 + g0) * SH - PT; /* the input row of buf's row 0 now */
+        const int end = top + (gr - 1) * SH + KH;
+        /* The rows the last group expanded that this one reaches move up to the top. */
+        const int keep = max(next - top, 0);
+        for (int mb = 0; mb < MB; mb++) {
+            for (int r = 0; r < keep; r++) {
+                for (int col = 0; col < BW; col++) {
+                    _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                        buf[mb][r][col][v] = buf[mb][r + top - prev][col][v];
+                    }
+                }
+            }
+        }
+        next = max(next, top);
+        for (int mb = 0; mb < MB; mb++) {
+            zeroPadding(buf[mb], top, end - top);
+            if (max(next, 0) < min(end, H)) {
+                expandRows(xn, packed + mb * PACK_ROWS * VC, buf[mb], top, max(next, 0), min(end, H));
+            }
+        }
+        next = end;
+        prev = top;
+
+        /* The depthwise results of the group's pixels, V at a time across row ends,
+           transposed into V channels' runs of V pixels (the last run repeating the
+           group's last pixel into d's spare lanes). */
+        const int q1 = gr * OW;
+        for (int mb = 0; mb < MB; mb++) {
+            const __global float* wp = packed + mb * PACK_ROWS * VC;
+            _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                for (int q0 = 0; q0 < q1; q0 += V) {
+                    floatV t[V];
+                    depthwiseVectors(buf[mb], wp, v, q0, q1, t);
+                    _Pragma("unroll") for (int i = 0; i < V; i++) {
+                        vstoreV(t[i], 0, &d[mb * VC + v * V + i][q0]);
+                    }
+                }
+            }
+        }
+
+        /* The projection of the group's pixels (one run in each output plane): per
+           depthwise channel, NP vectors of d and MT broadcast weights feed MT*NP fused
+           multiply-adds. */
+        const int qoff = (oy0 + g0) * OW;
+        for (int q0 = 0; q0 < q1; q0 += NP * V) {
+            for (int ot = 0; ot < MOT; ot++) {
+                const __global float* wt = wq + ot * M * MT;
+                floatV acc[MT][NP];
+                _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                    _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                        acc[i][j] = (floatV)(0.0f);
+                    }
+                }
+                for (int m = 0; m < M; m++) {
+                    floatV dv[NP];
+                    _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                        dv[j] = vloadV(0, &d[m][q0 + j * V]);
+                    }
+                    _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                        const floatV wv = (floatV)(wt[m * MT + i]);
+                        _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                            acc[i][j] = fma(wv, dv[j], acc[i][j]);
+                        }
+                    }
+                }
+                _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                    const int o = ot * MT + i;
+                    if (o < MO) {
+#if HAS_BIAS
+                        const float bv = bias[o];
+#else
+                        const float bv = 0.0f;
+#endif
+                        __global float* yo = y + n * YN + o * P + qoff + q0;
+#if HAS_RESIDUAL
+                        const __global float* ro = res + (n * MO + o) * P + qoff + q0;
+#endif
+                        _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                            const int q = q0 + j * V;
+                            if (q + V <= q1) {
+                                floatV v = acc[i][j] + bv;
+#if HAS_RESIDUAL
+                                v += vloadV(j, ro);
+#endif
+                                vstoreV(APPLY_ACT(v), j, yo);
+                            } else if (q < q1) {
+                                float lanes[V];
+                                vstoreV(acc[i][j], 0, lanes);
+                                for (int k = 0; k < q1 - q; k++) {
+                                    float v = lanes[k] + bv;
+#if HAS_RESIDUAL
+                                    v += ro[j * V + k];
+#endif
+                                    yo[j * V + k] = APPLY_ACT(v);
+                                }
+                            }
                         }
                     }
                 }

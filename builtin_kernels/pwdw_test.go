@@ -89,7 +89,7 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
-			tiled := plan.Launches[0].Kernel == "pwdw" || plan.Launches[0].Kernel == "pwdwp"
+			tiled := plan.Launches[0].Kernel == "pwdw" || plan.Launches[0].Kernel == "pwdwp" || plan.Launches[0].Kernel == "pwdwr"
 			if tiled != (tc.tiled && !dev.IsGPU) {
 				t.Errorf("%s (GPU %v): runs %s", c.name, dev.IsGPU, plan.Launches[0].Kernel)
 			}
@@ -100,6 +100,39 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			compare(t, fmt.Sprintf("%s %s %+v", c.name, plan.Launches[0].Kernel, tile), got[0], want[0])
+		}
+		if g.proj == nil || !tc.tiled {
+			continue
+		}
+		// Tiles beyond the chosen ones. pwdwr: bands of one row to the whole plane, groups
+		// that leave a partial last group, projection tiles that leave partial channel
+		// tiles and partial vectors, each vector width. pwdwp (no group of rows), which
+		// runs where only its smaller buffers fit: bands of one and of several rows.
+		oh := g.dw.win.out[0]
+		for _, tile := range []pwdwTile{
+			{v: 8, cv: 1, px: 8, rows: 1, gr: 1, mt: 3, np: 2},
+			{v: 16, cv: 2, px: 12, rows: oh, gr: 3, mt: 5, np: 1},
+			{v: 4, cv: 2, px: 8, rows: 3, gr: 2, mt: 7, np: 3},
+			{v: 16, cv: 1, px: 8, rows: 2, gr: 2, mt: 24, np: 1},
+			{v: 16, cv: 2, px: 12, rows: 1},
+			{v: 8, cv: 1, px: 8, rows: 3},
+		} {
+			kernel := "pwdwp"
+			if tile.gr > 0 {
+				kernel = "pwdwr"
+			}
+			plan, err := pwdwOp{}.plan(c.attrs, c.in, c.out, env.dev, &tile)
+			if err != nil {
+				t.Fatalf("%s %+v: %v", c.name, tile, err)
+			}
+			if plan.Launches[0].Kernel != kernel {
+				t.Fatalf("%s %+v: runs %s, want %s", c.name, tile, plan.Launches[0].Kernel, kernel)
+			}
+			got, err := RunPlan(env.ctx, q, plan, placeholders(t, plan, ins, c.omit), c.out)
+			if err != nil {
+				t.Fatalf("%s %+v: %v", c.name, tile, err)
+			}
+			compare(t, fmt.Sprintf("%s %s %+v", c.name, kernel, tile), got[0], want[0])
 		}
 	}
 
@@ -144,17 +177,17 @@ func TestChoosePwdwTile(t *testing.T) {
 	}{
 		// 144 channels take two vectors (32 channels, 5 blocks); 58 columns × 128 bytes:
 		// 13 rows of the 96 KB fit, 11 output rows; 16 images need no more bands.
-		{"56x56 b16", geom(16, 24, 144, 56, 56, 1), cpu, pwdwTile{16, 2, 12, 11}, true},
+		{"56x56 b16", geom(16, 24, 144, 56, 56, 1), cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 11}, true},
 		// At batch 1, 5 blocks × 6 bands = 30 items < 32: bands of 6 rows make 50.
-		{"56x56 b1", geom(1, 24, 144, 56, 56, 1), cpu, pwdwTile{16, 2, 12, 6}, true},
+		{"56x56 b1", geom(1, 24, 144, 56, 56, 1), cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 6}, true},
 		// 14×14 at batch 1: 18 blocks; bands of 7 rows make 36.
-		{"14x14 b1", geom(1, 96, 576, 14, 14, 1), cpu, pwdwTile{16, 2, 12, 7}, true},
+		{"14x14 b1", geom(1, 96, 576, 14, 14, 1), cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 7}, true},
 		// 12 blocks: bands of 7 rows make 24, of 4 rows 48.
-		{"14x14 384 b1", geom(1, 64, 384, 14, 14, 1), cpu, pwdwTile{16, 2, 12, 4}, true},
+		{"14x14 384 b1", geom(1, 64, 384, 14, 14, 1), cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 4}, true},
 		// Stride 2 from 112 wide: 113 columns (14464 bytes), 6 rows, 2 output rows.
-		{"112 s2", geom(1, 16, 96, 112, 112, 2), cpu, pwdwTile{16, 2, 12, 2}, true},
+		{"112 s2", geom(1, 16, 96, 112, 112, 2), cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 2}, true},
 		// 8 channels take 8 lanes.
-		{"8 channels", geom(1, 4, 8, 10, 10, 1), cpu, pwdwTile{8, 1, 8, 1}, true},
+		{"8 channels", geom(1, 4, 8, 10, 10, 1), cpu, pwdwTile{v: 8, cv: 1, px: 8, rows: 1}, true},
 		{"gpu", geom(1, 4, 8, 10, 10, 1), DeviceInfo{IsGPU: true, FloatVectorWidth: 1}, pwdwTile{}, false},
 		{"row too wide", geom(1, 4, 64, 4, 300, 1), cpu, pwdwTile{}, false},
 	}
@@ -163,5 +196,126 @@ func TestChoosePwdwTile(t *testing.T) {
 		if got != c.want || ok != c.ok {
 			t.Errorf("%s: %+v %v, want %+v %v", c.name, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestChoosePwdwRollTile: a block (with its projection) runs as pwdwr in bands that give
+// every compute unit two, in the group of rows and projection tile that waste the fewest
+// lanes and loads within maxRollBuffer and the registers; as pwdwp where only its smaller
+// buffers fit.
+func TestChoosePwdwRollTile(t *testing.T) {
+	geom := func(n, c, m, hw, s, o int) pwdwGeom {
+		p := Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{s, s}, "group": m}
+		g, err := pwdwOp{}.geometry(p, shapes(sh(n, c, hw, hw), sh(m, c, 1, 1), nil, sh(m, 1, 3, 3), nil, sh(o, m, 1, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	avx512 := DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16}
+	avx := DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 8}
+	cases := []struct {
+		name string
+		g    pwdwGeom
+		dev  DeviceInfo
+		want pwdwTile
+	}{
+		// 16 images, 2 bands each of 28 rows. 160 channels (5 blocks of 32) × 58 columns:
+		// groups of 4 rows reach 6 input rows, 4 × 56 = 224 depthwise results, 358 KB;
+		// 5 rows would take 434 KB. 224 = 7 × 32 lanes: 12 channels × 2 vectors fill the
+		// 24 registers with no lane wasted.
+		{"56x56 b16", geom(16, 24, 144, 56, 1, 24), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 28, gr: 4, mt: 12, np: 2}},
+		// With 8 lanes and 12 registers, 3 channels × 4 vectors (7 loads per 12
+		// multiply-adds) divide 224 exactly; 4 × 3 would waste lanes.
+		{"56x56 b16 AVX", geom(16, 24, 144, 56, 1, 24), avx, pwdwTile{v: 8, cv: 2, px: 6, rows: 28, gr: 4, mt: 3, np: 4}},
+		// One image: 14 bands of one row; a row of 14 pixels fills one vector of 16, and
+		// 24 channels at a time (96 = 4 × 24) use every register.
+		{"14x14 b1", geom(1, 96, 576, 14, 1, 96), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 1, gr: 1, mt: 24, np: 1}},
+		// 512 channels of 57 columns at stride 2: one output row's buffers take 406 KB,
+		// more than pwdwr's 384; pwdwp's (a 32-channel block's rows, the row's depthwise
+		// results) take 85 KB.
+		{"wide stride 2", geom(1, 32, 512, 56, 2, 64), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 1}},
+	}
+	for _, c := range cases {
+		got, ok := choosePwdwTile(c.g, c.dev)
+		if got != c.want || !ok {
+			t.Errorf("%s: %+v %v, want %+v", c.name, got, ok, c.want)
+		}
+		if got.gr > 0 {
+			if b := pwdwRollBytes(c.g, got, got.gr, got.np); b > maxRollBuffer {
+				t.Errorf("%s: %d bytes of buffers, over %d", c.name, b, maxRollBuffer)
+			}
+		}
+	}
+}
+
+// BenchmarkBlockCPU compares MobileNetV2's inverted residual blocks at batch 16 run as
+// one pwdwr launch ("rolling") with the expansion and depthwise layer as pwdw followed by
+// the projection's own conv1x1 plan (two sub-benchmarks, "pwdw" and "proj", whose times
+// add up to the peer), and with pwdwp where it applies. GFLOP/s counts the block's work.
+func BenchmarkBlockCPU(b *testing.B) {
+	env := deviceEnvB(b)
+	clip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
+		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
+	blocks := []struct {
+		name              string
+		c, m, hw, s, o, n int
+		residual          bool
+	}{
+		{"16_96_112_s2_24", 16, 96, 112, 2, 24, 16, false},
+		{"24_144_56_24", 24, 144, 56, 1, 24, 16, true},
+		{"24_144_56_s2_32", 24, 144, 56, 2, 32, 16, false},
+		{"32_192_28_32", 32, 192, 28, 1, 32, 16, true},
+		{"64_384_14_64", 64, 384, 14, 1, 64, 16, true},
+		{"96_576_14_96", 96, 576, 14, 1, 96, 16, true},
+		{"160_960_7_160", 160, 960, 7, 1, 160, 16, true},
+		{"160_960_7_320", 160, 960, 7, 1, 320, 16, false},
+		{"24_144_56_24_b1", 24, 144, 56, 1, 24, 1, true},
+		{"160_960_7_160_b1", 160, 960, 7, 1, 160, 1, true},
+	}
+	for _, bl := range blocks {
+		oh := (bl.hw-1)/bl.s + 1
+		attrs := mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{bl.s, bl.s}, "group": bl.m})
+		in := shapes(sh(bl.n, bl.c, bl.hw, bl.hw), sh(bl.m, bl.c, 1, 1), sh(bl.m), sh(bl.m, 1, 3, 3), sh(bl.m), sh(bl.o, bl.m, 1, 1), sh(bl.o))
+		if bl.residual {
+			in = append(in, sh(bl.n, bl.o, oh, oh))
+		}
+		out := shapes(sh(bl.n, bl.o, oh, oh))
+		c := opCase{name: bl.name, typ: PointwiseDepthwiseType, attrs: attrs, in: in, out: out}
+		ins := c.inputs()
+		g, err := pwdwOp{}.geometry(paramsOr(attrs), in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		flops := 2.0 * float64(g.pw.macs()+g.dw.macs()+g.proj.macs())
+		mid := shapes(sh(bl.n, bl.m, oh, oh))
+		pwdwAttrs := mergeAttrs(attrs, Attrs{FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(6)})
+		pwdw, err := pwdwOp{}.Plan(pwdwAttrs, in[:5], mid, env.dev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchPlans(b, env, bl.name, []namedPlan{{"pwdw", pwdw}}, ins[:5], mid, flops)
+		projIn := append(shapes(mid[0]), in[5:]...)
+		proj, err := convOp{}.Plan(Attrs{}, projIn, out, env.dev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchPlans(b, env, bl.name, []namedPlan{{"proj", proj}}, opCase{name: bl.name + "p", in: projIn}.inputs(), out, flops)
+		rolling, err := pwdwOp{}.Plan(attrs, in, out, env.dev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t, _ := choosePwdwTile(g, env.dev)
+		plans := []namedPlan{{fmt.Sprintf("rolling_%d_%d_%d_%d", t.rows, t.gr, t.mt, t.np), rolling}}
+		if rows := pwdwBlockRows(g, t.v, t.cv, env.dev); rows > 0 {
+			pt := t
+			pt.rows, pt.gr = rows, 0
+			p, err := pwdwOp{}.plan(attrs, in, out, env.dev, &pt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			plans = append(plans, namedPlan{fmt.Sprintf("pwdwp_%d", rows), p})
+		}
+		benchPlans(b, env, bl.name, plans, ins, out, flops)
 	}
 }

@@ -129,6 +129,13 @@ type FuseOptions struct {
 	// at least this many rows over the batch (N × height): the block kernel runs a row of
 	// every channel per work-item, so fewer rows than compute units leave units idle.
 	ProjectionMinRows int
+	// ProjectionTallRows, where above 0, also folds the projection of a block of any size
+	// into it where its output rows over the batch (N × height) are at least this many
+	// and the rolling kernel's buffers fit (maxRollBuffer): builtin_kernels' pwdwr then
+	// runs tall bands of rows per work-item, expanding each input row of a band once; the
+	// expanded and depthwise tensors, tens of MB at batch 16, never reach memory, and a
+	// launch is saved.
+	ProjectionTallRows int
 	// GlobalAveragePool folds a GlobalAveragePool into the plain 1×1 Conv of at least
 	// minPooledChannels output channels whose output it alone reads (a classifier head):
 	// only CPU devices' kernels run the pair as one (builtin_kernels'
@@ -169,7 +176,8 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     DepthwisePointwise: a depthwise Conv joins the expansion before it.
 //   - With opts.ProjectionMinRows, a PointwiseDepthwiseType layer of at most
 //     maxBlockMACs multiply-adds (with the projection) and at least that many output rows
-//     over the batch → a plain 1×1 Conv: the layer
+//     over the batch, or with opts.ProjectionTallRows, one of at least that many output
+//     rows over the batch whose rolling buffers fit → a plain 1×1 Conv: the layer
 //     takes the projection's W and B as inputs 5 and 6, its depthwise activation moves to
 //     the Depthwise* attributes, and it then takes a residual (input 7) and an
 //     activation as a Conv does.
@@ -262,7 +270,7 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				host.Type = PointwiseDepthwiseType
 				host.Attrs = append(slices.Clone(next.Attrs), renameAttrs(host.Attrs, pointwiseNames, true)...)
 				stats.PointwiseDepthwise++
-			} else if opts.ProjectionMinRows > 0 && f.projection(host, next, opts.ProjectionMinRows) {
+			} else if (opts.ProjectionMinRows > 0 || opts.ProjectionTallRows > 0) && f.projection(host, next, opts) {
 				f.take(i, j)
 				f.appendWeights(i, next.Inputs, 5)
 				host.Attrs = renameAttrs(host.Attrs, depthwiseNames, false)
@@ -530,7 +538,7 @@ const maxBlockBuffer = 24 << 10
 // small enough for one and of at least minRows output rows over the batch, and next, its
 // output's sole reader, a plain 1×1 convolution of it (unit strides, no padding, no
 // fused work).
-func (f *fuser) projection(host, next *model.Layer, minRows int) bool {
+func (f *fuser) projection(host, next *model.Layer, opts FuseOptions) bool {
 	if host.Type != PointwiseDepthwiseType || len(host.Inputs) > 5 || next.Type != "Conv" || len(next.Inputs) > 3 ||
 		next.String(FusedActivationAttr, "") != "" || host.Has("clhost_output_batch_stride") {
 		return false
@@ -549,8 +557,17 @@ func (f *fuser) projection(host, next *model.Layer, minRows int) bool {
 	n, m, oh, ow := float64(mid[0]), float64(mid[1]), float64(mid[2]), float64(mid[3])
 	macs := n*float64(x[2])*float64(x[3])*float64(x[1])*m + n*oh*ow*m*(9+float64(pw[0]))
 	buffer := mid[1]*(mid[3]+15)/16*16 + 3*(x[3]+3)*32
-	return macs <= maxBlockMACs && buffer <= maxBlockBuffer && mid[0]*mid[2] >= minRows
+	if opts.ProjectionMinRows > 0 && macs <= maxBlockMACs && buffer <= maxBlockBuffer && mid[0]*mid[2] >= opts.ProjectionMinRows {
+		return true
+	}
+	// pwdwr's ring of three expanded rows and one output row's depthwise results, every
+	// channel (rounded up to 32) of each, with a vector of 16 lanes to spare.
+	ring := 4 * (mid[1] + 31) / 32 * 32 * (3*(x[3]+3) + mid[3] + 16)
+	return opts.ProjectionTallRows > 0 && mid[0]*mid[2] >= opts.ProjectionTallRows && ring <= maxRollBuffer
 }
+
+// maxRollBuffer is builtin_kernels' bound (bytes) on pwdwr's buffers.
+const maxRollBuffer = 384 << 10
 
 // globalPool says whether Conv host is a plain 4-D 1×1 convolution of at least
 // minPooledChannels output channels, without a batch stride, and next, its output's sole

@@ -755,7 +755,8 @@ func TestFusePointwiseDepthwise(t *testing.T) {
 
 // TestFuseProjection: with ProjectionMinRows, MobileNet's expansion, depthwise and
 // projection convs and the residual Add become one layer, the depthwise Clip under the
-// Depthwise* names; a block of fewer output rows than asked for keeps its projection.
+// Depthwise* names; a block of fewer output rows than asked for keeps its projection,
+// unless ProjectionTallRows asks for no more rows than it has.
 func TestFuseProjection(t *testing.T) {
 	m := mobileModel(t)
 	stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 9})
@@ -782,6 +783,32 @@ func TestFuseProjection(t *testing.T) {
 	m = mobileModel(t)
 	if stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 10}); err != nil || stats.Projection != 0 {
 		t.Errorf("9 rows, 10 asked for: %+v, %v", stats, err)
+	}
+	// Tall blocks of any size: 9 rows are enough where 9 are asked for, not where 10 are.
+	for _, c := range []struct{ rows, want int }{{9, 1}, {10, 0}} {
+		m = mobileModel(t)
+		stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 10, ProjectionTallRows: c.rows})
+		if err != nil || stats.Projection != c.want {
+			t.Errorf("9 rows, %d asked for as tall: %+v, %v", c.rows, stats, err)
+		}
+	}
+}
+
+// TestFuseTallProjection: with ProjectionTallRows, a tall block joins its projection where
+// the rolling kernel's ring of rows fits (256 channels of 40 columns: 185 KB) and not
+// where it does not (1024 channels: 740 KB).
+func TestFuseTallProjection(t *testing.T) {
+	for _, c := range []struct{ m, want int }{{256, 1}, {1024, 0}} {
+		b := newModel("tall")
+		x := b.Input("x", model.Float32, 1, 4, 40, 40)
+		e := b.Layer("Conv", "e", []string{x, b.weights("we", 1, c.m, 4, 1, 1)})
+		d := b.Layer("Conv", "d", []string{e, b.weights("wd", 1, c.m, 1, 3, 3)}, pads1, model.IntAttr("group", int64(c.m)))
+		b.Output(b.Layer("Conv", "p", []string{d, b.weights("wp", 0.3, 4, c.m, 1, 1)}))
+		m := b.build(t)
+		stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionTallRows: 40})
+		if err != nil || stats.PointwiseDepthwise != 1 || stats.Projection != c.want {
+			t.Errorf("%d channels: %+v, %v; want %d projection", c.m, stats, err, c.want)
+		}
 	}
 }
 

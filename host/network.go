@@ -331,7 +331,7 @@ func (e *Engine) optimize(m *model.Model) error {
 		// (pwdwr runs two bands per unit; each recomputes the expanded rows it shares
 		// with the next): at batch 16 on 16 units, MobileNetV2's blocks of 14 to 56 rows,
 		// whose depthwise results (5–29 MB) would otherwise go through memory. Per layer,
-		// on the 16-core Xeon, the 14-row blocks took 4.2 ms fused against 4.8 apart; the
+		// on the 16-core Xeon, the 14-row blocks took 4.3 ms fused against 4.9 apart; the
 		// 7-row ones were no faster fused (3.1 against 3.0 ms), so they stay apart.
 		opts.ProjectionTallRows = 8 * max(e.Device.ComputeUnits, 1)
 	}

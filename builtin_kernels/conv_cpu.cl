@@ -210,7 +210,14 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
     // with the residual and activation applied to those rows; the scalar path below
     // would spend about as long as the taps themselves on a layer with few input
     // channels (16 in SqueezeNet's 3×3 expansions).
-    if (np == PXT && (MG % TILE == 0 || (mb + 1) * TILE <= MG)) {
+    // Whether the tile's output channels all exist: decided by the preprocessor where
+    // MG divides into tiles (a constant operand of && draws a compiler warning).
+#if MG % TILE == 0
+    const bool wholeTile = true;
+#else
+    const bool wholeTile = (mb + 1) * TILE <= MG;
+#endif
+    if (np == PXT && wholeTile) {
         _Pragma("unroll") for (int v = 0; v < NV; v++) {
             float16 t[8];
 #if HAS_BIAS
@@ -270,7 +277,7 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
 // pool's geometry in the MP_ defines, its input MP_IH × MP_IW the conv's OH × OW) in one
 // launch, so the conv's output never reaches memory: SqueezeNet's stem writes 51 MB at
 // batch 16 that its pool reads back. Each work-item takes one channel
-// tile of MP_PR pooled rows (band b) of one image. For each pooled row it computes the
+// tile of MP_ROWS pooled rows (band b) of one image. For each pooled row it computes the
 // conv rows of its window one at a time, PXT pixels per step as conv2d_vec does, and
 // keeps their running maximum in a private row of channel vectors; then it pools along
 // that row and stores the pooled values, 8 pixels at a time transposed in registers as
@@ -322,8 +329,8 @@ __kernel void conv2d_maxpool(__global const float* restrict x, int x_off,
     floatV last[OWT][NV]; /* conv row lastRow, the last window row of the pooled row before */
     int lastRow = -1;
 #endif
-    const int py1 = min((b + 1) * MP_PR, MP_OH);
-    for (int py = b * MP_PR; py < py1; py++) {
+    const int py1 = min((b + 1) * MP_ROWS, MP_OH);
+    for (int py = b * MP_ROWS; py < py1; py++) {
         for (int ox = 0; ox < OWT; ox++) {
             _Pragma("unroll") for (int v = 0; v < NV; v++) {
                 rmax[ox][v] = (floatV)(-INFINITY);

@@ -226,7 +226,7 @@ func cpuConvMaxPoolPlan(g convGeom, t cpuConvTile, dev DeviceInfo) (plan *Plan, 
 	bands = ceilDiv(poh, rows)
 	plan, err = packedConvPlan(g, t, "conv2d_maxpool", []int{bands, planes}, func(d *defines) {
 		g.mpool.defineFused(d)
-		d.int("MP_PR", rows)
+		d.int("MP_ROWS", rows) // not MP_PR: the pool's right padding has that name
 		d.int("MP_NB", bands)
 		if g.yn == 0 {
 			d.int("YN", g.m*poh*pow)

@@ -9,6 +9,10 @@ import (
 	"clhost/host/cl"
 )
 
+// buildLogged, where set (by this package's tests, which hold built-in kernels to
+// compiling without warnings), sees the build log of every program RunPlan compiles.
+var buildLogged func(plan *Plan, log string)
+
 // RunPlan runs one plan by itself: it builds the plan's program, uploads the inputs,
 // runs the launches in order and reads back outputs of the given shapes. It is the
 // yardstick path of the tests and of `clhost run --check`, not the runtime's: every
@@ -42,6 +46,9 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 			return nil, fmt.Errorf("RunPlan: building the plan's program: %w", err)
 		}
 		defer prog.Release()
+		if buildLogged != nil {
+			buildLogged(plan, prog.Log)
+		}
 	}
 
 	var release []*cl.Buffer

@@ -197,6 +197,23 @@ static inline void depthwiseVectors(floatV (*buf)[BW][CV], const __global float*
     transposeV(t);
 }
 
+/* depthwiseRuns writes the depthwise results of the buffer's channel block (packed
+   weights wp) for the band's or group's pixels 0 .. q1-1 to d, a run of q1 pixels per
+   channel, dq floats apart (pwdwp's and pwdwr's buffers of every channel). */
+static inline void depthwiseRuns(floatV (*buf)[BW][CV], const __global float* restrict wp, const int q1,
+                                 float* d, const int dq)
+{
+    _Pragma("unroll") for (int v = 0; v < CV; v++) {
+        for (int q0 = 0; q0 < q1; q0 += V) {
+            floatV t[V];
+            depthwiseVectors(buf, wp, v, q0, q1, t);
+            _Pragma("unroll") for (int i = 0; i < V; i++) {
+                vstoreV(t[i], 0, d + (v * V + i) * dq + q0);
+            }
+        }
+    }
+}
+
 __kernel void pwdw(__global const float* restrict x, int x_off,
                    __global const float* restrict packed, int packed_off,
                    __global float* restrict y, int y_off)
@@ -281,15 +298,7 @@ __kernel void pwdwp(__global const float* restrict x, int x_off,
     for (int mb = 0; mb < MB; mb++) {
         const __global float* wp = packed + mb * PACK_ROWS * VC;
         expandRows(xn, wp, buf, iy0, max(iy0, 0), min(iy0 + nr, H));
-        _Pragma("unroll") for (int v = 0; v < CV; v++) {
-            for (int q0 = 0; q0 < q1; q0 += V) {
-                floatV t[V];
-                depthwiseVectors(buf, wp, v, q0, q1, t);
-                _Pragma("unroll") for (int i = 0; i < V; i++) {
-                    vstoreV(t[i], 0, &d[mb * VC + v * V + i][q0]);
-                }
-            }
-        }
+        depthwiseRuns(buf, wp, q1, d[mb * VC], QP);
     }
 
     /* The projection: MT output channels at a time, per depthwise channel one vector of
@@ -440,16 +449,7 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
            group's last pixel into d's spare lanes). */
         const int q1 = gr * OW;
         for (int mb = 0; mb < MB; mb++) {
-            const __global float* wp = packed + mb * PACK_ROWS * VC;
-            _Pragma("unroll") for (int v = 0; v < CV; v++) {
-                for (int q0 = 0; q0 < q1; q0 += V) {
-                    floatV t[V];
-                    depthwiseVectors(buf[mb], wp, v, q0, q1, t);
-                    _Pragma("unroll") for (int i = 0; i < V; i++) {
-                        vstoreV(t[i], 0, &d[mb * VC + v * V + i][q0]);
-                    }
-                }
-            }
+            depthwiseRuns(buf[mb], packed + mb * PACK_ROWS * VC, q1, d[mb * VC], RQ);
         }
 
         /* The projection of the group's pixels (one run in each output plane): per

@@ -156,17 +156,27 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 	}
 }
 
+// pwdwTestGeom is the geometry of a 1×1 convolution from c to m channels of an n×h×w
+// input and a 3×3 depthwise one (padding 1, stride s) after it, with a projection to o
+// channels where o is above 0.
+func pwdwTestGeom(t *testing.T, n, c, m, h, w, s, o int) pwdwGeom {
+	t.Helper()
+	p := Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{s, s}, "group": m}
+	in := shapes(sh(n, c, h, w), sh(m, c, 1, 1), nil, sh(m, 1, 3, 3))
+	if o > 0 {
+		in = append(in, nil, sh(o, m, 1, 1))
+	}
+	g, err := pwdwOp{}.geometry(p, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // TestChoosePwdwTile: bands as tall as the buffer allows, halved until every compute
 // unit has two work-items; no tile where the buffer cannot hold the window's rows.
 func TestChoosePwdwTile(t *testing.T) {
-	geom := func(n, c, m, h, w, s int) pwdwGeom {
-		p := Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{s, s}, "group": m}
-		g, err := pwdwOp{}.geometry(p, shapes(sh(n, c, h, w), sh(m, c, 1, 1), nil, sh(m, 1, 3, 3)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
+	geom := func(n, c, m, h, w, s int) pwdwGeom { return pwdwTestGeom(t, n, c, m, h, w, s, 0) }
 	cpu := DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16}
 	cases := []struct {
 		name string
@@ -204,14 +214,7 @@ func TestChoosePwdwTile(t *testing.T) {
 // lanes and loads within maxRollBuffer and the registers; as pwdwp where only its smaller
 // buffers fit.
 func TestChoosePwdwRollTile(t *testing.T) {
-	geom := func(n, c, m, hw, s, o int) pwdwGeom {
-		p := Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{s, s}, "group": m}
-		g, err := pwdwOp{}.geometry(p, shapes(sh(n, c, hw, hw), sh(m, c, 1, 1), nil, sh(m, 1, 3, 3), nil, sh(o, m, 1, 1)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
+	geom := func(n, c, m, hw, s, o int) pwdwGeom { return pwdwTestGeom(t, n, c, m, hw, hw, s, o) }
 	avx512 := DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16}
 	avx := DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 8}
 	cases := []struct {

@@ -530,8 +530,8 @@ func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
 const maxBlockMACs = 64 << 20
 
 // maxBlockBuffer bounds the floats of pwdwp's buffers with one output row per band: the
-// band's depthwise results of every channel (rows rounded up to 16) and three expanded
-// rows of 32 channels; pwdwp keeps them within 96 KB.
+// band's depthwise results of every channel (rows rounded up to 16) and the window's
+// expanded rows of 32 channels; pwdwp keeps them within 96 KB.
 const maxBlockBuffer = 24 << 10
 
 // projection says whether host is a PointwiseDepthwiseType layer without a projection,
@@ -550,19 +550,25 @@ func (f *fuser) projection(host, next *model.Layer, opts FuseOptions) bool {
 		return nil
 	}
 	x, mid, pw := shape(host.Inputs[0]), shape(host.Outputs[0]), shape(next.Inputs[1])
-	if len(x) != 4 || len(mid) != 4 || len(pw) != 4 || pw[1] != mid[1] || pw[2] != 1 || pw[3] != 1 ||
+	var dw []int // the depthwise weights, [M, 1, KH, KW]
+	if len(host.Inputs) > 3 {
+		dw = shape(host.Inputs[3])
+	}
+	if len(x) != 4 || len(mid) != 4 || len(pw) != 4 || len(dw) != 4 || pw[1] != mid[1] || pw[2] != 1 || pw[3] != 1 ||
 		next.Int("group", 1) != 1 || !plain1x1(next) {
 		return false
 	}
 	n, m, oh, ow := float64(mid[0]), float64(mid[1]), float64(mid[2]), float64(mid[3])
-	macs := n*float64(x[2])*float64(x[3])*float64(x[1])*m + n*oh*ow*m*(9+float64(pw[0]))
-	buffer := mid[1]*(mid[3]+15)/16*16 + 3*(x[3]+3)*32
+	macs := n*float64(x[2])*float64(x[3])*float64(x[1])*m + n*oh*ow*m*float64(dw[2]*dw[3]+pw[0])
+	// An expanded row, padding included, and the window's rows of them.
+	window := dw[2] * (x[3] + dw[3])
+	buffer := mid[1]*(mid[3]+15)/16*16 + window*32
 	if opts.ProjectionMinRows > 0 && macs <= maxBlockMACs && buffer <= maxBlockBuffer && mid[0]*mid[2] >= opts.ProjectionMinRows {
 		return true
 	}
-	// pwdwr's ring of three expanded rows and one output row's depthwise results, every
-	// channel (rounded up to 32) of each, with a vector of 16 lanes to spare.
-	ring := 4 * (mid[1] + 31) / 32 * 32 * (3*(x[3]+3) + mid[3] + 16)
+	// pwdwr's ring of the window's expanded rows and one output row's depthwise results,
+	// every channel (rounded up to 32) of each, with a vector of 16 lanes to spare.
+	ring := 4 * ((mid[1] + 31) / 32 * 32) * (window + mid[3] + 16)
 	return opts.ProjectionTallRows > 0 && mid[0]*mid[2] >= opts.ProjectionTallRows && ring <= maxRollBuffer
 }
 

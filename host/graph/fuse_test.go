@@ -795,19 +795,22 @@ func TestFuseProjection(t *testing.T) {
 }
 
 // TestFuseTallProjection: with ProjectionTallRows, a tall block joins its projection where
-// the rolling kernel's ring of rows fits (256 channels of 40 columns: 185 KB) and not
-// where it does not (1024 channels: 740 KB).
+// the rolling kernel's ring of rows fits (256 channels of 40 columns: 185 KB; 512: 370 KB)
+// and not where it does not (1024 channels: 740 KB; 512 with a 5×5 window, five rows of
+// 44 padded columns: 562 KB).
 func TestFuseTallProjection(t *testing.T) {
-	for _, c := range []struct{ m, want int }{{256, 1}, {1024, 0}} {
+	for _, c := range []struct{ m, k, want int }{{256, 3, 1}, {512, 3, 1}, {1024, 3, 0}, {512, 5, 0}} {
 		b := newModel("tall")
 		x := b.Input("x", model.Float32, 1, 4, 40, 40)
 		e := b.Layer("Conv", "e", []string{x, b.weights("we", 1, c.m, 4, 1, 1)})
-		d := b.Layer("Conv", "d", []string{e, b.weights("wd", 1, c.m, 1, 3, 3)}, pads1, model.IntAttr("group", int64(c.m)))
+		p := int64(c.k / 2)
+		d := b.Layer("Conv", "d", []string{e, b.weights("wd", 1, c.m, 1, c.k, c.k)}, model.IntsAttr("pads", p, p, p, p),
+			model.IntAttr("group", int64(c.m)))
 		b.Output(b.Layer("Conv", "p", []string{d, b.weights("wp", 0.3, 4, c.m, 1, 1)}))
 		m := b.build(t)
 		stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionTallRows: 40})
 		if err != nil || stats.PointwiseDepthwise != 1 || stats.Projection != c.want {
-			t.Errorf("%d channels: %+v, %v; want %d projection", c.m, stats, err, c.want)
+			t.Errorf("%d channels, %d×%d: %+v, %v; want %d projection", c.m, c.k, c.k, stats, err, c.want)
 		}
 	}
 }

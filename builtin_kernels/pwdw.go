@@ -167,8 +167,10 @@ type pwdwTile struct{ v, cv, px, rows, gr, mt, np int }
 // 16, MobileNetV2's blocks of 32 to 96 input channels ran 3–13 % faster than with 8);
 // as many output rows as the buffer holds, halved
 // while that leaves fewer than two work-items per compute unit (each band recomputes the
-// expanded rows it shares with the next). ok is false where the tiled kernel does not
-// apply (GPUs, dilated windows, rows too wide for the buffer).
+// expanded rows it shares with the next). A block (with its projection) takes
+// pwdwRollTile's tile for pwdwr where its buffers fit, else pwdwBlockRows' bands for
+// pwdwp. ok is false where the tiled kernel does not apply (GPUs, dilated windows, rows
+// too wide for the buffer).
 func choosePwdwTile(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 	w := g.dw.win
 	if dev.IsGPU || w.d != [2]int{1, 1} {
@@ -299,9 +301,9 @@ func pwdwRows(g pwdwGeom, vc int, dev DeviceInfo) int {
 	return rows
 }
 
-// pwdwTiledPlan plans pwdw (pwdwp for a block) with tile t on the defines d of the
-// parts: a setup launch packs the weights into scratch buffer 0, then one launch does
-// the work.
+// pwdwTiledPlan plans pwdw (for a block pwdwp, or pwdwr where t.gr is above 0) with tile
+// t on the defines d of the parts: a setup launch packs the weights into scratch buffer
+// 0 (pwdwr's projection weights into buffer 1), then one launch does the work.
 func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs []Arg, dev DeviceInfo) (*Plan, error) {
 	pw, dw := g.pw, g.dw
 	vc := t.v * t.cv
@@ -313,9 +315,10 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs 
 	d.int("ROWS", t.rows)
 	d.int("NB", nb)
 	d.int("MB", mb)
-	if g.proj != nil && t.gr == 0 {
+	switch {
+	case g.proj != nil && t.gr == 0:
 		d.int("MT", 8) // pwdwp's output channels per projection step
-	} else if t.gr > 0 {
+	case g.proj != nil:
 		d.int("GR", t.gr)
 		d.int("MT", t.mt)
 		d.int("NP", t.np)

@@ -523,10 +523,11 @@ func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
 }
 
 // maxBlockMACs bounds the work of a PointwiseDepthwiseType layer that takes its
-// projection. builtin_kernels' pwdwp runs a band of output rows with every channel per
-// work-item, recomputing the expanded rows that bands share, so it only pays where the
-// launch it saves costs more than that: MobileNetV2's blocks at batch 1 (at most 29M
-// multiply-adds), not at batch 16.
+// projection by ProjectionMinRows. builtin_kernels' block kernels run a band of output
+// rows with every channel per work-item, recomputing the expanded rows that bands share,
+// so short bands only pay where the launch they save costs more than that: MobileNetV2's
+// blocks at batch 1 (at most 29M multiply-adds). Tall blocks (ProjectionTallRows) have
+// bands long enough for that not to matter.
 const maxBlockMACs = 64 << 20
 
 // maxBlockBuffer bounds the floats of pwdwp's buffers with one output row per band: the

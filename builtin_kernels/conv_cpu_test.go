@@ -487,10 +487,11 @@ func BenchmarkConvPooledCPU(b *testing.B) {
 	}
 }
 
-// BenchmarkConvMaxPoolCPU compares a stem's Conv with its MaxPool folded in
-// (conv2d_maxpool, conv_cpu.cl's first two tiles) with the two apart, at batch 16:
-// SqueezeNet's (3 → 64, 3 × 3 at stride 2; 3 × 3 pool at stride 2, ceil_mode) and
-// ResNet-18's (3 → 64, 7 × 7 at stride 2; 3 × 3 pool at stride 2, padded). Apart is two
+// BenchmarkConvMaxPoolCPU compares a Conv with its MaxPool folded in (conv2d_maxpool,
+// conv_cpu.cl's first two tiles) with the two apart, at batch 16: SqueezeNet's stem
+// (3 → 64, 3 × 3 at stride 2; 3 × 3 pool at stride 2, ceil_mode), ResNet-18's (3 → 64,
+// 7 × 7 at stride 2; 3 × 3 pool at stride 2, padded), and SqueezeNet's expansions
+// before a pool. Apart is two
 // sub-benchmarks, the Conv's plain plan ("conv") and the pool's ("maxpool"): their times
 // add up to the peer of the fused ones. GFLOP/s counts the Conv's work.
 func BenchmarkConvMaxPoolCPU(b *testing.B) {
@@ -507,6 +508,15 @@ func BenchmarkConvMaxPoolCPU(b *testing.B) {
 			shapes(sh(16, 3, 224, 224), sh(64, 3, 3, 3), sh(64)), shapes(sh(16, 64, 111, 111)), shapes(sh(16, 64, 55, 55))},
 		{"resnet18_b16", Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, FusedActivationAttr: ActRelu}, r18,
 			shapes(sh(16, 3, 224, 224), sh(64, 3, 7, 7), sh(64)), shapes(sh(16, 64, 112, 112)), shapes(sh(16, 64, 56, 56))},
+		// SqueezeNet's expansions before its pools (each Conv with its half of the pool
+		// after the Concat): fire3's from 16 channels, fire5's from 32 (the 3×3 one a
+		// Winograd layer when apart).
+		{"fire3_1x1_b16", Attrs{FusedActivationAttr: ActRelu}, sq,
+			shapes(sh(16, 16, 55, 55), sh(64, 16, 1, 1), sh(64)), shapes(sh(16, 64, 55, 55)), shapes(sh(16, 64, 27, 27))},
+		{"fire3_3x3_b16", Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}, sq,
+			shapes(sh(16, 16, 55, 55), sh(64, 16, 3, 3), sh(64)), shapes(sh(16, 64, 55, 55)), shapes(sh(16, 64, 27, 27))},
+		{"fire5_3x3_b16", Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}, sq,
+			shapes(sh(16, 32, 27, 27), sh(128, 32, 3, 3), sh(128)), shapes(sh(16, 128, 27, 27)), shapes(sh(16, 128, 13, 13))},
 	}
 	for _, c := range layers {
 		ins := opCase{in: c.in}.inputs()

@@ -315,7 +315,9 @@ func (e *Engine) optimize(m *model.Model) error {
 	// within the Conv's plan anyway.
 	// A stem's MaxPool joins its Conv on CPUs (conv2d_maxpool) where the Conv does few
 	// products per output: SqueezeNet's stem writes 51 MB at batch 16 that its pool reads
-	// back; ResNet-18's 7×7 stem gained nothing that way and keeps its pool apart.
+	// back; ResNet-18's 7×7 stem gained nothing that way and keeps its pool apart. The
+	// pool after a fire module's Concat moves into both expansions where neither is a
+	// Winograd layer (fire3's, whose outputs are 25 MB each).
 	opts := graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU(), GlobalAveragePool: e.Device.IsCPU(),
 		MaxPool: e.Device.IsCPU()}
 	if cu := e.Device.ComputeUnits; e.Device.IsCPU() && cu >= 8 {

@@ -64,6 +64,19 @@ const FusedMaxPoolPrefix = "clhost_maxpool_"
 // runs); ResNet-18's (3 × 7 × 7 = 147) took 3.86–4.8 ms against 4.08–4.43, no gain.
 const maxPooledConvTaps = 64
 
+// maxPooledWinoChannels bounds the input channels of a 3×3 Conv that takes its MaxPool
+// however many products it does per output: below it builtin_kernels runs the layer with
+// conv_cpu.cl's direct tiles either way (Winograd takes 32 channels or more,
+// winoPreferred), and conv2d_maxpool computes the same tiles. On the 16-core Xeon at
+// batch 16 (BenchmarkConvMaxPoolCPU), SqueezeNet's 55-wide 3×3 expansion from 16
+// channels (144 products) took 0.74–0.87 ms with its half of the pool against 0.87–0.95
+// for the conv alone and 0.21–0.28 for that pool; the 27-wide one from 32 channels,
+// which runs Winograd, took 0.9–1.4 ms fused against 0.73–0.77 + 0.13–0.17 apart. In
+// the whole network the gain is smaller (fire3's two expansions and its pool: 1.18 ms
+// against 1.24, per-layer profile) but held: SqueezeNet ran 2 % faster at batch 16 and
+// 3 % at batch 1 (lower p50 in 5 and 6 of 6 alternating rounds).
+const maxPooledWinoChannels = 32
+
 // minPooledChannels is the least number of output channels of a Conv that takes its
 // GlobalAveragePool: the kernel runs one tile of output channels over a whole plane per
 // work-item, so a batch-1 layer needs this many channels (32 tiles of 8) to spread over
@@ -83,11 +96,12 @@ type FuseStats struct {
 	Projection         int // 1×1 Convs folded into the PointwiseDepthwiseType layer before them
 	ConvGlobalPool     int // GlobalAveragePools folded into the 1×1 Conv before them
 	ConvMaxPool        int // MaxPools folded into the Conv before them
+	ConcatMaxPool      int // MaxPools of a Concat folded into the Convs that feed it
 }
 
 // Layers is the number of layers Fuse removed.
 func (s FuseStats) Layers() int {
-	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise + s.Projection + s.ConvGlobalPool + s.ConvMaxPool
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool
 }
 
 func (s FuseStats) String() string {
@@ -106,6 +120,9 @@ func (s FuseStats) String() string {
 	}
 	if s.ConvMaxPool > 0 {
 		out += fmt.Sprintf(", %d Conv+MaxPool", s.ConvMaxPool)
+	}
+	if s.ConcatMaxPool > 0 {
+		out += fmt.Sprintf(", %d MaxPool of a Concat into its Convs", s.ConcatMaxPool)
 	}
 	return out
 }
@@ -142,8 +159,10 @@ type FuseOptions struct {
 	// FusedGlobalAveragePoolAttr); elsewhere the Conv's plan runs them as two launches.
 	GlobalAveragePool bool
 	// MaxPool folds a MaxPool into the Conv whose output it alone reads, where the Conv
-	// has few products per output (at most maxPooledConvTaps: a stem) and no residual;
-	// CPU devices' conv2d_maxpool runs the pair (builtin_kernels' FusedMaxPoolPrefix).
+	// has few products per output (at most maxPooledConvTaps: a stem) or is a 3×3 window
+	// over few channels (maxPooledWinoChannels), and no residual; CPU devices'
+	// conv2d_maxpool runs the pair (builtin_kernels' FusedMaxPoolPrefix). A MaxPool of a
+	// channel Concat whose every input such a Conv alone writes goes into each of them.
 	MaxPool bool
 }
 
@@ -185,10 +204,15 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     activation; group 1 or more, 4-D, at least minPooledChannels output channels, no
 //     batch stride) → GlobalAveragePool: the Conv takes FusedGlobalAveragePoolAttr and
 //     the pool's output, and nothing more fuses into it.
-//   - With opts.MaxPool, a 2-D Conv of group 1, not 1×1, with at most maxPooledConvTaps
-//     products per output (with or without its activation; no residual, no batch
-//     stride) → a 2-D MaxPool without the Indices output: the Conv takes the pool's
-//     attributes under FusedMaxPoolPrefix and its output, and nothing more fuses into it.
+//   - With opts.MaxPool, a 2-D Conv of group 1 with at most maxPooledConvTaps products
+//     per output, or a 3×3 window over fewer than maxPooledWinoChannels channels (with
+//     or without its activation; no residual, no batch stride) → a 2-D MaxPool without
+//     the Indices output: the Conv takes the pool's attributes under FusedMaxPoolPrefix
+//     and its output, and nothing more fuses into it.
+//   - With opts.MaxPool, such Convs → a channel Concat of their outputs alone → such a
+//     MaxPool: each Conv takes the pool's attributes and writes its pooled planes, which
+//     the Concat joins into the pool's output (the Concat's inputs take their pooled
+//     shapes); the pool and the full-size Concat output go.
 //
 // The fused layer keeps its name, takes the last absorbed layer's output and its place in
 // m.Layers; the removed layers' intermediate tensors leave m.Tensors. Layers with a
@@ -307,6 +331,10 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 			dead[out] = true
 		}
 	}
+	shapes := map[string][]int{} // tensors whose shape a rewrite changed
+	if opts.MaxPool {
+		stats.ConcatMaxPool = f.concatMaxPools(keep, shapes, dead)
+	}
 	if stats.Layers() == 0 {
 		return stats, nil
 	}
@@ -330,6 +358,9 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 	}
 	tensors := make([]model.Tensor, 0, len(m.Tensors))
 	for _, t := range m.Tensors {
+		if shape, ok := shapes[t.Name]; ok {
+			t.Shape = shape
+		}
 		if !dead[t.Name] {
 			tensors = append(tensors, t)
 		}
@@ -589,9 +620,10 @@ func (f *fuser) globalPool(host, next *model.Layer) bool {
 		w.Shape[2] == 1 && w.Shape[3] == 1 && w.Shape[0] >= minPooledChannels
 }
 
-// maxPool says whether Conv host is a 2-D convolution of group 1, not 1×1, of at most
-// maxPooledConvTaps products per output, without a residual or a batch stride, and
-// next, its output's sole reader, a 2-D MaxPool of it.
+// maxPool says whether Conv host is a 2-D convolution of group 1, of at most
+// maxPooledConvTaps products per output or a 3×3 window over fewer than
+// maxPooledWinoChannels channels, without a residual or a batch stride, and next, its
+// output's sole reader, a 2-D MaxPool of it.
 func (f *fuser) maxPool(host, next *model.Layer) bool {
 	if host.Type != "Conv" || next.Type != "MaxPool" || len(next.Inputs) != 1 || len(host.Inputs) > 3 ||
 		host.Has("clhost_output_batch_stride") || host.Int("group", 1) != 1 || len(next.Ints("kernel_shape", nil)) != 2 || next.Int("storage_order", 0) != 0 {
@@ -601,7 +633,80 @@ func (f *fuser) maxPool(host, next *model.Layer) bool {
 	if w == nil || mid == nil || mid.Type != model.Float32 || len(w.Shape) != 4 || len(mid.Shape) != 4 {
 		return false
 	}
-	return w.Shape[2]*w.Shape[3] > 1 && w.Shape[1]*w.Shape[2]*w.Shape[3] <= maxPooledConvTaps
+	return w.Shape[1]*w.Shape[2]*w.Shape[3] <= maxPooledConvTaps ||
+		w.Shape[2] == 3 && w.Shape[3] == 3 && w.Shape[1] < maxPooledWinoChannels
+}
+
+// concatMaxPools moves each 2-D MaxPool of a channel Concat into the Convs that feed the
+// Concat, where every one of them takes it (maxPool): max pooling works plane by plane,
+// so the pool of a Concat of planes is the Concat of their pools. Each Conv then writes
+// its pooled planes, which the Concat joins into the pool's output, and the full-size
+// planes (SqueezeNet's fire modules: 25–50 MB at batch 16) never reach memory. The
+// changed Convs' outputs take their pooled shapes in shapes, the Concat's old output
+// goes into dead; it returns how many pools moved.
+func (f *fuser) concatMaxPools(keep func(*model.Layer) bool, shapes map[string][]int, dead map[string]bool) int {
+	producer := map[string]int{}
+	for i := range f.layers {
+		if _, gone := f.removed[i]; !gone {
+			for _, out := range f.layers[i].Outputs {
+				producer[out] = i
+			}
+		}
+	}
+	moved := 0
+	for j := range f.layers {
+		pool := &f.layers[j]
+		if _, gone := f.removed[j]; gone || pool.Type != "MaxPool" || keep(pool) || len(pool.Inputs) != 1 || len(pool.Outputs) != 1 {
+			continue
+		}
+		k, ok := producer[pool.Inputs[0]]
+		if !ok {
+			continue
+		}
+		cat := &f.layers[k]
+		if r, ok := f.soleReader(pool.Inputs[0]); !ok || r != j || cat.Type != "Concat" || keep(cat) || len(cat.Outputs) != 1 {
+			continue
+		}
+		whole, pooled := f.tensor[cat.Outputs[0]], f.tensor[pool.Outputs[0]]
+		if whole == nil || pooled == nil || len(whole.Shape) != 4 || len(pooled.Shape) != 4 {
+			continue
+		}
+		if axis := cat.Int("axis", 0); axis != 1 && axis != -3 {
+			continue
+		}
+		var convs []int
+		for _, in := range cat.Inputs {
+			i, ok := producer[in]
+			if r, sole := f.soleReader(in); !ok || !sole || r != k || slices.Contains(convs, i) {
+				convs = nil
+				break
+			}
+			conv := &f.layers[i]
+			if keep(conv) || len(conv.Outputs) != 1 || conv.Int(FusedGlobalAveragePoolAttr, 0) != 0 ||
+				conv.Has(FusedMaxPoolPrefix+"kernel_shape") || !f.maxPool(conv, pool) {
+				convs = nil
+				break
+			}
+			convs = append(convs, i)
+		}
+		if len(convs) == 0 {
+			continue
+		}
+		for _, i := range convs {
+			conv := &f.layers[i]
+			conv.Attrs = slices.Clone(conv.Attrs)
+			for _, a := range pool.Attrs {
+				a.Name = FusedMaxPoolPrefix + a.Name
+				conv.Attrs = append(conv.Attrs, a)
+			}
+			out := f.tensor[conv.Outputs[0]].Shape
+			shapes[conv.Outputs[0]] = []int{out[0], out[1], pooled.Shape[2], pooled.Shape[3]}
+		}
+		dead[cat.Outputs[0]] = true
+		f.take(k, j)
+		moved++
+	}
+	return moved
 }
 
 // MaxPoolOf is the MaxPool a Conv carries under FusedMaxPoolPrefix, as a layer of its

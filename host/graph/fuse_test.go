@@ -140,6 +140,27 @@ func stemModel(t *testing.T) *model.Model {
 	return b.build(t)
 }
 
+// fireModel has two SqueezeNet fire modules at batch 2: a squeeze, a 1×1 and a 3×3
+// expansion joined by a channel Concat, then a ceil-mode 3 × 3 MaxPool; the second
+// module's 3×3 expansion reads 34 channels (a Winograd layer), so its 2 × 2 pool stays
+// after its Concat.
+func fireModel(t *testing.T) *model.Model {
+	b := newModel("fire")
+	x := b.Input("x", model.Float32, 2, 6, 11, 11)
+	relu := func(name string, in string) string { return b.Layer("Relu", name, []string{in}) }
+	s := relu("sr", b.Layer("Conv", "s", []string{x, b.weights("ws", 0.5, 4, 6, 1, 1), b.weights("bs", 0.2, 4)}))
+	e1 := relu("e1r", b.Layer("Conv", "e1", []string{s, b.weights("we1", 0.5, 5, 4, 1, 1), b.weights("be1", 0.2, 5)}))
+	e3 := relu("e3r", b.Layer("Conv", "e3", []string{s, b.weights("we3", 0.5, 6, 4, 3, 3), b.weights("be3", 0.2, 6)}, pads1))
+	cat := b.Layer("Concat", "cat", []string{e1, e3}, model.IntAttr("axis", 1))
+	p := b.Layer("MaxPool", "p", []string{cat}, model.IntsAttr("kernel_shape", 3, 3), model.IntsAttr("strides", 2, 2), model.IntAttr("ceil_mode", 1))
+	q := relu("qr", b.Layer("Conv", "q", []string{p, b.weights("wq", 0.5, 34, 11, 1, 1)}))
+	a := b.Layer("Conv", "a", []string{q, b.weights("wa", 0.2, 3, 34, 3, 3)}, pads1)
+	c := b.Layer("Conv", "c", []string{q, b.weights("wc", 0.2, 2, 34, 1, 1)})
+	cat2 := b.Layer("Concat", "cat2", []string{a, c}, model.IntAttr("axis", -3))
+	b.Output(b.Layer("MaxPool", "p2", []string{cat2}, model.IntsAttr("kernel_shape", 2, 2), model.IntsAttr("strides", 2, 2)))
+	return b.build(t)
+}
+
 // noFuseModel is built of patterns Fuse must leave alone, but for c8 (Relu folds, the
 // Add after it cannot: an activation comes after the residual).
 func noFuseModel(t *testing.T) *model.Model {
@@ -561,6 +582,7 @@ var testModels = []struct {
 	{"nofuse", noFuseModel, 1},
 	{"head", headModel, 1},
 	{"stem", stemModel, 1},
+	{"fire", fireModel, 1},
 }
 
 // TestFusedMatchesUnfusedReference: the CPU references of the fused model give the
@@ -604,7 +626,8 @@ var fuseVariants = []struct {
 }
 
 // TestFusedMatchesUnfusedOnDevice compiles both forms on the OpenCL device
-// (CLHOST_TEST_DEVICE, default the CPU) and compares their outputs within 1e-4 relative.
+// (CLHOST_TEST_DEVICE, default the CPU), the unfused one without the engine's fusion, and
+// compares their outputs within 1e-4 relative.
 func TestFusedMatchesUnfusedOnDevice(t *testing.T) {
 	spec := os.Getenv("CLHOST_TEST_DEVICE")
 	if spec == "" {
@@ -615,6 +638,13 @@ func TestFusedMatchesUnfusedOnDevice(t *testing.T) {
 		t.Fatalf("OpenCL device %q: %v", spec, err)
 	}
 	defer e.Close()
+	// The unfused model runs on an engine that fuses nothing itself: the engine above
+	// applies its own fusion to both models.
+	plainEngine, err := host.NewEngine(host.Options{Device: spec, NoGlobalConfig: true, NoFuse: true})
+	if err != nil {
+		t.Fatalf("OpenCL device %q: %v", spec, err)
+	}
+	defer plainEngine.Close()
 	ctx := context.Background()
 	for _, tm := range testModels {
 		for _, opts := range fuseVariants {
@@ -627,7 +657,7 @@ func TestFusedMatchesUnfusedOnDevice(t *testing.T) {
 				for k, v := range randomInputs(plain, tm.scale) {
 					in[k] = &host.Tensor{Shape: v.Shape, Data: v.Data}
 				}
-				run := func(m *model.Model) map[string]*host.Tensor {
+				run := func(e *host.Engine, m *model.Model) map[string]*host.Tensor {
 					n, err := e.Compile(m)
 					if err != nil {
 						t.Fatal(err)
@@ -638,7 +668,7 @@ func TestFusedMatchesUnfusedOnDevice(t *testing.T) {
 					}
 					return out
 				}
-				want, got := run(plain), run(fusedM)
+				want, got := run(plainEngine, plain), run(e, fusedM)
 				look := func(vals map[string]*host.Tensor) func(string) ([]int, []float32) {
 					return func(n string) ([]int, []float32) { return vals[n].Shape, vals[n].Data }
 				}
@@ -879,8 +909,10 @@ func TestFuseGlobalAveragePool(t *testing.T) {
 
 // TestFuseMaxPool: with the option, a stem's Conv takes its Relu and then its MaxPool,
 // whose attributes it carries under FusedMaxPoolPrefix, and its output becomes the
-// pool's; MaxPoolOf gives the pool back. Without the option, or where the Conv has too
-// many products per output, is 1×1, grouped or carries a residual, where the pool has
+// pool's; MaxPoolOf gives the pool back. A 1×1 Conv and a 3×3 one over 31 channels
+// take theirs too. Without the option, or where the Conv has too many products per
+// output (a 3 × 6 window over 4 channels, a 3×3 one over 32), is grouped or carries a
+// residual, where the pool has
 // the Indices output or a storage order, or where the Conv's output has another reader,
 // the pool stays a layer.
 func TestFuseMaxPool(t *testing.T) {
@@ -932,7 +964,9 @@ func TestFuseMaxPool(t *testing.T) {
 	}{
 		{"plain", []int{8, 4, 3, 3}, nil, pool3, false, false, false},
 		{"1x1", []int{8, 4, 1, 1}, nil, pool3, false, false, false},
+		{"3x3 over 31 channels", []int{8, 31, 3, 3}, []model.Attr{pads1}, pool3, false, false, false},
 		{"72 products", []int{8, 4, 3, 6}, nil, pool3, false, false, false},
+		{"3x3 over 32 channels", []int{8, 32, 3, 3}, []model.Attr{pads1}, pool3, false, false, false},
 		{"grouped", []int{8, 2, 3, 3}, []model.Attr{model.IntAttr("group", 2)}, pool3, false, false, false},
 		{"residual", []int{4, 4, 3, 3}, []model.Attr{pads1}, pool3, true, false, false},
 		{"indices", []int{8, 4, 3, 3}, nil, pool3, false, true, false},
@@ -940,8 +974,12 @@ func TestFuseMaxPool(t *testing.T) {
 		{"two readers", []int{8, 4, 3, 3}, nil, pool3, false, false, true},
 	}
 	for _, a := range apart {
+		ch := a.w[1]
+		if a.name == "grouped" {
+			ch *= 2
+		}
 		b := newModel("apart")
-		x := b.Input("x", model.Float32, 1, 4, 11, 11)
+		x := b.Input("x", model.Float32, 1, ch, 11, 11)
 		c := b.Layer("Conv", "c", []string{x, b.weights("w", 1, a.w...)}, a.attrs...)
 		if a.residual {
 			c = b.Layer("Add", "a", []string{c, x})
@@ -956,11 +994,82 @@ func TestFuseMaxPool(t *testing.T) {
 			b.Output(b.Layer("Relu", "r", []string{c}))
 		}
 		want := 0
-		if a.name == "plain" {
+		if a.name == "plain" || a.name == "1x1" || a.name == "3x3 over 31 channels" {
 			want = 1
 		}
 		if stats, err := graph.FuseWith(b.build(t), graph.FuseOptions{MaxPool: true}); err != nil || stats.ConvMaxPool != want {
 			t.Errorf("%s: %+v, %v", a.name, stats, err)
+		}
+	}
+}
+
+// TestFuseConcatMaxPool: the pool of the first fire module's Concat moves into both
+// expansions, whose outputs take the pooled shapes and which the Concat now joins into
+// the pool's output; the second module's pool stays, as its 3×3 expansion reads 34
+// channels. A Concat input with another reader, or made by a layer that is no Conv,
+// keeps the pool where it is.
+func TestFuseConcatMaxPool(t *testing.T) {
+	m := fireModel(t)
+	stats, err := graph.FuseWith(m, graph.FuseOptions{MaxPool: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (graph.FuseStats{ConvActivation: 4, ConcatMaxPool: 1}); stats != want {
+		t.Errorf("stats %+v, want %+v", stats, want)
+	}
+	if got := layerNames(m); !slices.Equal(got, []string{"s", "e1", "e3", "cat", "q", "a", "c", "cat2", "p2"}) {
+		t.Errorf("layers %v", got)
+	}
+	for _, c := range []struct {
+		name  string
+		shape []int
+	}{{"e1", []int{2, 5, 5, 5}}, {"e3", []int{2, 6, 5, 5}}} {
+		l := layerNamed(t, m, c.name)
+		if !slices.Equal(l.Ints(graph.FusedMaxPoolPrefix+"kernel_shape", nil), []int64{3, 3}) || l.Int(graph.FusedMaxPoolPrefix+"ceil_mode", 0) != 1 ||
+			l.String(graph.FusedActivationAttr, "") != "Relu" {
+			t.Errorf("%s: %+v", c.name, l.Attrs)
+		}
+		if shape := m.Tensor(l.Outputs[0]).Shape; !slices.Equal(shape, c.shape) {
+			t.Errorf("%s's output %s: shape %v, want %v", c.name, l.Outputs[0], shape, c.shape)
+		}
+	}
+	if cat := layerNamed(t, m, "cat"); !slices.Equal(cat.Outputs, []string{"p"}) {
+		t.Errorf("cat writes %v, want p", cat.Outputs)
+	}
+	if m.Tensor("cat") != nil {
+		t.Error("the Concat's full-size output is still a tensor")
+	}
+	// Shape inference over the fused model agrees with the rewritten shapes.
+	if err := graph.InferShapes(m); err != nil {
+		t.Fatal(err)
+	}
+	if shape := m.Tensor("p").Shape; !slices.Equal(shape, []int{2, 11, 5, 5}) {
+		t.Errorf("p's shape %v", shape)
+	}
+	checkListOrder(t, m)
+
+	for _, c := range []struct {
+		name string
+		edit func(b *modelBuilder, e1, e3 string) (string, string)
+	}{
+		{"second reader", func(b *modelBuilder, e1, e3 string) (string, string) {
+			b.Output(b.Layer("Relu", "extra", []string{e1}))
+			return e1, e3
+		}},
+		{"not a Conv", func(b *modelBuilder, e1, e3 string) (string, string) {
+			return b.Layer("Tanh", "r", []string{e1}), e3
+		}},
+		{"same input twice", func(b *modelBuilder, e1, e3 string) (string, string) { return e1, e1 }},
+	} {
+		b := newModel("apart")
+		x := b.Input("x", model.Float32, 1, 4, 9, 9)
+		e1 := b.Layer("Conv", "e1", []string{x, b.weights("w1", 0.5, 3, 4, 1, 1)})
+		e3 := b.Layer("Conv", "e3", []string{x, b.weights("w3", 0.5, 3, 4, 3, 3)}, pads1)
+		l, r := c.edit(b, e1, e3)
+		cat := b.Layer("Concat", "cat", []string{l, r}, model.IntAttr("axis", 1))
+		b.Output(b.Layer("MaxPool", "p", []string{cat}, model.IntsAttr("kernel_shape", 2, 2), model.IntsAttr("strides", 2, 2)))
+		if stats, err := graph.FuseWith(b.build(t), graph.FuseOptions{MaxPool: true}); err != nil || stats.ConcatMaxPool != 0 {
+			t.Errorf("%s: %+v, %v", c.name, stats, err)
 		}
 	}
 }

@@ -22,6 +22,18 @@
 #define floatV CAT(float, VEC)
 #define KK (CG * KH * KW)
 #define TILE (VEC * NV)
+// conv2d_vec's output rows per work-item (RPW, 1 when absent) and, where above 1, the
+// chunk of input channels (KCH) it runs over every row before the next: the chunk's
+// packed weights stay in the L1 cache for all the rows, where one row at a time reads
+// the tile's weights for every input channel (123 KB for 960) from L2 or beyond once
+// per row. The rows' partial sums wait in private memory between chunks.
+#ifndef RPW
+#define RPW 1
+#endif
+#if RPW == 1 || !defined(KCH)
+#undef KCH
+#define KCH CG
+#endif
 
 __kernel void conv_pack(__global const float* restrict w, int w_off, __global float* restrict wp, int wp_off)
 {
@@ -120,11 +132,11 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
 #endif
 #endif
 
-/* convTile adds the taps of output row oy, pixels ox0 .. ox0+PXT-1 (those past OW read
-   zeros), of one channel tile into acc: xg is the image's first input plane of the group,
-   wt the tile's packed weights. */
+/* convTile adds the taps of input channels c0 .. c1-1 for output row oy, pixels ox0 ..
+   ox0+PXT-1 (those past OW read zeros), of one channel tile into acc: xg is the image's
+   first input plane of the group, wt the tile's packed weights. */
 static inline void convTile(const __global float* xg, const __global floatV* wt, const int oy,
-                            const int ox0, floatV (*acc)[NV])
+                            const int ox0, floatV (*acc)[NV], const int c0, const int c1)
 {
     const int iy0 = oy * SH - PT;
     const int ix0 = ox0 * SW - PL;
@@ -135,7 +147,7 @@ static inline void convTile(const __global float* xg, const __global floatV* wt,
     // (code size) than the checks it saves.
 #if KH * KW <= 9
     if (ix0 >= 0 && ix0 + (PXT - 1) * SW + (KW - 1) * DW < W) {
-        for (int c = 0; c < CG; c++) {
+        for (int c = c0; c < c1; c++) {
             const __global float* xc = xg + c * (H * W);
             const __global floatV* wc = wt + c * (KH * KW * NV);
             _Pragma("unroll") for (int ky = 0; ky < KH; ky++) {
@@ -153,7 +165,7 @@ static inline void convTile(const __global float* xg, const __global floatV* wt,
         }
     } else
 #endif
-    for (int c = 0; c < CG; c++) {
+    for (int c = c0; c < c1; c++) {
         const __global float* xc = xg + c * (H * W);
         const __global floatV* wc = wt + c * (KH * KW * NV);
         _Pragma("unroll") for (int ky = 0; ky < KH; ky++) {
@@ -185,23 +197,46 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
     y += y_off;
     OPTIONAL_OFFSETS
     const int ox0 = get_global_id(0) * PXT;
-    const int oy = get_global_id(1);
+    const int oy0 = get_global_id(1) * RPW;
     const int z = get_global_id(2);
-    if (ox0 >= OW || oy >= OH || z >= N * G * MB) {
+    if (ox0 >= OW || oy0 >= OH || z >= N * G * MB) {
         return;
     }
     const int mb = z % MB;
     const int g = (z / MB) % G;
     const int n = z / (MB * G);
+    const int rows = min(RPW, OH - oy0);
+#if RPW > 1
+    // The rows' partial sums between chunks of input channels (see RPW).
+    floatV part[RPW][PXT][NV];
+#endif
 
+    for (int c0 = 0; c0 < CG; c0 += KCH) {
+    const int c1 = min(c0 + KCH, CG);
+    for (int ri = 0; ri < rows; ri++) {
+    const int oy = oy0 + ri;
     floatV acc[PXT][NV];
     _Pragma("unroll") for (int p = 0; p < PXT; p++) {
         _Pragma("unroll") for (int v = 0; v < NV; v++) {
+#if RPW > 1
+            acc[p][v] = c0 == 0 ? (floatV)(0.0f) : part[ri][p][v];
+#else
             acc[p][v] = (floatV)(0.0f);
+#endif
         }
     }
 
-    convTile(x + (n * C + g * CG) * (H * W), wp + (g * MB + mb) * KK * NV, oy, ox0, acc);
+    convTile(x + (n * C + g * CG) * (H * W), wp + (g * MB + mb) * KK * NV, oy, ox0, acc, c0, c1);
+#if RPW > 1
+    if (c1 < CG) {
+        _Pragma("unroll") for (int p = 0; p < PXT; p++) {
+            _Pragma("unroll") for (int v = 0; v < NV; v++) {
+                part[ri][p][v] = acc[p][v];
+            }
+        }
+        continue;
+    }
+#endif
 
     const int np = min(PXT, OW - ox0);
 #ifdef ROW_STORES
@@ -238,7 +273,7 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
                 STORE_ROW(r[k].hi, yrow0 + OH * OW, row0 + OH * OW);
             }
         }
-        return;
+        continue;
     }
 #endif
     // Otherwise the tile goes through private memory once, transposed on the way out.
@@ -268,6 +303,8 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
 #endif
             y[yrow0 + p] = APPLY_ACT(v);
         }
+    }
+    }
     }
 }
 
@@ -359,7 +396,7 @@ __kernel void conv2d_maxpool(__global const float* restrict x, int x_off,
                         acc[p][v] = (floatV)(0.0f);
                     }
                 }
-                convTile(xg, wt, cy, ox0, acc);
+                convTile(xg, wt, cy, ox0, acc, 0, CG);
                 _Pragma("unroll") for (int p = 0; p < PXT; p++) {
                     _Pragma("unroll") for (int v = 0; v < NV; v++) {
                         const floatV c = APPLY_ACT(acc[p][v] + bv[v]);

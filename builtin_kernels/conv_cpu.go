@@ -159,9 +159,44 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 // with one work-item per work-group: each work-item is a long register-blocked loop, and
 // small layers still spread over every core.
 func cpuConvPlan(g convGeom, t cpuConvTile, dev DeviceInfo) (*Plan, error) {
+	return cpuConvRowsPlan(g, t, vecRows(g, t, dev), dev)
+}
+
+// cpuConvRowsPlan is cpuConvPlan with rows output rows per work-item, over chunks of
+// vecChannelChunk input channels where above 1.
+func cpuConvRowsPlan(g convGeom, t cpuConvTile, rows int, dev DeviceInfo) (*Plan, error) {
 	pxt := min(t.pxt, g.win.out[1])
-	global := []int{ceilDiv(g.win.out[1], pxt), g.win.out[0], g.n * g.g * ceilDiv(g.mg, t.vec*t.nv)}
-	return packedConvPlan(g, t, "conv2d_vec", global, nil, dev)
+	rows = max(min(rows, g.win.out[0]), 1)
+	global := []int{ceilDiv(g.win.out[1], pxt), ceilDiv(g.win.out[0], rows), g.n * g.g * ceilDiv(g.mg, t.vec*t.nv)}
+	return packedConvPlan(g, t, "conv2d_vec", global, func(d *defines) {
+		if rows > 1 {
+			d.int("RPW", rows)
+			d.int("KCH", vecChannelChunk)
+		}
+	}, dev)
+}
+
+// vecChannelChunk is the chunk of input channels conv2d_vec runs over all its rows
+// before the next (KCH): 64 channels of two 16-lane weight vectors are 8 KB, which stay
+// in the L1 cache next to the rows' inputs and partial sums.
+const vecChannelChunk = 64
+
+// vecRows is conv2d_vec's output rows per work-item: a whole plane for a 1×1 layer on a
+// small plane (under 128 pixels: MobileNetV2's 7×7 layers), where the channel tiles
+// run first (cpuConvCandidatePlans) and one row per work-item reads the tile's weights
+// once per row, so that at batch 16 the 16-core Xeon streamed them from L3; one row
+// elsewhere, and wherever whole planes would leave under four work-items per compute
+// unit (batch 1).
+func vecRows(g convGeom, t cpuConvTile, dev DeviceInfo) int {
+	oh, ow := g.win.out[0], g.win.out[1]
+	if !g.pointwise() || oh*ow >= 128 {
+		return 1
+	}
+	items := g.n * g.g * ceilDiv(g.mg, t.vec*t.nv) * ceilDiv(ow, min(t.pxt, ow))
+	if items < 4*max(dev.ComputeUnits, 1) {
+		return 1
+	}
+	return oh
 }
 
 // packedConvPlan is a plan of conv_cpu.cl's kernel over global with tile t, after

@@ -161,6 +161,68 @@ func TestConvCPUPlan(t *testing.T) {
 	})
 }
 
+// TestConvCPURowsPlan runs conv2d_vec with several output rows per work-item (RPW)
+// against the CPU reference: input channels in chunks of vecChannelChunk with a partial
+// last one (150 = 64 + 64 + 22) and a single one (20), bands of rows that do and do not
+// divide the plane, tiles stored whole (16 lanes, transposed in registers) and through
+// private memory (8 lanes, a partial channel tile), a window, a residual and an
+// activation.
+func TestConvCPURowsPlan(t *testing.T) {
+	env := deviceEnv(t)
+	relu := Attrs{FusedActivationAttr: ActRelu}
+	cases := []opCase{
+		{name: "1x1 150 ch", attrs: relu, in: shapes(sh(2, 150, 7, 7), sh(40, 150, 1, 1), sh(40), sh(2, 40, 7, 7)), out: shapes(sh(2, 40, 7, 7))},
+		{name: "1x1 20 ch", attrs: Attrs{}, in: shapes(sh(1, 20, 5, 6), sh(32, 20, 1, 1), sh(32)), out: shapes(sh(1, 32, 5, 6))},
+		{name: "3x3 pad1 70 ch", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 70, 6, 5), sh(24, 70, 3, 3)), out: shapes(sh(1, 24, 6, 5))},
+	}
+	runs := []struct {
+		tile cpuConvTile
+		rows int
+	}{{cpuConvTile{16, 2, 7}, 3}, {cpuConvTile{16, 1, 4}, 7}, {cpuConvTile{8, 2, 5}, 2}}
+	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
+		var list []namedPlan
+		for _, r := range runs {
+			plan, err := cpuConvRowsPlan(geo, r.tile, r.rows, env.dev)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, namedPlan{fmt.Sprintf("tile %v rows %d", r.tile, r.rows), plan})
+		}
+		return list, nil
+	})
+}
+
+// TestVecRows: conv2d_vec takes whole planes per work-item for 1×1 layers on planes of
+// under 128 pixels with four work-items per compute unit left, one row elsewhere.
+func TestVecRows(t *testing.T) {
+	dev := DeviceInfo{FloatVectorWidth: 16, ComputeUnits: 16}
+	tile := cpuConvTile{16, 2, 7}
+	for _, c := range []struct {
+		name string
+		in   [][]int
+		want int
+	}{
+		{"7x7 b16 160 out", shapes(sh(16, 960, 7, 7), sh(160, 960, 1, 1)), 7}, // 16 × 5 tiles = 80 items
+		{"7x7 b1 1280 out", shapes(sh(1, 320, 7, 7), sh(1280, 320, 1, 1)), 1}, // 40 items
+		{"7x7 b2 1280 out", shapes(sh(2, 320, 7, 7), sh(1280, 320, 1, 1)), 7}, // 80 items
+		{"14x14 b16", shapes(sh(16, 576, 14, 14), sh(96, 576, 1, 1)), 1},      // 196 pixels
+		{"3x3 7x7 b16", shapes(sh(16, 160, 9, 9), sh(160, 160, 3, 3)), 1},     // not 1×1
+		{"1x1 stride 2", shapes(sh(16, 160, 13, 13), sh(320, 160, 1, 1)), 1},  // not plain
+	} {
+		attrs := Attrs{}
+		if c.name == "1x1 stride 2" {
+			attrs["strides"] = []int{2, 2}
+		}
+		geo, err := convOp{}.geometry(attrs, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := vecRows(geo, tile, dev); got != c.want {
+			t.Errorf("%s: %d rows, want %d", c.name, got, c.want)
+		}
+	}
+}
+
 // TestConvDepthwiseCPUPlan runs window_cpu.cl's convolution against the CPU reference:
 // strides 1, 2 (the row copied as two phases, by vectors and the rest one by one) and 3,
 // rows narrower than a vector, rows that end in a partial vector, input columns no

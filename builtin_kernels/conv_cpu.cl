@@ -212,99 +212,102 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
 #endif
 
     for (int c0 = 0; c0 < CG; c0 += KCH) {
-    const int c1 = min(c0 + KCH, CG);
-    for (int ri = 0; ri < rows; ri++) {
-    const int oy = oy0 + ri;
-    floatV acc[PXT][NV];
-    _Pragma("unroll") for (int p = 0; p < PXT; p++) {
-        _Pragma("unroll") for (int v = 0; v < NV; v++) {
+        const int c1 = min(c0 + KCH, CG);
+        for (int ri = 0; ri < rows; ri++) {
+            const int oy = oy0 + ri;
+            floatV acc[PXT][NV];
+            _Pragma("unroll") for (int p = 0; p < PXT; p++) {
+                _Pragma("unroll") for (int v = 0; v < NV; v++) {
 #if RPW > 1
-            acc[p][v] = c0 == 0 ? (floatV)(0.0f) : part[ri][p][v];
+                    acc[p][v] = c0 == 0 ? (floatV)(0.0f) : part[ri][p][v];
 #else
-            acc[p][v] = (floatV)(0.0f);
+                    acc[p][v] = (floatV)(0.0f);
 #endif
-        }
-    }
-
-    convTile(x + (n * C + g * CG) * (H * W), wp + (g * MB + mb) * KK * NV, oy, ox0, acc, c0, c1);
-#if RPW > 1
-    if (c1 < CG) {
-        _Pragma("unroll") for (int p = 0; p < PXT; p++) {
-            _Pragma("unroll") for (int v = 0; v < NV; v++) {
-                part[ri][p][v] = acc[p][v];
+                }
             }
-        }
-        continue;
-    }
+
+            convTile(x + (n * C + g * CG) * (H * W), wp + (g * MB + mb) * KK * NV, oy, ox0, acc,
+                     c0, c1);
+#if RPW > 1
+            if (c1 < CG) {
+                _Pragma("unroll") for (int p = 0; p < PXT; p++) {
+                    _Pragma("unroll") for (int v = 0; v < NV; v++) {
+                        part[ri][p][v] = acc[p][v];
+                    }
+                }
+                continue;
+            }
 #endif
 
-    const int np = min(PXT, OW - ox0);
+            const int np = min(PXT, OW - ox0);
 #ifdef ROW_STORES
-    // Lanes are output channels and registers pixels; y wants pixels contiguous. A whole
-    // tile is transposed in registers (TRANSPOSE16x8) and stored as rows of PXT pixels,
-    // with the residual and activation applied to those rows; the scalar path below
-    // would spend about as long as the taps themselves on a layer with few input
-    // channels (16 in SqueezeNet's 3×3 expansions).
-    // Whether the tile's output channels all exist: decided by the preprocessor where
-    // MG divides into tiles (a constant operand of && draws a compiler warning).
+            // Lanes are output channels and registers pixels; y wants pixels contiguous.
+            // A whole tile is transposed in registers (TRANSPOSE16x8) and stored as rows
+            // of PXT pixels, with the residual and activation applied to those rows; the
+            // scalar path below would spend about as long as the taps themselves on a
+            // layer with few input channels (16 in SqueezeNet's 3×3 expansions).
+            // Whether the tile's output channels all exist: decided by the preprocessor
+            // where MG divides into tiles (a constant operand of && draws a compiler
+            // warning).
 #if MG % TILE == 0
-    const bool wholeTile = true;
+            const bool wholeTile = true;
 #else
-    const bool wholeTile = (mb + 1) * TILE <= MG;
+            const bool wholeTile = (mb + 1) * TILE <= MG;
 #endif
-    if (np == PXT && wholeTile) {
-        _Pragma("unroll") for (int v = 0; v < NV; v++) {
-            float16 t[8];
+            if (np == PXT && wholeTile) {
+                _Pragma("unroll") for (int v = 0; v < NV; v++) {
+                    float16 t[8];
 #if HAS_BIAS
-            const float16 bv = vload16(0, bias + g * MG + mb * TILE + v * 16);
+                    const float16 bv = vload16(0, bias + g * MG + mb * TILE + v * 16);
 #else
-            const float16 bv = (float16)(0.0f);
+                    const float16 bv = (float16)(0.0f);
 #endif
-            _Pragma("unroll") for (int p = 0; p < 8; p++) {
-                t[p] = p < PXT ? acc[p][v] + bv : (float16)(0.0f);
+                    _Pragma("unroll") for (int p = 0; p < 8; p++) {
+                        t[p] = p < PXT ? acc[p][v] + bv : (float16)(0.0f);
+                    }
+                    float16 r[8];
+                    TRANSPOSE16x8(t, r);
+                    _Pragma("unroll") for (int k = 0; k < 8; k++) {
+                        const int m = g * MG + mb * TILE + v * 16 + 2 * k;
+                        const int row0 = ((n * M + m) * OH + oy) * OW + ox0;
+                        const int yrow0 = n * YN + (m * OH + oy) * OW + ox0;
+                        STORE_ROW(r[k].lo, yrow0, row0);
+                        STORE_ROW(r[k].hi, yrow0 + OH * OW, row0 + OH * OW);
+                    }
+                }
+                continue;
             }
-            float16 r[8];
-            TRANSPOSE16x8(t, r);
-            _Pragma("unroll") for (int k = 0; k < 8; k++) {
-                const int m = g * MG + mb * TILE + v * 16 + 2 * k;
+#endif
+            // Otherwise the tile goes through private memory once, transposed on the way
+            // out.
+            float out[PXT][TILE];
+            _Pragma("unroll") for (int p = 0; p < PXT; p++) {
+                _Pragma("unroll") for (int v = 0; v < NV; v++) {
+                    CAT(vstore, VEC)(acc[p][v], v, out[p]);
+                }
+            }
+            for (int i = 0; i < TILE; i++) {
+                const int mg = mb * TILE + i;
+                if (mg >= MG) {
+                    break;
+                }
+                const int m = g * MG + mg;
+#if HAS_BIAS
+                const float bv = bias[m];
+#else
+                const float bv = 0.0f;
+#endif
                 const int row0 = ((n * M + m) * OH + oy) * OW + ox0;
                 const int yrow0 = n * YN + (m * OH + oy) * OW + ox0;
-                STORE_ROW(r[k].lo, yrow0, row0);
-                STORE_ROW(r[k].hi, yrow0 + OH * OW, row0 + OH * OW);
+                for (int p = 0; p < np; p++) {
+                    float v = out[p][i] + bv;
+#if HAS_RESIDUAL
+                    v += res[row0 + p];
+#endif
+                    y[yrow0 + p] = APPLY_ACT(v);
+                }
             }
         }
-        continue;
-    }
-#endif
-    // Otherwise the tile goes through private memory once, transposed on the way out.
-    float out[PXT][TILE];
-    _Pragma("unroll") for (int p = 0; p < PXT; p++) {
-        _Pragma("unroll") for (int v = 0; v < NV; v++) {
-            CAT(vstore, VEC)(acc[p][v], v, out[p]);
-        }
-    }
-    for (int i = 0; i < TILE; i++) {
-        const int mg = mb * TILE + i;
-        if (mg >= MG) {
-            break;
-        }
-        const int m = g * MG + mg;
-#if HAS_BIAS
-        const float bv = bias[m];
-#else
-        const float bv = 0.0f;
-#endif
-        const int row0 = ((n * M + m) * OH + oy) * OW + ox0;
-        const int yrow0 = n * YN + (m * OH + oy) * OW + ox0;
-        for (int p = 0; p < np; p++) {
-            float v = out[p][i] + bv;
-#if HAS_RESIDUAL
-            v += res[row0 + p];
-#endif
-            y[yrow0 + p] = APPLY_ACT(v);
-        }
-    }
-    }
     }
 }
 

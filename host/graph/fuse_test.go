@@ -912,9 +912,8 @@ func TestFuseGlobalAveragePool(t *testing.T) {
 // pool's; MaxPoolOf gives the pool back. A 1×1 Conv and a 3×3 one over 31 channels
 // take theirs too. Without the option, or where the Conv has too many products per
 // output (a 3 × 6 window over 4 channels, a 3×3 one over 32), is grouped or carries a
-// residual, where the pool has
-// the Indices output or a storage order, or where the Conv's output has another reader,
-// the pool stays a layer.
+// residual, where the pool has the Indices output or a storage order, or where the
+// Conv's output has another reader, the pool stays a layer.
 func TestFuseMaxPool(t *testing.T) {
 	m := stemModel(t)
 	stats, err := graph.FuseWith(m, graph.FuseOptions{MaxPool: true})
@@ -1006,8 +1005,8 @@ func TestFuseMaxPool(t *testing.T) {
 // TestFuseConcatMaxPool: the pool of the first fire module's Concat moves into both
 // expansions, whose outputs take the pooled shapes and which the Concat now joins into
 // the pool's output; the second module's pool stays, as its 3×3 expansion reads 34
-// channels. A Concat input with another reader, or made by a layer that is no Conv,
-// keeps the pool where it is.
+// channels. A Concat input with another reader, made by a layer that is no Conv, or
+// joined twice keeps the pool where it is.
 func TestFuseConcatMaxPool(t *testing.T) {
 	m := fireModel(t)
 	stats, err := graph.FuseWith(m, graph.FuseOptions{MaxPool: true})

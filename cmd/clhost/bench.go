@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -48,6 +49,7 @@ func runBench(args []string) error {
 	warmup := fs.Int("warmup", 10, "untimed inferences first")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	layers := fs.Bool("layers", true, "also measure per-layer device time (a second, profiled pass)")
+	layerRuns := fs.Int("layer-runs", 10, "profiled inferences whose per-layer median device time is reported")
 	seed := fs.Int64("seed", 1, "seed of the random inputs")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -55,8 +57,8 @@ func runBench(args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	if *n <= 0 || *warmup < 0 {
-		return usagef("-n must be positive and -warmup not negative")
+	if *n <= 0 || *warmup < 0 || *layerRuns <= 0 {
+		return usagef("-n and -layer-runs must be positive and -warmup not negative")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -127,12 +129,19 @@ func runBench(args []string) error {
 			return err
 		}
 		defer pe.Close()
-		for i := 0; i < 3 && ctx.Err() == nil; i++ {
+		// The first profiled inferences warm the new engine's buffers; a single profile
+		// then varies by tens of percent per layer on a shared machine, so each layer
+		// reports its median over layerRuns inferences.
+		var runs [][]host.LayerTime
+		for i := 0; i < 2+*layerRuns && ctx.Err() == nil; i++ {
 			if _, err := pnet.Infer(ctx, in); err != nil {
 				return interrupted(err)
 			}
+			if i >= 2 {
+				runs = append(runs, pnet.Profile())
+			}
 		}
-		res.Layers = pnet.Profile()
+		res.Layers = medianProfile(runs)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -151,6 +160,27 @@ func runBench(args []string) error {
 		printProfile(os.Stdout, res.Layers)
 	}
 	return nil
+}
+
+// medianProfile is the last run's profile with each layer's device time replaced by its
+// median over all runs; the timeline (queued, start, end) stays the last run's.
+func medianProfile(runs [][]host.LayerTime) []host.LayerTime {
+	if len(runs) == 0 {
+		return nil
+	}
+	last := append([]host.LayerTime(nil), runs[len(runs)-1]...)
+	times := make([]uint64, 0, len(runs))
+	for i := range last {
+		times = times[:0]
+		for _, r := range runs {
+			if i < len(r) && r[i].Layer == last[i].Layer {
+				times = append(times, r[i].DeviceNs)
+			}
+		}
+		slices.Sort(times)
+		last[i].DeviceNs = times[len(times)/2]
+	}
+	return last
 }
 
 func interrupted(err error) error {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"clhost/host"
 )
 
 // TestMain lets a test run this test binary as the clhost command itself
@@ -84,5 +86,20 @@ func TestBenchStopsCleanlyOnInterrupt(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "goroutine ") {
 		t.Errorf("stack trace on stderr:\n%s", stderr.String())
+	}
+}
+
+// TestMedianProfile: each layer reports its median device time over the profiled runs,
+// with the last run's timeline, and a layer missing from a run is skipped there.
+func TestMedianProfile(t *testing.T) {
+	run := func(a, b uint64, start uint64) []host.LayerTime {
+		return []host.LayerTime{{Layer: "a", DeviceNs: a, StartNs: start}, {Layer: "b", DeviceNs: b, StartNs: start + 1}}
+	}
+	got := medianProfile([][]host.LayerTime{run(5, 90, 0), run(1, 10, 0), run(3, 30, 7), {{Layer: "x", DeviceNs: 1}}, run(100, 20, 9)})
+	if len(got) != 2 || got[0].DeviceNs != 5 || got[1].DeviceNs != 30 || got[0].StartNs != 9 || got[1].StartNs != 10 {
+		t.Fatalf("medianProfile = %+v, want a 5 ns and b 30 ns at the last run's start 9", got)
+	}
+	if medianProfile(nil) != nil {
+		t.Fatal("no runs: want nil")
 	}
 }

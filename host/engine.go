@@ -76,6 +76,11 @@ type Options struct {
 	// queue measured 1.8× slower per inference on SqueezeNet 1.1 (0.67 against 0.38 ms
 	// on an H200), events costing more than any overlap gained.
 	InOrder, OutOfOrder bool
+	// SplitBatch says whether layers run as two launches of half the batch each, whose
+	// kernels overlap (split.go): SplitAuto (the default) on CPU devices, SplitOn on any
+	// device with an out-of-order queue, SplitOff never. It needs an out-of-order queue
+	// and is off while intermediates are kept or dumped.
+	SplitBatch SplitMode
 	// CacheDir holds compiled program binaries across runs; empty disables the cache.
 	CacheDir string
 	// Log receives notes (device choice, overrides, reorders); nil discards them.

@@ -37,9 +37,14 @@ type step struct {
 	typ      string
 	custom   bool
 	launches []launch
+	// lanes is, per launch, the part of the batch it computes (laneWhole, or a half of
+	// a split layer: split.go); nil when every launch takes the whole batch.
+	lanes []int
 	// deps are the steps whose completion this one waits on (producers of its inputs).
 	deps []int
-	prog *program
+	// reuse are the deps this step waits on because it writes memory they used.
+	reuse []int
+	prog  *program
 	// shapes and work sizes, for the kernel dump and error messages
 	desc string
 	// flops is the arithmetic of one run (multiply-adds count two), for the profile.
@@ -232,6 +237,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	if err := n.replanDeclinedStrides(strided, prepared, stepOf); err != nil {
 		return nil, err
 	}
+	n.planHalves(prepared, levels)
 	e.tuner.save()
 	if err := n.planBuffers(prepared); err != nil {
 		return nil, err
@@ -249,6 +255,9 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 		}
 	}
 	n.addReuseDeps()
+	if split := n.SplitLayers(); len(split) > 0 {
+		e.logf("batch split: %d of %d layers run as two halves of the batch", len(split), len(n.steps))
+	}
 	for _, lv := range levels {
 		var idx []int
 		for _, li := range lv {
@@ -461,10 +470,12 @@ func (n *Network) bindLayer(p *preparedLayer) error {
 	if p.custom != nil {
 		return n.bindCustom(p.l, p.custom)
 	}
-	return n.bindBuiltin(p.l, p.plan)
+	return n.bindBuiltin(p.l, p.plan, p.half)
 }
 
-func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
+// bindBuiltin binds a built-in layer's plan, or where half is set, half's launches
+// twice: once for each half of the batch.
+func (n *Network) bindBuiltin(l *model.Layer, plan, half *builtinkernels.Plan) error {
 	ins := make([]*deviceTensor, 0, len(l.Inputs))
 	inShapes := make([][]int, 0, len(l.Inputs))
 	for _, name := range l.Inputs {
@@ -506,6 +517,9 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 		}
 		n.steps = append(n.steps, s)
 		return nil
+	}
+	if half != nil {
+		plan = half
 	}
 	// Materialise the inputs the plan binds (constants are uploaded only when a kernel
 	// reads them: a Reshape's shape tensor never reaches the device).
@@ -603,6 +617,21 @@ func (n *Network) bindBuiltin(l *model.Layer, plan *builtinkernels.Plan) error {
 		return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
 	}
 	s.launches = append(s.launches, main...)
+	if half != nil {
+		last, err := n.bindLastHalf(plan, prog, ins, outs, inBufs, outBufs, scratch)
+		if err != nil {
+			return fmt.Errorf("layer %q (%s): second half: %w", l.Name, l.Type, err)
+		}
+		s.lanes = make([]int, len(s.launches)+len(last))
+		for i := range s.lanes {
+			s.lanes[i] = laneFirst
+			if i >= len(s.launches) {
+				s.lanes[i] = laneLast
+			}
+		}
+		s.launches = append(s.launches, last...)
+		descs = append(descs, fmt.Sprintf("each launch twice, on images [0, %d) and [%d, %d)", outs[0].shape[0]/2, outs[0].shape[0]/2, outs[0].shape[0]))
+	}
 	var bound []*deviceTensor
 	for _, t := range ins {
 		if t != nil {
@@ -843,8 +872,10 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	for i, t := range n.outputs {
 		var wait []*cl.Event
 		if useEvents && t.ready >= 0 {
-			if evs := events[t.ready]; len(evs) > 0 {
-				wait = evs[len(evs)-1:]
+			for li, e := range events[t.ready] {
+				if e != nil && n.steps[t.ready].isFinal(li) {
+					wait = append(wait, e)
+				}
 			}
 		}
 		data := make([]float32, elements(t.shape))
@@ -873,46 +904,73 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 
 // buildChain lays out every launch of the inference for the queue's SubmitChain: each
 // step's first launch waits on the last launch of each step it depends on, and later
-// launches of a step on the one before. With profiling every event is kept for its
-// timestamps; otherwise only those of steps nothing waits on (the graph outputs'
-// producers), which the output reads wait on.
+// launches of a step on the one before. A split step's lanes (split.go) are two such
+// sequences, each waiting on its own lane of the producers of its data (on the whole
+// launch of a producer that did not split) and on every lane of the steps whose memory
+// it reuses. With profiling every event is kept for its timestamps; otherwise only the
+// final ones of steps nothing waits on (the graph outputs' producers, which the output
+// reads wait on).
 func (n *Network) buildChain(q *cl.Queue) error {
 	var launches []cl.ChainLaunch
 	var keep []bool
 	n.launchAt = make([][2]int, 0, len(n.steps))
-	// done is, per step, the launches whose completion is the step's: its last one, or
-	// for a step that launches nothing (an in-place Concat), its dependencies' own.
+	// done is, per step, the launches whose completion is the step's: its last one (one
+	// per lane), or for a step that launches nothing (an in-place Concat), its
+	// dependencies' own; laneDone is the same per lane of the batch.
 	done := make([][]int, len(n.steps))
+	laneDone := make([][2][]int, len(n.steps))
+	union := func(dst []int, src []int) []int {
+		for _, w := range src {
+			if !containsInt(dst, w) {
+				dst = append(dst, w)
+			}
+		}
+		return dst
+	}
 	for si, s := range n.steps {
 		if len(s.launches) == 0 {
 			for _, d := range s.deps {
-				for _, w := range done[d] {
-					if !containsInt(done[si], w) {
-						done[si] = append(done[si], w)
-					}
+				done[si] = union(done[si], done[d])
+				for h := range laneDone[si] {
+					laneDone[si][h] = union(laneDone[si][h], laneDone[d][h])
 				}
 			}
+			continue
 		}
+		last := [3]int{-1, -1, -1} // per lane: the step's launch before, as a chain index
 		for li, la := range s.launches {
+			lane := s.laneOf(li)
 			cur := cl.ChainLaunch{Kernel: la.kernel, Global: la.global, Local: la.local}
-			if li > 0 {
-				cur.Wait = []int{len(launches) - 1}
+			if last[lane] >= 0 {
+				cur.Wait = []int{last[lane]}
 			} else {
 				for _, d := range s.deps {
-					for _, w := range done[d] {
-						if !containsInt(cur.Wait, w) {
-							cur.Wait = append(cur.Wait, w)
-						}
+					if lane == laneWhole || containsInt(s.reuse, d) {
+						cur.Wait = union(cur.Wait, done[d])
+					} else {
+						cur.Wait = union(cur.Wait, laneDone[d][lane-1])
 					}
 				}
 			}
 			launches = append(launches, cur)
-			// Kept: every event when profiling; else a step's last one when no later step
-			// releases it (graph outputs' producers, which the reads wait on, and dead ends).
+			last[lane] = len(launches) - 1
+			// Kept: every event when profiling; else a step's final ones when no later
+			// step releases them (graph outputs' producers, which the reads wait on, and
+			// dead ends).
 			unreleased := n.lastWaiter[si] < 0 || n.lastWaiter[si] >= len(n.steps)
-			keep = append(keep, q.Profiling || li == len(s.launches)-1 && unreleased)
-			done[si] = []int{len(launches) - 1}
+			keep = append(keep, q.Profiling || s.isFinal(li) && unreleased)
 			n.launchAt = append(n.launchAt, [2]int{si, li})
+		}
+		for lane, l := range last {
+			if l >= 0 {
+				done[si] = append(done[si], l)
+			}
+			if lane != laneWhole && l >= 0 {
+				laneDone[si][lane-1] = []int{l}
+			}
+		}
+		if last[laneWhole] >= 0 {
+			laneDone[si] = [2][]int{done[si], done[si]}
 		}
 	}
 	c, err := cl.NewChain(launches, keep)
@@ -921,6 +979,24 @@ func (n *Network) buildChain(q *cl.Queue) error {
 	}
 	n.chain = c
 	return nil
+}
+
+// laneOf is the lane of the step's launch li.
+func (s *step) laneOf(li int) int {
+	if s.lanes == nil {
+		return laneWhole
+	}
+	return s.lanes[li]
+}
+
+// isFinal says whether launch li is the last of its lane in the step.
+func (s *step) isFinal(li int) bool {
+	for j := li + 1; j < len(s.launches); j++ {
+		if s.laneOf(j) == s.laneOf(li) {
+			return false
+		}
+	}
+	return true
 }
 
 // submit enqueues every step after its producers in one call (buildChain) and returns

@@ -16,6 +16,9 @@ type preparedLayer struct {
 	l      *model.Layer
 	custom *customlayer.Layer
 	plan   *builtinkernels.Plan
+	// half, where set, is the plan of half the batch that the layer runs twice in its
+	// place (split.go).
+	half *builtinkernels.Plan
 }
 
 // prepare chooses a layer's implementation and plans a built-in's launches.
@@ -274,7 +277,13 @@ func (n *Network) addReuseDeps() {
 					extra = []int{prev.def}
 				}
 				for _, d := range extra {
-					if d != w && !containsInt(st.deps, d) {
+					if d == w {
+						continue
+					}
+					// A lane of a split step must wait on every lane of the steps whose
+					// memory it reuses, not only on its own lane of its data's producers.
+					st.reuse = append(st.reuse, d)
+					if !containsInt(st.deps, d) {
 						st.deps = append(st.deps, d)
 					}
 				}

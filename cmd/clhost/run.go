@@ -36,6 +36,7 @@ type engineFlags struct {
 	tune        *autoBool
 	pinned      *autoBool
 	arena       *autoBool
+	split       *autoBool
 	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
 	inputShapes map[string][]int
 	inputFiles  []string
@@ -56,6 +57,8 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	fs.Var(ef.pinned, "pinned", "copy inputs and outputs through pinned host buffers; default: on for GPUs, off for CPUs")
 	ef.arena = &autoBool{}
 	fs.Var(ef.arena, "arena", "activations at offsets of one arena buffer (least memory; the default) rather than a buffer per reuse slot (-arena=false)")
+	ef.split = &autoBool{}
+	fs.Var(ef.split, "split-batch", "run each layer as two launches of half the batch whose kernels overlap (batches of 4 or more, even); default: on for CPUs")
 }
 
 // autoBool is a boolean flag that also knows whether it was given at all.
@@ -121,6 +124,12 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	o.CacheDir, o.Log = *ef.cacheDir, os.Stderr
 	o.Tune, o.TuneGPUs = ef.tune.on, !ef.tune.set
 	o.Pinned, o.PinnedGPUs = ef.pinned.on, !ef.pinned.set
+	if ef.split.set {
+		o.SplitBatch = host.SplitOff
+		if ef.split.on {
+			o.SplitBatch = host.SplitOn
+		}
+	}
 	if ef.arena.set {
 		o.Arena = host.ArenaOff
 		if ef.arena.on {

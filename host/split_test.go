@@ -1,0 +1,169 @@
+package host
+
+import (
+	"context"
+	"math"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"clhost/host/model"
+)
+
+// splitModel has a layer of each kind that splits its batch (Conv with fused
+// activations, a fire module whose Concat is written in place, MaxPool, an inverted
+// residual block, GlobalAveragePool, Gemm, Softmax) around one that cannot: a Relu over
+// the activations reshaped to half the batch, which reads across both halves. Its pool
+// is a graph output that later layers also read (fusion moves it into e1 and e3, and
+// the block into ex).
+func splitModel(t testing.TB, batch int) *model.Model {
+	b := model.NewBuilder("split")
+	rng := rand.New(rand.NewSource(3))
+	w := func(name string, scale float64, shape ...int) string {
+		v := make([]float32, elements(shape))
+		for i := range v {
+			v[i] = float32(scale * (2*rng.Float64() - 1))
+		}
+		return b.ConstFloat32(name, shape, v)
+	}
+	pads := model.IntsAttr("pads", 1, 1, 1, 1)
+	relu := func(name, in string) string { return b.Layer("Relu", name, []string{in}) }
+	clip := func(name, in string) string {
+		return b.Layer("Clip", name, []string{in}, model.FloatAttr("min", 0), model.FloatAttr("max", 6))
+	}
+	x := b.Input("x", model.Float32, batch, 8, 12, 12)
+	c1 := relu("c1r", b.Layer("Conv", "c1", []string{x, w("w1", 0.3, 16, 8, 3, 3), w("b1", 0.1, 16)}, pads))
+	s := relu("sr", b.Layer("Conv", "s", []string{c1, w("ws", 0.3, 8, 16, 1, 1), w("bs", 0.1, 8)}))
+	e1 := relu("e1r", b.Layer("Conv", "e1", []string{s, w("we1", 0.3, 12, 8, 1, 1), w("be1", 0.1, 12)}))
+	e3 := relu("e3r", b.Layer("Conv", "e3", []string{s, w("we3", 0.3, 12, 8, 3, 3), w("be3", 0.1, 12)}, pads))
+	cat := b.Layer("Concat", "cat", []string{e1, e3}, model.IntAttr("axis", 1))
+	p := b.Layer("MaxPool", "p", []string{cat}, model.IntsAttr("kernel_shape", 2, 2), model.IntsAttr("strides", 2, 2))
+	// An inverted residual block: 1×1 expansion, depthwise 3×3, 1×1 projection, residual.
+	ex := clip("exc", b.Layer("Conv", "ex", []string{p, w("wex", 0.3, 48, 24, 1, 1), w("bex", 0.1, 48)}))
+	dw := clip("dwc", b.Layer("Conv", "dw", []string{ex, w("wdw", 0.3, 48, 1, 3, 3), w("bdw", 0.1, 48)}, pads, model.IntAttr("group", 48)))
+	pj := b.Layer("Conv", "pj", []string{dw, w("wpj", 0.3, 24, 48, 1, 1), w("bpj", 0.1, 24)})
+	res := b.Layer("Add", "res", []string{pj, p})
+	// Reshaped to half the batch, a Relu reads images of both halves at once.
+	shape := func(name string, s ...int64) string { return b.ConstInt64(name, []int{len(s)}, s) }
+	folded := b.Layer("Reshape", "fold", []string{res, shape("fs", int64(batch/2), -1)})
+	r := relu("across", folded)
+	back := b.Layer("Reshape", "unfold", []string{r, shape("us", int64(batch), 24, 6, 6)})
+	gap := b.Layer("GlobalAveragePool", "gap", []string{back})
+	flat := b.Layer("Flatten", "flat", []string{gap}, model.IntAttr("axis", 1))
+	fc := b.Layer("Gemm", "fc", []string{flat, w("wfc", 0.3, 10, 24), w("bfc", 0.1, 10)}, model.IntAttr("transB", 1))
+	b.Output(b.Layer("Softmax", "prob", []string{fc}, model.IntAttr("axis", 1)), p)
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestSplitBatchMatchesWhole: with the batch split, every layer that can runs in two
+// halves (and the Relu across halves does not), and the outputs match the unsplit
+// network's to float rounding (halves may take other tiles, so sums may run in another
+// order) over several inferences, at a batch whose halves are odd.
+func TestSplitBatchMatchesWhole(t *testing.T) {
+	const batch = 6
+	whole := newTestEngine(t, Options{SplitBatch: SplitOff})
+	if !whole.OutOfOrder() {
+		t.Skip("the device's queue is in order; batch splitting needs an out-of-order one")
+	}
+	split := newTestEngine(t, Options{SplitBatch: SplitOn})
+	wn, err := whole.Compile(splitModel(t, batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := split.Compile(splitModel(t, batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := wn.SplitLayers(); len(got) != 0 {
+		t.Errorf("SplitOff: split layers %v, want none", got)
+	}
+	got := sn.SplitLayers()
+	for _, name := range []string{"c1", "s", "e1", "e3", "ex", "gap", "fc", "prob"} {
+		if !slices.ContainsFunc(got, func(l string) bool { return l == name }) {
+			t.Errorf("split layers %v: %q missing", got, name)
+		}
+	}
+	if slices.Contains(got, "across") {
+		t.Errorf("split layers %v: the Relu over reshaped images must not split", got)
+	}
+	rng := rand.New(rand.NewSource(5))
+	for run := range 3 {
+		in := map[string]*Tensor{"x": randomTensor(rng, batch, 8, 12, 12)}
+		want, err := wn.Infer(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		have, err := sn.Infer(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, w := range want {
+			h := have[name]
+			if h == nil || !slices.Equal(h.Shape, w.Shape) {
+				t.Fatalf("run %d: output %q missing or misshapen", run, name)
+			}
+			for i := range w.Data {
+				if d := math.Abs(float64(h.Data[i] - w.Data[i])); d > 1e-5*(1+math.Abs(float64(w.Data[i]))) {
+					t.Fatalf("run %d: output %q [%d]: split %g, whole %g", run, name, i, h.Data[i], w.Data[i])
+				}
+			}
+		}
+	}
+}
+
+// TestSplitBatchEligibility: batches too small or odd keep one launch per kernel; so
+// do an element-wise layer whose constant operand holds a value per image, and by
+// default (SplitAuto) a network with branches side by side in more than a quarter of
+// its levels. A Conv with as many output channels as the batch has images still splits.
+func TestSplitBatchEligibility(t *testing.T) {
+	e := newTestEngine(t, Options{SplitBatch: SplitOn})
+	if !e.OutOfOrder() {
+		t.Skip("the device's queue is in order")
+	}
+	compile := func(e *Engine, m *model.Model) []string {
+		t.Helper()
+		n, err := e.Compile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.SplitLayers()
+	}
+	for _, batch := range []int{2, 5} {
+		if got := compile(e, splitModel(t, batch)); len(got) != 0 {
+			t.Errorf("batch %d: split layers %v, want none", batch, got)
+		}
+	}
+	if got := compile(e, splitModel(t, 16)); !slices.Contains(got, "c1") {
+		t.Errorf("batch 16: split layers %v: want c1 (16 output channels) among them", got)
+	}
+	auto := newTestEngine(t, Options{})
+	if got := compile(auto, splitModel(t, 6)); len(got) == 0 {
+		t.Errorf("SplitAuto, one level of two layers in %d: nothing split", len(splitModel(t, 6).Layers))
+	}
+	d := model.NewBuilder("diamond")
+	x := d.Input("x", model.Float32, 4, 3, 5, 7)
+	d.Output(d.Layer("Add", "c", []string{d.Layer("Relu", "a", []string{x}), d.Layer("Sigmoid", "b", []string{x})}))
+	diamond, err := d.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := compile(auto, diamond); len(got) != 0 {
+		t.Errorf("SplitAuto, branches side by side in half the levels: split layers %v, want none", got)
+	}
+	b := model.NewBuilder("broadcast")
+	x = b.Input("x", model.Float32, 4, 3, 2, 2)
+	perImage := b.ConstFloat32("k", []int{4, 3, 2, 2}, make([]float32, 48))
+	perChannel := b.ConstFloat32("c", []int{1, 3, 1, 1}, []float32{1, 2, 3})
+	b.Output(b.Layer("Add", "per_channel", []string{b.Layer("Add", "per_image", []string{x, perImage}), perChannel}))
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := compile(e, m); !slices.Equal(got, []string{"per_channel"}) {
+		t.Errorf("element-wise: split layers %v, want [per_channel]", got)
+	}
+}

@@ -148,6 +148,10 @@ type LayerTime struct {
 	// its last one ended, in ns from the first enqueue of the inference. Idle time
 	// between layers, and whether the host enqueued too late to fill it, show there.
 	QueuedNs, StartNs, EndNs uint64 `json:",omitempty"`
+	// Halves says the layer ran as two launches of half the batch each
+	// (Options.SplitBatch): DeviceNs adds both halves' times, which overlap each other
+	// and the layers around them.
+	Halves bool `json:",omitempty"`
 }
 
 // Steps lists the layers in execution order with the indexes of the layers each waits
@@ -1052,7 +1056,7 @@ func (n *Network) recordProfile(events [][]*cl.Event) {
 		if len(s.launches) == 0 {
 			continue
 		}
-		lt := LayerTime{Layer: s.layer, Type: s.typ, Custom: s.custom, Kernels: len(s.launches), Flops: s.flops}
+		lt := LayerTime{Layer: s.layer, Type: s.typ, Custom: s.custom, Kernels: len(s.launches), Flops: s.flops, Halves: s.lanes != nil}
 		for li, e := range events[si] {
 			queued, start, end, err := e.Profile()
 			if err != nil || end < start {

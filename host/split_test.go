@@ -115,8 +115,8 @@ func TestSplitBatchMatchesWhole(t *testing.T) {
 	}
 }
 
-// TestSplitBatchEligibility: batches too small or odd keep one launch per kernel; so
-// do an element-wise layer whose constant operand holds a value per image, and by
+// TestSplitBatchEligibility: odd batches keep one launch per kernel, and by default
+// (SplitAuto) batches under minSplitBatch and devices under minSplitUnits; so do an element-wise layer whose constant operand holds a value per image, and by
 // default (SplitAuto) a network with branches side by side in more than a quarter of
 // its levels. A Conv with as many output channels as the batch has images still splits.
 func TestSplitBatchEligibility(t *testing.T) {
@@ -132,20 +132,27 @@ func TestSplitBatchEligibility(t *testing.T) {
 		}
 		return n.SplitLayers()
 	}
-	for _, batch := range []int{2, 5} {
-		if got := compile(e, splitModel(t, batch)); len(got) != 0 {
-			t.Errorf("batch %d: split layers %v, want none", batch, got)
-		}
+	if got := compile(e, splitModel(t, 5)); slices.Contains(got, "c1") {
+		t.Errorf("batch 5: split layers %v, want no c1", got)
+	}
+	if got := compile(e, splitModel(t, 2)); !slices.Contains(got, "c1") {
+		t.Errorf("SplitOn, batch 2: split layers %v, want c1 among them", got)
 	}
 	if got := compile(e, splitModel(t, 16)); !slices.Contains(got, "c1") {
 		t.Errorf("batch 16: split layers %v: want c1 (16 output channels) among them", got)
 	}
 	auto := newTestEngine(t, Options{})
-	if got := compile(auto, splitModel(t, 6)); len(got) == 0 {
-		t.Errorf("SplitAuto, one level of two layers in %d: nothing split", len(splitModel(t, 6).Layers))
+	got := compile(auto, splitModel(t, 16))
+	if units := auto.Device.ComputeUnits; units >= minSplitUnits && len(got) == 0 {
+		t.Errorf("SplitAuto, batch 16, one level of two layers, %d compute units: nothing split", units)
+	} else if units < minSplitUnits && len(got) != 0 {
+		t.Errorf("SplitAuto, %d compute units (under minSplitUnits): split layers %v, want none", units, got)
+	}
+	if got := compile(auto, splitModel(t, 8)); len(got) != 0 {
+		t.Errorf("SplitAuto, batch 8 (under minSplitBatch): split layers %v, want none", got)
 	}
 	d := model.NewBuilder("diamond")
-	x := d.Input("x", model.Float32, 4, 3, 5, 7)
+	x := d.Input("x", model.Float32, 16, 3, 5, 7)
 	d.Output(d.Layer("Add", "c", []string{d.Layer("Relu", "a", []string{x}), d.Layer("Sigmoid", "b", []string{x})}))
 	diamond, err := d.Build()
 	if err != nil {

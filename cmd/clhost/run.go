@@ -310,10 +310,15 @@ func printProfile(w io.Writer, prof []host.LayerTime) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "layer\ttype\tkernels\tdevice ms\tshare\tGFLOP/s")
+	halves := false
 	for _, p := range prof {
 		typ := p.Type
 		if p.Custom {
 			typ += " (custom)"
+		}
+		if p.Halves {
+			typ += " *"
+			halves = true
 		}
 		share := 0.0
 		if total > 0 {
@@ -327,6 +332,9 @@ func printProfile(w io.Writer, prof []host.LayerTime) {
 	}
 	fmt.Fprintf(tw, "total\t\t\t%.3f\t\n", float64(total)/1e6)
 	tw.Flush()
+	if halves {
+		fmt.Fprintln(w, "* ran as two launches of half the batch (--split-batch), which overlap each other and the layers around them: the device time adds both halves', so the total can exceed the span")
+	}
 	printTimeline(w, prof, total)
 }
 

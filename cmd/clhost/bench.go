@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand"
 	"os"
@@ -39,29 +40,96 @@ type benchResult struct {
 	SumBytes      int64            `json:"activation_bytes_sum"`
 	PeakLiveBytes int64            `json:"activation_bytes_peak_live"`
 	Layers        []host.LayerTime `json:"layers,omitempty"`
+	Against       *againstResult   `json:"against,omitempty"`
+}
+
+// againstResult is the second engine of `bench --against`, timed in alternation with
+// the first.
+type againstResult struct {
+	Flags string  `json:"flags"`
+	P50Ms float64 `json:"p50_ms"`
+	MinMs float64 `json:"min_ms"`
+	// FasterPairs counts the pairs of consecutive inferences in which the first engine
+	// (the command's own flags) was the faster.
+	FasterPairs int `json:"faster_pairs"`
+	Pairs       int `json:"pairs"`
+}
+
+// compareAgainst summarises the second engine's latencies against the first's, pair by
+// pair: on a machine whose speed drifts, the share of pairs won says more than the
+// medians of two separate runs.
+func compareAgainst(flags string, first, second []time.Duration) *againstResult {
+	r := &againstResult{Flags: flags, Pairs: min(len(first), len(second))}
+	for i := range r.Pairs {
+		if first[i] < second[i] {
+			r.FasterPairs++
+		}
+	}
+	if len(second) > 0 {
+		sorted := slices.Clone(second)
+		slices.Sort(sorted)
+		r.P50Ms, r.MinMs = ms(percentile(sorted, 50)), ms(sorted[0])
+	}
+	return r
+}
+
+// benchFlags are bench's flags.
+type benchFlags struct {
+	ef                   engineFlags
+	n, warmup, layerRuns *int
+	asJSON, layers       *bool
+	seed                 *int64
+	against              *string
+}
+
+func newBenchFlags() (*flag.FlagSet, *benchFlags) {
+	fs := newFlagSet("bench")
+	f := &benchFlags{}
+	addEngineFlags(fs, &f.ef)
+	f.n = fs.Int("n", 100, "number of timed inferences")
+	f.warmup = fs.Int("warmup", 10, "untimed inferences first")
+	f.asJSON = fs.Bool("json", false, "print the result as JSON")
+	f.layers = fs.Bool("layers", true, "also measure per-layer device time (a second, profiled pass)")
+	f.layerRuns = fs.Int("layer-runs", 10, "profiled inferences whose per-layer median device time is reported")
+	f.seed = fs.Int64("seed", 1, "seed of the random inputs")
+	f.against = fs.String("against", "", "flags of a second engine (\"--split-batch=false\"), replacing these: both are timed in alternating inferences and compared pair by pair")
+	return fs, f
 }
 
 func runBench(args []string) error {
-	fs := newFlagSet("bench")
-	var ef engineFlags
-	addEngineFlags(fs, &ef)
-	n := fs.Int("n", 100, "number of timed inferences")
-	warmup := fs.Int("warmup", 10, "untimed inferences first")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	layers := fs.Bool("layers", true, "also measure per-layer device time (a second, profiled pass)")
-	layerRuns := fs.Int("layer-runs", 10, "profiled inferences whose per-layer median device time is reported")
-	seed := fs.Int64("seed", 1, "seed of the random inputs")
+	fs, f := newBenchFlags()
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
+	ef, n, warmup, layers, layerRuns, asJSON, seed := f.ef, f.n, f.warmup, f.layers, f.layerRuns, f.asJSON, f.seed
 	if *n <= 0 || *warmup < 0 || *layerRuns <= 0 {
 		return usagef("-n and -layer-runs must be positive and -warmup not negative")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+
+	var other *host.Network
+	if *f.against != "" {
+		// The second engine's flags are these followed by --against's: a later flag
+		// replaces an earlier one (a -c adds a config).
+		afs, af := newBenchFlags()
+		if err := parseFlags(afs, append(slices.Clone(args), strings.Fields(*f.against)...)); err != nil {
+			return usagef("-against %q: %v", *f.against, err)
+		}
+		if afs.NArg() > 0 || *af.against != *f.against || *af.n != *n || *af.warmup != *warmup || *af.asJSON != *asJSON ||
+			*af.layers != *layers || *af.layerRuns != *layerRuns || *af.seed != *seed {
+			return usagef("-against %q: engine flags only (the timing flags are the run's)", *f.against)
+		}
+		ae, anet, err := af.ef.open(false)
+		if err != nil {
+			return fmt.Errorf("-against %q: %w", *f.against, err)
+		}
+		defer ae.Close()
+		other = anet
+	}
 
 	t0 := time.Now()
 	e, net, err := ef.open(false)
@@ -75,6 +143,11 @@ func runBench(args []string) error {
 	if ins := net.Inputs(); len(ins) > 0 && len(ins[0].Shape) > 0 {
 		res.Batch = ins[0].Shape[0]
 	}
+	var otherIn map[string]*host.Tensor
+	var otherLat []time.Duration
+	if other != nil {
+		otherIn = randomInputs(other, *seed)
+	}
 	bar := newProgress(*warmup + *n)
 	for i := 0; i < *warmup; i++ {
 		if ctx.Err() != nil {
@@ -82,6 +155,11 @@ func runBench(args []string) error {
 		}
 		if _, err := net.Infer(ctx, in); err != nil {
 			return interrupted(err)
+		}
+		if other != nil {
+			if _, err := other.Infer(ctx, otherIn); err != nil {
+				return interrupted(err)
+			}
 		}
 		bar.step()
 	}
@@ -102,6 +180,19 @@ func runBench(args []string) error {
 			return err
 		}
 		lat = append(lat, time.Since(t))
+		if other != nil {
+			// Alternating, both engines meet the machine in the same phases.
+			t := time.Now()
+			if _, err := other.Infer(ctx, otherIn); err != nil {
+				if errors.Is(err, context.Canceled) {
+					res.Interrupted = true
+					lat = lat[:len(lat)-1]
+					break
+				}
+				return err
+			}
+			otherLat = append(otherLat, time.Since(t))
+		}
 		bar.step()
 	}
 	wall := time.Since(start)
@@ -110,6 +201,13 @@ func runBench(args []string) error {
 		return errors.New("interrupted before any timed inference")
 	}
 	res.Inferences = len(lat)
+	if other != nil {
+		wall = 0 // the other engine's inferences ran in between
+		for _, d := range lat {
+			wall += d
+		}
+		res.Against = compareAgainst(*f.against, lat, otherLat)
+	}
 	res.ThroughputIPS = float64(len(lat)) / wall.Seconds()
 	res.ItemsPerS = res.ThroughputIPS * float64(max(res.Batch, 1))
 	sorted := append([]time.Duration(nil), lat...)
@@ -154,6 +252,9 @@ func runBench(args []string) error {
 	}
 	fmt.Printf("compile %.1f ms; %d inferences: %.1f inferences/s (%.1f items/s)\n", res.CompileMs, res.Inferences, res.ThroughputIPS, res.ItemsPerS)
 	fmt.Printf("latency ms (host to host): mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  min %.3f\n", res.MeanMs, res.P50Ms, res.P90Ms, res.P99Ms, res.MinMs)
+	if a := res.Against; a != nil {
+		fmt.Printf("against %s: p50 %.3f  min %.3f; these flags faster in %d of %d alternating pairs\n", a.Flags, a.P50Ms, a.MinMs, a.FasterPairs, a.Pairs)
+	}
 	fmt.Printf("activation memory: %s planned (%.2f× the largest live set, %s), %s without reuse\n",
 		humanBytes(res.PlannedBytes), float64(res.PlannedBytes)/float64(max(res.PeakLiveBytes, 1)), humanBytes(res.PeakLiveBytes), humanBytes(res.SumBytes))
 	if len(res.Layers) > 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -101,5 +102,53 @@ func TestMedianProfile(t *testing.T) {
 	}
 	if medianProfile(nil) != nil {
 		t.Fatal("no runs: want nil")
+	}
+}
+
+// TestBenchAgainst: --against times a second engine in alternation and reports its
+// latencies and the pairs won; timing flags or malformed flags there are usage errors.
+func TestBenchAgainst(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	bench := func(against ...string) (int, string, string) {
+		args := []string{"bench", "-m", dynamicONNX, "-d", "cpu", "-n", "5", "--warmup", "1", "--layers=false", "--json", "--cache-dir", cache}
+		args = append(args, against...)
+		cmd := exec.Command(self, args...)
+		cmd.Env = append(os.Environ(), "CLHOST_AS_MAIN=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, stdout.String(), stderr.String()
+	}
+	code, out, errOut := bench("--against", "--queue=in-order --tune=false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res benchResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	a := res.Against
+	if a == nil || a.Flags != "--queue=in-order --tune=false" || a.Pairs != 5 || a.FasterPairs < 0 || a.FasterPairs > 5 || a.P50Ms <= 0 || a.MinMs > a.P50Ms {
+		t.Fatalf("against = %+v, want 5 pairs of the second engine's flags", a)
+	}
+	for _, c := range []struct{ against, want string }{
+		{"--nope", "flag provided but not defined: -nope"},
+		{"-n 3", "engine flags only"},
+		{"extra", "engine flags only"},
+	} {
+		code, _, errOut := bench("--against", c.against)
+		if code != 2 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "-against") {
+			t.Errorf("--against %q: exit %d, stderr %q; want exit 2 naming -against and %q", c.against, code, errOut, c.want)
+		}
 	}
 }

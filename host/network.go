@@ -606,7 +606,7 @@ func (n *Network) bindBuiltin(l *model.Layer, plan, half *builtinkernels.Plan) e
 	if err != nil {
 		return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
 	}
-	if len(setup) > 0 && n.setupReadsOnlyConstants(plan, ins) {
+	if len(setup) > 0 && n.setupReadsOnlyConstants(l, plan) {
 		// Packed weights are computed once here, not at every inference.
 		if err := runInOrder(n.engine.queue, setup); err != nil {
 			return fmt.Errorf("layer %q (%s): setup: %w", l.Name, l.Type, err)
@@ -653,10 +653,10 @@ func (n *Network) bindBuiltin(l *model.Layer, plan, half *builtinkernels.Plan) e
 
 // setupReadsOnlyConstants says whether every input a plan's setup launches read is a
 // constant of the model, so that their results never change.
-func (n *Network) setupReadsOnlyConstants(plan *builtinkernels.Plan, ins []*deviceTensor) bool {
+func (n *Network) setupReadsOnlyConstants(l *model.Layer, plan *builtinkernels.Plan) bool {
 	for _, la := range plan.Setup {
 		for _, a := range la.Args {
-			if a.Kind == builtinkernels.ArgInput && (ins[a.Index] == nil || !n.isConstant(ins[a.Index].name)) {
+			if a.Kind == builtinkernels.ArgInput && (a.Index >= len(l.Inputs) || l.Inputs[a.Index] == "" || !n.isConstant(l.Inputs[a.Index])) {
 				return false
 			}
 		}

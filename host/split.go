@@ -25,7 +25,7 @@ type SplitMode int
 
 // Split modes.
 const (
-	SplitAuto SplitMode = iota // on for CPU devices with an out-of-order queue
+	SplitAuto SplitMode = iota // where it measured faster: see planHalves
 	SplitOn                    // wherever the queue is out of order
 	SplitOff
 )
@@ -64,11 +64,11 @@ func (e *Engine) splitBatch() bool {
 }
 
 // planHalves plans the half-batch launches of every layer that can run in two halves
-// (halfShapes); the others keep their whole-batch plan. By default (SplitAuto) a network
-// splits on devices of at least minSplitUnits compute units, at batches of at least
-// minSplitBatch, unless more than a quarter of its levels run layers side by side: branches
-// overlap in the out-of-order queue already, and twice the launches then cost more than
-// the halves gain. Measured on the 16-core Xeon at batch 16, alternating inferences of
+// (halfShapes); the others keep their whole-batch plan. By default (SplitAuto) layers
+// split on CPU devices of at least minSplitUnits compute units, at batches of at least
+// minSplitBatch, unless more than a quarter of the network's levels run layers side by
+// side: branches overlap in the out-of-order queue already, and twice the launches then
+// cost more than the halves gain. Measured on the 16-core Xeon at batch 16, alternating inferences of
 // both forms in one process: MobileNetV2 (a chain) ran faster split in 468 of 600 pairs
 // (median 13.6–13.9 against 14.1–14.5 ms), ResNet-18 (3 of 21 levels with a downsample
 // branch) in 63 of 80 (42.1 against 43.9 ms), SqueezeNet 1.1 (8 of 28 levels with two
@@ -110,23 +110,11 @@ func (n *Network) planHalves(prepared []*preparedLayer, levels [][]int) {
 		if err != nil || len(half.Launches) == 0 || half.AliasInput >= 0 || half.OutputBatchStride != p.plan.OutputBatchStride {
 			continue
 		}
-		if len(half.Setup) > 0 && !n.setupReadsOnlyConstantsOf(p.l, half) {
+		if len(half.Setup) > 0 && !n.setupReadsOnlyConstants(p.l, half) {
 			continue // a per-inference setup would race between the halves
 		}
 		p.half = half
 	}
-}
-
-// setupReadsOnlyConstantsOf is setupReadsOnlyConstants by the layer's input names.
-func (n *Network) setupReadsOnlyConstantsOf(l *model.Layer, plan *builtinkernels.Plan) bool {
-	for _, la := range plan.Setup {
-		for _, a := range la.Args {
-			if a.Kind == builtinkernels.ArgInput && (a.Index >= len(l.Inputs) || l.Inputs[a.Index] == "" || !n.isConstant(l.Inputs[a.Index])) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // splitTypes are the layer types whose images are computed independently of each other

@@ -58,7 +58,7 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	ef.arena = &autoBool{}
 	fs.Var(ef.arena, "arena", "activations at offsets of one arena buffer (least memory; the default) rather than a buffer per reuse slot (-arena=false)")
 	ef.split = &autoBool{}
-	fs.Var(ef.split, "split-batch", "run each layer as two launches of half the batch whose kernels overlap (batches of 4 or more, even); default: on for CPUs")
+	fs.Var(ef.split, "split-batch", "run each layer as two launches of half the batch whose kernels overlap (even batches); default: on for CPUs of 8 or more compute units at batches of 16 or more, in networks that are mostly one chain")
 }
 
 // autoBool is a boolean flag that also knows whether it was given at all.

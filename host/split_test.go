@@ -119,10 +119,7 @@ func TestSplitBatchMatchesWhole(t *testing.T) {
 // default (SplitAuto) a network with branches side by side in more than a quarter of
 // its levels. A Conv with as many output channels as the batch has images still splits.
 func TestSplitBatchEligibility(t *testing.T) {
-	e := newTestEngine(t, Options{SplitBatch: SplitOn})
-	if !e.OutOfOrder() {
-		t.Skip("the device's queue is in order")
-	}
+	e := newTestEngine(t, Options{SplitBatch: SplitOn, OutOfOrder: true})
 	compile := func(e *Engine, m *model.Model) []string {
 		t.Helper()
 		n, err := e.Compile(m)
@@ -140,7 +137,7 @@ func TestSplitBatchEligibility(t *testing.T) {
 	if got := compile(e, splitModel(t, 16)); !slices.Contains(got, "c1") {
 		t.Errorf("batch 16: split layers %v: want c1 (16 output channels) among them", got)
 	}
-	auto := newTestEngine(t, Options{})
+	auto := newTestEngine(t, Options{OutOfOrder: true})
 	got := compile(auto, splitModel(t, 16))
 	if units := auto.Device.ComputeUnits; units >= minSplitUnits && len(got) == 0 {
 		t.Errorf("SplitAuto, batch 16, one level of two layers, %d compute units: nothing split", units)

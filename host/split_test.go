@@ -170,3 +170,108 @@ func TestSplitBatchEligibility(t *testing.T) {
 		t.Errorf("element-wise: split layers %v, want [per_channel]", got)
 	}
 }
+
+// randomChainModel is a seeded random network for the split tests: Convs (1×1 and 3×3,
+// some with a residual from a few layers back), Relus, a branch pair joined by a Concat,
+// MaxPools while the plane allows, then GlobalAveragePool, Flatten and Gemm. Residuals
+// and branches keep tensors alive across layers, so the memory plan reuses buffers in
+// orders a plain chain does not.
+func randomChainModel(t testing.TB, seed int64, batch int) *model.Model {
+	rng := rand.New(rand.NewSource(seed))
+	b := model.NewBuilder("random")
+	w := func(name string, shape ...int) string {
+		v := make([]float32, elements(shape))
+		for i := range v {
+			v[i] = float32(0.4 * (2*rng.Float64() - 1))
+		}
+		return b.ConstFloat32(name, shape, v)
+	}
+	// Few distinct shapes, so that layers share compiled programs (PoCL compiles each
+	// in about a second).
+	widths := []int{4, 8}
+	c, hw := widths[rng.Intn(2)], 12
+	cur := b.Input("x", model.Float32, batch, c, hw, hw)
+	type tensor struct {
+		name  string
+		c, hw int
+	}
+	var recent []tensor
+	for i := range 6 + rng.Intn(5) {
+		name := func(s string) string { return s + string(rune('a'+i)) }
+		switch k := rng.Intn(5); {
+		case k == 0 && hw >= 4:
+			cur = b.Layer("MaxPool", name("pool"), []string{cur}, model.IntsAttr("kernel_shape", 2, 2), model.IntsAttr("strides", 2, 2))
+			hw /= 2
+		case k == 1:
+			m1, m2 := widths[rng.Intn(2)], widths[rng.Intn(2)]
+			l := b.Layer("Conv", name("l"), []string{cur, w(name("wl"), m1, c, 1, 1)})
+			r := b.Layer("Conv", name("r"), []string{cur, w(name("wr"), m2, c, 3, 3)}, model.IntsAttr("pads", 1, 1, 1, 1))
+			cur = b.Layer("Concat", name("cat"), []string{l, r}, model.IntAttr("axis", 1))
+			c = m1 + m2
+		default:
+			m, k := widths[rng.Intn(2)], 1+2*rng.Intn(2)
+			var attrs []model.Attr
+			if k == 3 {
+				attrs = append(attrs, model.IntsAttr("pads", 1, 1, 1, 1))
+			}
+			cur = b.Layer("Conv", name("conv"), []string{cur, w(name("w"), m, c, k, k), w(name("b"), m)}, attrs...)
+			c = m
+			// A residual from an earlier tensor of the same shape, if there is one.
+			for _, r := range recent {
+				if r.c == c && r.hw == hw && rng.Intn(2) == 0 {
+					cur = b.Layer("Add", name("add"), []string{cur, r.name})
+					break
+				}
+			}
+			cur = b.Layer("Relu", name("relu"), []string{cur})
+		}
+		recent = append(recent, tensor{cur, c, hw})
+	}
+	gap := b.Layer("GlobalAveragePool", "gap", []string{cur})
+	flat := b.Layer("Flatten", "flat", []string{gap}, model.IntAttr("axis", 1))
+	b.Output(b.Layer("Gemm", "fc", []string{flat, w("wfc", 5, c), w("bfc", 5)}, model.IntAttr("transB", 1)))
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestSplitBatchRandomNetworks: on seeded random networks, the split network's outputs
+// match the unsplit one's. A half that waited only on its own half of the steps whose
+// memory it reuses (not on both) fails it, as it does TestSplitBatchMatchesWhole.
+func TestSplitBatchRandomNetworks(t *testing.T) {
+	whole := newTestEngine(t, Options{SplitBatch: SplitOff, OutOfOrder: true})
+	split := newTestEngine(t, Options{SplitBatch: SplitOn, OutOfOrder: true})
+	for seed := int64(1); seed <= 4; seed++ {
+		batch := 4 // one batch (and half), so the seeds share programs
+		wn, err := whole.Compile(randomChainModel(t, seed, batch))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		sn, err := split.Compile(randomChainModel(t, seed, batch))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if len(sn.SplitLayers()) == 0 {
+			t.Fatalf("seed %d: nothing split", seed)
+		}
+		shape := wn.Inputs()[0].Shape
+		in := map[string]*Tensor{"x": randomTensor(rand.New(rand.NewSource(seed)), shape...)}
+		want, err := wn.Infer(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		have, err := sn.Infer(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, wt := range want {
+			for i := range wt.Data {
+				if d := math.Abs(float64(have[name].Data[i] - wt.Data[i])); d > 1e-5*(1+math.Abs(float64(wt.Data[i]))) {
+					t.Fatalf("seed %d (batch %d, split %v): output %q [%d]: split %g, whole %g", seed, batch, sn.SplitLayers(), name, i, have[name].Data[i], wt.Data[i])
+				}
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand"
 	"slices"
@@ -61,8 +62,7 @@ func splitModel(t testing.TB, batch int) *model.Model {
 
 // TestSplitBatchMatchesWhole: with the batch split, every layer that can runs in two
 // halves (and the Relu across halves does not), and the outputs match the unsplit
-// network's to float rounding (halves may take other tiles, so sums may run in another
-// order) over several inferences, at a batch whose halves are odd.
+// network's over several inferences, at a batch whose halves are odd.
 func TestSplitBatchMatchesWhole(t *testing.T) {
 	const batch = 6
 	// Out of order on every device (oclgrind's included, for check-kernels), as
@@ -92,23 +92,30 @@ func TestSplitBatchMatchesWhole(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
 	for run := range 3 {
 		in := map[string]*Tensor{"x": randomTensor(rng, batch, 8, 12, 12)}
-		want, err := wn.Infer(context.Background(), in)
-		if err != nil {
-			t.Fatal(err)
+		inferAlike(t, fmt.Sprintf("run %d", run), wn, sn, in)
+	}
+}
+
+// inferAlike runs both networks on in and fails unless split's outputs match whole's
+// to float rounding (halves may take other tiles, so sums may run in another order).
+func inferAlike(t *testing.T, label string, whole, split *Network, in map[string]*Tensor) {
+	t.Helper()
+	want, err := whole.Infer(context.Background(), in)
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	have, err := split.Infer(context.Background(), in)
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	for name, w := range want {
+		h := have[name]
+		if h == nil || !slices.Equal(h.Shape, w.Shape) {
+			t.Fatalf("%s: output %q missing or misshapen", label, name)
 		}
-		have, err := sn.Infer(context.Background(), in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, w := range want {
-			h := have[name]
-			if h == nil || !slices.Equal(h.Shape, w.Shape) {
-				t.Fatalf("run %d: output %q missing or misshapen", run, name)
-			}
-			for i := range w.Data {
-				if d := math.Abs(float64(h.Data[i] - w.Data[i])); d > 1e-5*(1+math.Abs(float64(w.Data[i]))) {
-					t.Fatalf("run %d: output %q [%d]: split %g, whole %g", run, name, i, h.Data[i], w.Data[i])
-				}
+		for i := range w.Data {
+			if d := math.Abs(float64(h.Data[i] - w.Data[i])); d > 1e-5*(1+math.Abs(float64(w.Data[i]))) {
+				t.Fatalf("%s (split %v): output %q [%d]: split %g, whole %g", label, split.SplitLayers(), name, i, h.Data[i], w.Data[i])
 			}
 		}
 	}
@@ -258,20 +265,6 @@ func TestSplitBatchRandomNetworks(t *testing.T) {
 		}
 		shape := wn.Inputs()[0].Shape
 		in := map[string]*Tensor{"x": randomTensor(rand.New(rand.NewSource(seed)), shape...)}
-		want, err := wn.Infer(context.Background(), in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		have, err := sn.Infer(context.Background(), in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, wt := range want {
-			for i := range wt.Data {
-				if d := math.Abs(float64(have[name].Data[i] - wt.Data[i])); d > 1e-5*(1+math.Abs(float64(wt.Data[i]))) {
-					t.Fatalf("seed %d (batch %d, split %v): output %q [%d]: split %g, whole %g", seed, batch, sn.SplitLayers(), name, i, have[name].Data[i], wt.Data[i])
-				}
-			}
-		}
+		inferAlike(t, fmt.Sprintf("seed %d", seed), wn, sn, in)
 	}
 }

@@ -95,3 +95,35 @@ func mergeAttrs(a, more Attrs) Attrs {
 	}
 	return out
 }
+
+// BenchmarkDepthwisePointwiseCPU compares the fused depthwise + 1×1 layer with the two
+// convolutions' own plans (sub-benchmarks "dw" and "pw", whose times add up to the
+// peer) on MobileNetV2's first block at batch 16: 32 channels on 112×112, 3×3, then
+// 32 → 16. GFLOP/s counts the pair's work.
+func BenchmarkDepthwisePointwiseCPU(b *testing.B) {
+	env := deviceEnvB(b)
+	clip := Attrs{DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
+	const n, c, hw, m = 16, 32, 112, 16
+	attrs := mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": c})
+	in := shapes(sh(n, c, hw, hw), sh(c, 1, 3, 3), sh(c), sh(m, c, 1, 1), sh(m))
+	out := shapes(sh(n, m, hw, hw))
+	flops := 2.0 * float64(n*hw*hw*c*(9+m))
+	fused, err := dwpwOp{}.Plan(attrs, in, out, env.dev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchPlans(b, env, "32_112_16", []namedPlan{{"fused", fused}}, opCase{name: "f", in: in}.inputs(), out, flops)
+	mid := shapes(sh(n, c, hw, hw))
+	dwAttrs := Attrs{"pads": []int{1, 1, 1, 1}, "group": c, FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(6)}
+	dw, err := convOp{}.Plan(dwAttrs, in[:3], mid, env.dev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchPlans(b, env, "32_112_16", []namedPlan{{"dw", dw}}, opCase{name: "d", in: in[:3]}.inputs(), mid, flops)
+	pwIn := append(shapes(mid[0]), in[3:]...)
+	pw, err := convOp{}.Plan(Attrs{}, pwIn, out, env.dev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchPlans(b, env, "32_112_16", []namedPlan{{"pw", pw}}, opCase{name: "p", in: pwIn}.inputs(), out, flops)
+}

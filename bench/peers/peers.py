@@ -59,14 +59,31 @@ def timeit(fn, warmup, n):
     return 1e3 * times[len(times) // 2], 1e3 * sum(times) / len(times), 1e3 * times[0]
 
 
-def run_ort(path, x, threads, warmup, n):
+def run_ort(path, x, threads, warmup, n, out_dir):
+    """Times ONNX Runtime in a process of its own, as clhost runs in its own: nothing of
+    its session (thread pool, arenas) stays in this one between rounds, where clhost's
+    later rounds would share the machine with it."""
+    xin = os.path.join(out_dir, "ort_x.npy")
+    xout = os.path.join(out_dir, "ort_out.npy")
+    np.save(xin, x)
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--ort-worker", path, xin, xout,
+                        str(threads), str(warmup), str(n)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("ONNX Runtime failed: " + r.stderr[-3000:])
+    t = json.loads(r.stdout)
+    return (t["p50_ms"], t["mean_ms"], t["min_ms"]), np.load(xout)
+
+
+def ort_worker(path, xin, xout, threads, warmup, n):
     import onnxruntime as ort
 
+    x = np.load(xin)
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    out = s.run(None, {"input": x})[0]
-    return timeit(lambda: s.run(None, {"input": x}), warmup, n), out
+    np.save(xout, s.run(None, {"input": x})[0])
+    p50, mean, fastest = timeit(lambda: s.run(None, {"input": x}), warmup, n)
+    print(json.dumps({"p50_ms": p50, "mean_ms": mean, "min_ms": fastest}))
 
 
 def torch_model(name):
@@ -122,6 +139,10 @@ def bench_clhost(clhost, path, batch, device, n, warmup, flags=()):
 
 
 def main():
+    if len(sys.argv) == 8 and sys.argv[1] == "--ort-worker":
+        path, xin, xout = sys.argv[2:5]
+        ort_worker(path, xin, xout, *(int(v) for v in sys.argv[5:8]))
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--clhost", default="bin/clhost")
     ap.add_argument("--out", default="/tmp/clhost-peers")
@@ -182,7 +203,7 @@ def main():
                         continue
                     times.setdefault(dev, []).append(res["p50_ms"])
                     minima.setdefault(dev, []).append(res["min_ms"])
-                (ort_p50, _, ort_min), ref = run_ort(paths[name], x, a.threads, a.warmup, a.n)
+                (ort_p50, _, ort_min), ref = run_ort(paths[name], x, a.threads, a.warmup, a.n, a.out)
                 ort_times.append(ort_p50)
                 ort_minima.append(ort_min)
             for dev in outs:

@@ -160,7 +160,27 @@ def main():
                     help="extra flag for clhost run and bench (repeatable), e.g. --clhost-flag=--tune=false")
     ap.add_argument("--clhost-cpu-flag", action="append", default=[],
                     help="extra flag for the CPU runs only (repeatable)")
+    ap.add_argument("--busy-cores", type=int, default=0,
+                    help="keep this many cores busy, one spinning process each, while every engine runs: "
+                         "another tenant's load, to see how each engine bears it")
     a = ap.parse_args()
+    spinners = start_spinners(a.busy_cores)
+    try:
+        run(a)
+    finally:
+        for p in spinners:
+            p.kill()
+
+
+def start_spinners(count):
+    """Starts count processes that each spin on one core of this process's affinity set,
+    the last ones."""
+    cores = sorted(os.sched_getaffinity(0))[-count:] if count > 0 else []
+    return [subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\nwhile True:\n    pass" % c])
+            for c in cores]
+
+
+def run(a):
     os.makedirs(a.out, exist_ok=True)
     names = a.models.split(",")
     paths = export_models(names, a.out)

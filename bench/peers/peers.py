@@ -193,9 +193,10 @@ def run(a):
         for batch in [int(b) for b in a.batches.split(",")]:
             rng = np.random.default_rng(batch)
             x = rng.standard_normal(input_shape(name, batch), dtype=np.float32)
-            # clhost runs first, in its own processes, while no peer's thread pool is
-            # alive in this one (ONNX Runtime's and PyTorch's spin between runs and would
-            # take cores from it); its outputs are compared with ONNX Runtime's after.
+            # clhost and ONNX Runtime alternate, each in processes of its own, so that
+            # neither's threads (ONNX Runtime's spin between runs) outlive its turn;
+            # PyTorch runs in this process after both. clhost's outputs are compared with
+            # ONNX Runtime's.
             row = {"model": name, "batch": batch}
             outs = {}
             times = {}

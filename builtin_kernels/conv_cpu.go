@@ -168,12 +168,65 @@ func cpuConvRowsPlan(g convGeom, t cpuConvTile, rows int, dev DeviceInfo) (*Plan
 	pxt := min(t.pxt, g.win.out[1])
 	rows = max(min(rows, g.win.out[0]), 1)
 	global := []int{ceilDiv(g.win.out[1], pxt), ceilDiv(g.win.out[0], rows), g.n * g.g * ceilDiv(g.mg, t.vec*t.nv)}
-	return packedConvPlan(g, t, "conv2d_vec", global, func(d *defines) {
+	return paddedConvPlan(g, t, "conv2d_vec", global, func(d *defines) {
 		if rows > 1 {
 			d.int("RPW", rows)
 			d.int("KCH", vecChannelChunk)
 		}
 	}, dev)
+}
+
+// paddedConvPlan is packedConvPlan, over a zero-padded copy of the input where the
+// layer takes one (padsCopy): conv_pad writes it into scratch buffer 1 first, and the
+// kernel reads it as its x.
+func paddedConvPlan(g convGeom, t cpuConvTile, kernel string, global []int, more func(*defines), dev DeviceInfo) (*Plan, error) {
+	if !g.padsCopy() {
+		return packedConvPlan(g, t, kernel, global, more, dev)
+	}
+	conv := g.paddedGeom(min(t.pxt, g.win.out[1]))
+	plan, err := packedConvPlan(conv, t, kernel, global, func(d *defines) {
+		if more != nil {
+			more(d)
+		}
+		d.int("XH", g.in[0])
+		d.int("XW", g.in[1])
+		d.int("XPT", g.win.pb[0])
+		d.int("XPL", g.win.pb[1])
+	}, dev)
+	if err != nil {
+		return nil, err
+	}
+	plan.Scratch = append(plan.Scratch, 4*g.n*g.c*conv.in[0]*conv.in[1])
+	pg, pl := launchSize([]int{conv.in[0], g.n * g.c}, dev)
+	pad := Launch{Kernel: "conv_pad", Global: pg, Local: pl,
+		Args: []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 1}}}
+	plan.Launches[0].Args[0] = Arg{Kind: ArgScratch, Index: 1}
+	plan.Launches = append([]Launch{pad}, plan.Launches...)
+	return plan, nil
+}
+
+// padsCopy says whether conv2d_vec reads a zero-padded copy of a padded conv's input
+// (conv_pad) rather than checking each tap against the edges: for windows above 3 × 3
+// (ResNet's 7×7 stem), whose edge checks convTile cannot hoist out of its unrolled
+// loop (see there). The copy costs one pass over the input, small against the window's
+// KH*KW multiply-adds per input value and output channel.
+func (g convGeom) padsCopy() bool {
+	w := g.win
+	return w.k[0]*w.k[1] > 9 && (w.pb != [2]int{} || w.pe != [2]int{})
+}
+
+// paddedGeom is g over its input padded with zeros: no padding left, and a plane large
+// enough that every tile of pxt pixels, the last one's pixels past the output's width
+// included, reads inside it (conv_cpu.cl's ALL_INSIDE).
+func (g convGeom) paddedGeom(pxt int) convGeom {
+	w := g.win
+	owt := ceilDiv(w.out[1], pxt) * pxt
+	g.in = [2]int{
+		max(g.in[0]+w.pb[0]+w.pe[0], (w.out[0]-1)*w.s[0]+(w.k[0]-1)*w.d[0]+1),
+		max(g.in[1]+w.pb[1]+w.pe[1], (owt-1)*w.s[1]+(w.k[1]-1)*w.d[1]+1),
+	}
+	g.win.pb, g.win.pe = [2]int{}, [2]int{}
+	return g
 }
 
 // vecChannelChunk is the chunk of input channels conv2d_vec runs over all its rows
@@ -261,7 +314,7 @@ func cpuConvMaxPoolPlan(g convGeom, t cpuConvTile, dev DeviceInfo) (plan *Plan, 
 	bands := max(min(ceilDiv(8*max(dev.ComputeUnits, 1), planes), ceilDiv(poh, minPoolBandRows)), 1)
 	rows := ceilDiv(poh, bands)
 	bands = ceilDiv(poh, rows)
-	plan, err = packedConvPlan(g, t, "conv2d_maxpool", []int{bands, planes}, func(d *defines) {
+	plan, err = paddedConvPlan(g, t, "conv2d_maxpool", []int{bands, planes}, func(d *defines) {
 		g.mpool.defineFused(d)
 		d.int("MP_ROWS", rows) // not MP_PR: the pool's right padding has that name
 		d.int("MP_NB", bands)

@@ -161,6 +161,51 @@ func TestConvCPUPlan(t *testing.T) {
 	})
 }
 
+// TestConvCPUPaddedCopy runs conv2d_vec over conv_pad's zero-padded copy of the input
+// (windows above 3 × 3 with padding) against the CPU reference: asymmetric padding,
+// strides, a dilation, groups, a 1-D window, several rows per work-item, and pixel tiles
+// whose last one reaches past the output's width (the padded plane must hold its reads).
+// A 3 × 3 window keeps its in-place edge checks and launches no copy.
+func TestConvCPUPaddedCopy(t *testing.T) {
+	env := deviceEnv(t)
+	cases := []opCase{
+		{name: "7x7 s2 p3", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, FusedActivationAttr: ActRelu}, in: shapes(sh(2, 3, 17, 15), sh(20, 3, 7, 7), sh(20)), out: shapes(sh(2, 20, 9, 8))},
+		{name: "5x5 asymmetric", attrs: Attrs{"pads": []int{2, 1, 1, 2}}, in: shapes(sh(1, 4, 9, 6), sh(8, 4, 5, 5)), out: shapes(sh(1, 8, 8, 5))},
+		{name: "4x4 s2 group2", attrs: Attrs{"group": 2, "strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}}, in: shapes(sh(2, 4, 10, 9), sh(6, 2, 4, 4), sh(6)), out: shapes(sh(2, 6, 5, 4))},
+		{name: "5x5 dil2 residual", attrs: Attrs{"dilations": []int{2, 2}, "pads": []int{4, 4, 4, 4}}, in: shapes(sh(1, 3, 8, 11), sh(17, 3, 5, 5), sh(17), sh(1, 17, 8, 11)), out: shapes(sh(1, 17, 8, 11))},
+		{name: "1-D 11", attrs: Attrs{"pads": []int{5, 5}}, in: shapes(sh(1, 5, 17), sh(9, 5, 11), sh(9)), out: shapes(sh(1, 9, 17))},
+	}
+	runs := []struct {
+		tile cpuConvTile
+		rows int
+	}{{cpuConvTile{16, 2, 3}, 1}, {cpuConvTile{8, 1, 8}, 3}, {cpuConvTile{16, 1, 7}, 1}}
+	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
+		var list []namedPlan
+		for _, r := range runs {
+			plan, err := cpuConvRowsPlan(geo, r.tile, r.rows, env.dev)
+			if err != nil {
+				return nil, err
+			}
+			if len(plan.Launches) != 2 || plan.Launches[0].Kernel != "conv_pad" {
+				return nil, fmt.Errorf("tile %v: launches %v, want conv_pad then conv2d_vec", r.tile, plan.Launches)
+			}
+			list = append(list, namedPlan{fmt.Sprintf("tile %v rows %d", r.tile, r.rows), plan})
+		}
+		return list, nil
+	})
+	geo, err := convOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}}, shapes(sh(1, 8, 9, 11), sh(20, 8, 3, 3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := cpuConvPlan(geo, cpuConvTile{16, 1, 7}, env.dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Launches) != 1 {
+		t.Errorf("3x3 pad 1: launches %v, want conv2d_vec alone", plan.Launches)
+	}
+}
+
 // TestConvCPURowsPlan runs conv2d_vec with several output rows per work-item (RPW)
 // against the CPU reference: input channels in chunks of vecChannelChunk with a partial
 // last one (150 = 64 + 64 + 22) and a single one (20), bands of rows that do and do not
@@ -1089,7 +1134,7 @@ func TestConvMaxPoolCPUPlan(t *testing.T) {
 		}
 		cands, err := convOp{}.Candidates(cases[ci].attrs, cases[ci].in, cases[ci].out, cpu)
 		for i, p := range cands {
-			if k := p.Launches[0].Kernel; k != "conv2d_maxpool" {
+			if k := p.Launches[len(p.Launches)-1].Kernel; k != "conv2d_maxpool" {
 				return nil, fmt.Errorf("candidate %d runs %s", i, k)
 			}
 			list = append(list, namedPlan{fmt.Sprintf("candidate %d", i), p})

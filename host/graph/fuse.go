@@ -61,7 +61,9 @@ const FusedMaxPoolPrefix = "clhost_maxpool_"
 // the conv's output, which pays where the conv does little per output value. On the
 // 16-core Xeon at batch 16, SqueezeNet's stem (3 × 3 × 3 = 27) and its pool took
 // 0.82–0.84 ms as one launch against 1.54–1.69 ms apart (BenchmarkConvMaxPoolCPU, two
-// runs); ResNet-18's (3 × 7 × 7 = 147) took 3.86–4.8 ms against 4.08–4.43, no gain.
+// runs); ResNet-18's (3 × 7 × 7 = 147) took 3.86–4.8 ms against 4.08–4.43, no gain,
+// and since its conv reads a padded copy (conv_pad) 4.1 ms against 3.5 + 0.86 in one
+// profiled run, the whole network within its runs' spread (4 alternating rounds).
 const maxPooledConvTaps = 64
 
 // maxPooledWinoChannels bounds the input channels of a 3×3 Conv that takes its MaxPool

@@ -136,9 +136,10 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
 // pixels (those past OW included), every tap of every tile reads inside the input, so
 // convTile runs without a single edge check. Large padded windows get such an input
 // from conv_pad (a zero-padded copy, see below): ResNet-18's 7×7 stem at batch 16 ran
-// at 1167–1266 GFLOP/s that way against 484–580 with its checks (kernel timings on the
-// 16-core Xeon, 16 × 2 × 8 tiles, three runs), 1.8–2.1× on the 2-core development
-// machine; in the network it took 3.5 ms, the copy included, against 5.5–5.6.
+// at 1177–1266 GFLOP/s that way (three runs) against 505–580 with its checks (two),
+// kernel timings on the 16-core Xeon with 16 × 2 × 8 tiles; 1.8–2.1× on the 2-core
+// development machine. In the network it took 3.5 ms, the copy included, against
+// 5.5–5.6.
 #define OWT_IN ((OW + PXT - 1) / PXT * PXT)
 #if PT == 0 && PL == 0 && (OWT_IN - 1) * SW + (KW - 1) * DW < W && (OH - 1) * SH + (KH - 1) * DH < H
 #define ALL_INSIDE 1

@@ -175,23 +175,14 @@ func TestConvCPUPaddedCopy(t *testing.T) {
 		{name: "5x5 dil2 residual", attrs: Attrs{"dilations": []int{2, 2}, "pads": []int{4, 4, 4, 4}}, in: shapes(sh(1, 3, 8, 11), sh(17, 3, 5, 5), sh(17), sh(1, 17, 8, 11)), out: shapes(sh(1, 17, 8, 11))},
 		{name: "1-D 11", attrs: Attrs{"pads": []int{5, 5}}, in: shapes(sh(1, 5, 17), sh(9, 5, 11), sh(9)), out: shapes(sh(1, 9, 17))},
 	}
-	runs := []struct {
-		tile cpuConvTile
-		rows int
-	}{{cpuConvTile{16, 2, 3}, 1}, {cpuConvTile{8, 1, 8}, 3}, {cpuConvTile{16, 1, 7}, 1}}
+	runs := []vecRun{{cpuConvTile{16, 2, 3}, 1}, {cpuConvTile{8, 1, 8}, 3}, {cpuConvTile{16, 1, 7}, 1}}
 	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
-		var list []namedPlan
-		for _, r := range runs {
-			plan, err := cpuConvRowsPlan(geo, r.tile, r.rows, env.dev)
-			if err != nil {
-				return nil, err
-			}
+		return rowsPlans(geo, runs, env.dev, func(plan *Plan) error {
 			if len(plan.Launches) != 2 || plan.Launches[0].Kernel != "conv_pad" {
-				return nil, fmt.Errorf("tile %v: launches %v, want conv_pad then conv2d_vec", r.tile, plan.Launches)
+				return fmt.Errorf("launches %v, want conv_pad then conv2d_vec", plan.Launches)
 			}
-			list = append(list, namedPlan{fmt.Sprintf("tile %v rows %d", r.tile, r.rows), plan})
-		}
-		return list, nil
+			return nil
+		})
 	})
 	geo, err := convOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}}, shapes(sh(1, 8, 9, 11), sh(20, 8, 3, 3)))
 	if err != nil {
@@ -220,21 +211,35 @@ func TestConvCPURowsPlan(t *testing.T) {
 		{name: "1x1 20 ch", attrs: Attrs{}, in: shapes(sh(1, 20, 5, 6), sh(32, 20, 1, 1), sh(32)), out: shapes(sh(1, 32, 5, 6))},
 		{name: "3x3 pad1 70 ch", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 70, 6, 5), sh(24, 70, 3, 3)), out: shapes(sh(1, 24, 6, 5))},
 	}
-	runs := []struct {
-		tile cpuConvTile
-		rows int
-	}{{cpuConvTile{16, 2, 7}, 3}, {cpuConvTile{16, 1, 4}, 7}, {cpuConvTile{8, 2, 5}, 2}}
+	runs := []vecRun{{cpuConvTile{16, 2, 7}, 3}, {cpuConvTile{16, 1, 4}, 7}, {cpuConvTile{8, 2, 5}, 2}}
 	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
-		var list []namedPlan
-		for _, r := range runs {
-			plan, err := cpuConvRowsPlan(geo, r.tile, r.rows, env.dev)
-			if err != nil {
-				return nil, err
-			}
-			list = append(list, namedPlan{fmt.Sprintf("tile %v rows %d", r.tile, r.rows), plan})
-		}
-		return list, nil
+		return rowsPlans(geo, runs, env.dev, nil)
 	})
+}
+
+// vecRun is one conv2d_vec plan a test runs: a tile and its output rows per work-item.
+type vecRun struct {
+	tile cpuConvTile
+	rows int
+}
+
+// rowsPlans plans conv2d_vec over geo for each run; check, where not nil, vets each
+// plan before it runs.
+func rowsPlans(geo convGeom, runs []vecRun, dev DeviceInfo, check func(*Plan) error) ([]namedPlan, error) {
+	var list []namedPlan
+	for _, r := range runs {
+		plan, err := cpuConvRowsPlan(geo, r.tile, r.rows, dev)
+		if err != nil {
+			return nil, err
+		}
+		if check != nil {
+			if err := check(plan); err != nil {
+				return nil, fmt.Errorf("tile %v rows %d: %w", r.tile, r.rows, err)
+			}
+		}
+		list = append(list, namedPlan{fmt.Sprintf("tile %v rows %d", r.tile, r.rows), plan})
+	}
+	return list, nil
 }
 
 // TestVecRows: conv2d_vec takes whole planes per work-item for 1×1 layers on planes of

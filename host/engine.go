@@ -60,6 +60,11 @@ type Options struct {
 	// decides it by the device instead: on for GPUs, where it made the copies several
 	// times faster, off for CPUs, whose device memory is host memory already.
 	Pinned, PinnedGPUs bool
+	// CopyInputs writes every graph input into memory of the network's own before each
+	// inference. Without it, on a CPU device the kernels read each input from the
+	// caller's Tensor itself (borrowed_inputs.go), whose data must then not change until
+	// the inference ends.
+	CopyInputs bool
 	// Arena says how activations share memory: ArenaOn (and ArenaAuto, the default)
 	// places them at planned offsets of one buffer (the least memory: the largest live
 	// set), which built-in kernels take as the buffer and an offset; ArenaOff gives each

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -110,6 +111,9 @@ type Network struct {
 	// stageIn and stageOut are the pinned host buffers of the inputs and outputs, when
 	// transfers go through them (Options.Pinned; transfer.go).
 	stageIn, stageOut []*cl.HostBuffer
+	// borrowed are the graph inputs kernels read from the caller's memory
+	// (borrowed_inputs.go), by name.
+	borrowed map[string]*borrowedInput
 
 	mu       sync.Mutex
 	released bool
@@ -247,7 +251,13 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 		return nil, err
 	}
 	for _, name := range m.Inputs {
-		t, err := n.allocate(name, -1)
+		var t *deviceTensor
+		var err error
+		if b := n.borrowed[name]; b != nil {
+			t, err = n.bindBorrowedInput(name, b)
+		} else {
+			t, err = n.allocate(name, -1)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -258,6 +268,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 			return nil, err
 		}
 	}
+	n.findBorrowedArgs()
 	n.addReuseDeps()
 	if split := n.SplitLayers(); len(split) > 0 {
 		e.logf("batch split: %d of %d layers run as two halves of the batch", len(split), len(n.steps))
@@ -853,9 +864,27 @@ func (n *Network) inputNames() []string {
 	return s
 }
 
-// run writes the inputs, enqueues every step after its producers, and reads the outputs.
+// run writes the inputs (or binds the borrowed ones), enqueues every step after its
+// producers, and reads the outputs.
 func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	q := n.engine.queue
+	var pin runtime.Pinner
+	wrapped, err := n.bindCallerInputs(inputs, &pin)
+	defer func() {
+		if wrapped == nil && n.borrowed == nil {
+			return
+		}
+		// Commands still running read the caller's memory until they end.
+		_ = q.Finish()
+		_ = n.unbindCallerInputs()
+		for _, b := range wrapped {
+			b.Release()
+		}
+		pin.Unpin()
+	}()
+	if err != nil {
+		return nil, err
+	}
 	if err := n.writeInputs(q, inputs); err != nil {
 		_ = q.Finish()
 		return nil, err

@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"clhost/builtin_kernels"
 	"clhost/customlayer"
@@ -138,6 +139,15 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 			t.lastUse = math.MaxInt
 		}
 	}
+	// Borrowed inputs lie in the caller's memory, not the network's.
+	n.planBorrowedInputs(find)
+	ts = slices.DeleteFunc(ts, func(t *memTensor) bool {
+		if n.borrowed[t.name] == nil {
+			return false
+		}
+		n.SumBytes -= int64(t.bytes)
+		return true
+	})
 	var parts map[string]partOf
 	if !keep && n.engine.useArena() {
 		ts, parts = n.concatInPlace(layers, ts, byName, func(name string) bool { return find(name) != name })

@@ -15,8 +15,10 @@ import (
 // device copy of a piece as soon as the piece is in, so the bus transfer overlaps the
 // host copy. On an H100 a pageable write of ResNet-18's batch-16 input (9.6 MB) ran at
 // about 9 GB/s, a quarter of the whole inference. On a CPU device the "device" memory is
-// host memory already, so the input is written in place: the buffer's region is mapped
-// (no copy on such a device) and filled by the same goroutines. A blocking write there
+// host memory already, so kernels read the inputs from the caller's memory itself
+// (borrowed_inputs.go); an input that is copied all the same (Options.CopyInputs, a graph
+// output) is written in place: the buffer's region is mapped (no copy on such a device)
+// and filled by the same goroutines. A blocking write there
 // is one memcpy on one driver thread: on the 16-core Xeon a batch-16 image input (9.6 MB)
 // took 1.46 ms that way and 0.34 ms mapped and filled by 8 goroutines
 // (BenchmarkInputWrite in host/cl), about 5 % of MobileNetV2's inference at that batch.
@@ -48,7 +50,12 @@ func (n *Network) pinnedStaging() error {
 // writeInputs enqueues the copies of every input to the device. They are complete, or
 // ordered before every later command, when it returns.
 func (n *Network) writeInputs(q *cl.Queue, inputs map[string]*Tensor) error {
+	written := false
 	for i, t := range n.inputs {
+		if n.borrowed[t.name] != nil {
+			continue // read where the caller has it (borrowed_inputs.go)
+		}
+		written = true
 		src := float32Bytes(inputs[t.name].Data)
 		if n.stageIn == nil && n.engine.Device.IsCPU() {
 			if err := writeMapped(q, t.buf, t.byteOff(), src); err != nil {
@@ -66,7 +73,7 @@ func (n *Network) writeInputs(q *cl.Queue, inputs map[string]*Tensor) error {
 			return fmt.Errorf("input %q: %w", t.name, err)
 		}
 	}
-	if (n.stageIn != nil || n.engine.Device.IsCPU()) && q.OutOfOrder {
+	if written && (n.stageIn != nil || n.engine.Device.IsCPU()) && q.OutOfOrder {
 		// Out of order, the kernels would not wait for non-blocking writes or unmaps.
 		return q.Barrier()
 	}

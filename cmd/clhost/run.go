@@ -35,6 +35,7 @@ type engineFlags struct {
 	queue       *string
 	tune        *autoBool
 	pinned      *autoBool
+	copyInputs  *bool
 	arena       *autoBool
 	split       *autoBool
 	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
@@ -55,6 +56,7 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	fs.Var(ef.tune, "tune", "time the alternative kernel plans at compile time and keep the fastest (remembered in the cache folder); default: on for GPUs, off for CPUs")
 	ef.pinned = &autoBool{}
 	fs.Var(ef.pinned, "pinned", "copy inputs and outputs through pinned host buffers; default: on for GPUs, off for CPUs")
+	ef.copyInputs = fs.Bool("copy-inputs", false, "write each input into the network's own memory first; by default a CPU device's kernels read the inputs where they lie")
 	ef.arena = &autoBool{}
 	fs.Var(ef.arena, "arena", "activations at offsets of one arena buffer (least memory; the default) rather than a buffer per reuse slot (-arena=false)")
 	ef.split = &autoBool{}
@@ -124,6 +126,7 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	o.CacheDir, o.Log = *ef.cacheDir, os.Stderr
 	o.Tune, o.TuneGPUs = ef.tune.on, !ef.tune.set
 	o.Pinned, o.PinnedGPUs = ef.pinned.on, !ef.pinned.set
+	o.CopyInputs = *ef.copyInputs
 	if ef.split.set {
 		o.SplitBatch = host.SplitOff
 		if ef.split.on {

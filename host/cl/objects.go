@@ -133,6 +133,7 @@ const (
 	MemReadOnly     MemFlags = C.CL_MEM_READ_ONLY
 	MemWriteOnly    MemFlags = C.CL_MEM_WRITE_ONLY
 	MemAllocHostPtr MemFlags = C.CL_MEM_ALLOC_HOST_PTR
+	memUseHostPtr   MemFlags = C.CL_MEM_USE_HOST_PTR
 )
 
 // Buffer is a device memory object.
@@ -172,6 +173,21 @@ func (c *Context) newBuffer(flags MemFlags, size int, host unsafe.Pointer) (*Buf
 	b := &Buffer{id: id, size: size}
 	runtime.SetFinalizer(b, (*Buffer).Release)
 	return b, nil
+}
+
+// NewBufferOver makes a buffer whose storage is data itself (CL_MEM_USE_HOST_PTR), so a
+// CPU device's kernels read the caller's memory where it lies, with no copy: PoCL's
+// CPU devices use such memory directly. Other drivers may keep a copy of it, which the
+// OpenCL contract makes them fill from data at creation. data is pinned with p, since
+// the driver keeps its address past this call; until every command using the buffer
+// has completed and the buffer is released, data must not change and p must stay
+// pinned.
+func (c *Context) NewBufferOver(flags MemFlags, data []byte, p *runtime.Pinner) (*Buffer, error) {
+	if len(data) == 0 {
+		return nil, &Error{Call: "clCreateBuffer", Code: CodeInvalidBufferSize}
+	}
+	p.Pin(&data[0])
+	return c.newBuffer(flags|memUseHostPtr, len(data), unsafe.Pointer(&data[0]))
 }
 
 // Size is the buffer's size in bytes.
@@ -433,6 +449,9 @@ type Kernel struct {
 	id   C.cl_kernel
 	Name string
 	prog *Program
+	// bufArgs is the buffer bound to each argument by SetArgBuffer (nil for others),
+	// so a caller can find and rebind every argument that takes a given buffer.
+	bufArgs []*Buffer
 }
 
 // Kernel creates the kernel of that name.
@@ -477,13 +496,34 @@ func (k *Kernel) setArg(i int, size uintptr, ptr unsafe.Pointer) error {
 	if err := check("clSetKernelArg", C.clSetKernelArg(k.id, C.cl_uint(i), C.size_t(size), ptr)); err != nil {
 		return fmt.Errorf("kernel %q argument %d: %w", k.Name, i, err)
 	}
+	if i < len(k.bufArgs) {
+		k.bufArgs[i] = nil
+	}
 	return nil
 }
 
 // SetArgBuffer binds a buffer to argument i.
 func (k *Kernel) SetArgBuffer(i int, b *Buffer) error {
 	id := b.id
-	return k.setArg(i, unsafe.Sizeof(id), unsafe.Pointer(&id))
+	if err := k.setArg(i, unsafe.Sizeof(id), unsafe.Pointer(&id)); err != nil {
+		return err
+	}
+	if i >= len(k.bufArgs) {
+		k.bufArgs = append(k.bufArgs, make([]*Buffer, i+1-len(k.bufArgs))...)
+	}
+	k.bufArgs[i] = b
+	return nil
+}
+
+// ArgsBoundTo lists the arguments that SetArgBuffer last bound to b.
+func (k *Kernel) ArgsBoundTo(b *Buffer) []int {
+	var out []int
+	for i, a := range k.bufArgs {
+		if a == b {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // SetArgInt32 sets an int argument.

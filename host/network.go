@@ -585,6 +585,10 @@ func (n *Network) bindBuiltin(l *model.Layer, plan, half *builtinkernels.Plan) e
 	}
 	scratch := make([]builtinkernels.BufferRef, len(plan.Scratch))
 	for i, size := range plan.Scratch {
+		if ref, ok := n.scratchRef(l.Name, i, 0); ok {
+			scratch[i] = ref // planned with the activations (stepScratch)
+			continue
+		}
 		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, size)
 		if err != nil {
 			return fmt.Errorf("layer %q (%s): scratch buffer of %d bytes: %w", l.Name, l.Type, size, err)
@@ -636,7 +640,7 @@ func (n *Network) bindBuiltin(l *model.Layer, plan, half *builtinkernels.Plan) e
 	}
 	s.launches = append(s.launches, main...)
 	if half != nil {
-		last, err := n.bindLastHalf(plan, prog, ins, outs, inBufs, outBufs, scratch)
+		last, err := n.bindLastHalf(l.Name, plan, prog, ins, outs, inBufs, outBufs, scratch)
 		if err != nil {
 			return fmt.Errorf("layer %q (%s): second half: %w", l.Name, l.Type, err)
 		}

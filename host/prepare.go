@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"clhost/builtin_kernels"
 	"clhost/customlayer"
@@ -133,6 +134,11 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 			}
 			byName[out].custom = p.custom != nil
 		}
+		for _, sc := range n.stepScratch(p) {
+			mt := &memTensor{name: sc.name, def: si, lastUse: si, bytes: sc.bytes, pinned: keep}
+			ts = append(ts, mt)
+			n.SumBytes += int64(sc.bytes)
+		}
 	}
 	for _, out := range m.Outputs {
 		if t := byName[find(out)]; t != nil {
@@ -188,7 +194,7 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 	// One arena; built-in kernels take each tensor as the arena and its offset.
 	whole, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, arena)
 	if err != nil {
-		return fmt.Errorf("activation memory of %d bytes (largest tensor %q): %w", arena, largest(ts).name, err)
+		return fmt.Errorf("activation memory of %d bytes (largest: %s): %w", arena, planLabel(largest(ts).name), err)
 	}
 	n.owned = append(n.owned, whole)
 	n.PlannedBytes = int64(arena)
@@ -242,7 +248,7 @@ func (n *Network) bufferPerTensor(ts []*memTensor) error {
 		t.offset, t.pinned = 0, true
 		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, t.bytes)
 		if err != nil {
-			return fmt.Errorf("tensor %q (%d bytes): %w", t.name, t.bytes, err)
+			return fmt.Errorf("%s (%d bytes): %w", planLabel(t.name), t.bytes, err)
 		}
 		n.owned = append(n.owned, b)
 		n.slotBuf[t.name] = b
@@ -301,4 +307,74 @@ func (n *Network) addReuseDeps() {
 			sortInts(st.deps)
 		}
 	}
+}
+
+// stepScratch is a built-in layer's scratch memory that one inference writes and reads
+// within the layer's own step: a padded or subsampled copy of the input, an
+// intermediate of fused kernels, split-K partial sums. Such buffers are planned like
+// activations that live for that step alone, one per half of a split layer, so they
+// share the arena with tensors not alive meanwhile and count in its figures. Scratch a
+// setup launch writes (packed weights) keeps a buffer of its own: it lives as long as
+// the network.
+type stepScratch struct {
+	name  string // the plan's key in slotBuf and slotOff (scratchKey)
+	bytes int
+}
+
+func (n *Network) stepScratch(p *preparedLayer) []stepScratch {
+	plan, lanes := p.plan, 1
+	if plan == nil || p.custom != nil || plan.AliasInput >= 0 && len(plan.Launches) == 0 {
+		return nil
+	}
+	if p.half != nil {
+		plan, lanes = p.half, 2
+	}
+	setupWritten := setupScratch(plan)
+	var out []stepScratch
+	for i, size := range plan.Scratch {
+		if setupWritten[i] || size <= 0 {
+			continue
+		}
+		for lane := range lanes {
+			out = append(out, stepScratch{name: scratchKey(p.l.Name, i, lane), bytes: size})
+		}
+	}
+	return out
+}
+
+// setupScratch marks the scratch buffers a plan's setup launches write.
+func setupScratch(plan *builtinkernels.Plan) map[int]bool {
+	marked := map[int]bool{}
+	for _, la := range plan.Setup {
+		for _, a := range la.Args {
+			if a.Kind == builtinkernels.ArgScratch {
+				marked[a.Index] = true
+			}
+		}
+	}
+	return marked
+}
+
+// scratchKey names scratch buffer i of a layer's lane (0: the whole batch or its first
+// half; 1: the second half) in the memory plan. The NULs keep it apart from tensor
+// names, which the plan shares its maps with; errors print it through planLabel.
+func scratchKey(layer string, i, lane int) string {
+	return fmt.Sprintf("\x00%s\x00%d\x00%d", layer, i, lane)
+}
+
+// planLabel is how errors name a planned tensor or scratch buffer.
+func planLabel(name string) string {
+	if parts := strings.Split(name, "\x00"); len(parts) == 4 && parts[0] == "" {
+		return fmt.Sprintf("layer %q's scratch buffer %s (lane %s)", parts[1], parts[2], parts[3])
+	}
+	return fmt.Sprintf("tensor %q", name)
+}
+
+// scratchRef is where the plan put a layer lane's scratch buffer i, if it did.
+func (n *Network) scratchRef(layer string, i, lane int) (builtinkernels.BufferRef, bool) {
+	b, ok := n.slotBuf[scratchKey(layer, i, lane)]
+	if !ok {
+		return builtinkernels.BufferRef{}, false
+	}
+	return builtinkernels.BufferRef{Buf: b, Off: n.slotOff[scratchKey(layer, i, lane)]}, true
 }

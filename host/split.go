@@ -224,7 +224,7 @@ func imageElems(shape []int) int {
 // batch stride where it has one), constants stay, and scratch buffers the setup launches
 // do not write (per-inference temporaries) get a second buffer, so the halves never share
 // them.
-func (n *Network) bindLastHalf(plan *builtinkernels.Plan, prog *program, ins, outs []*deviceTensor,
+func (n *Network) bindLastHalf(layer string, plan *builtinkernels.Plan, prog *program, ins, outs []*deviceTensor,
 	inBufs, outBufs, scratch []builtinkernels.BufferRef) ([]launch, error) {
 	in := append([]builtinkernels.BufferRef(nil), inBufs...)
 	for i, t := range ins {
@@ -240,17 +240,14 @@ func (n *Network) bindLastHalf(plan *builtinkernels.Plan, prog *program, ins, ou
 		}
 		out[i].Off += t.shape[0] / 2 * stride
 	}
-	packed := map[int]bool{}
-	for _, la := range plan.Setup {
-		for _, a := range la.Args {
-			if a.Kind == builtinkernels.ArgScratch {
-				packed[a.Index] = true
-			}
-		}
-	}
+	packed := setupScratch(plan)
 	sc := append([]builtinkernels.BufferRef(nil), scratch...)
 	for i, size := range plan.Scratch {
 		if packed[i] {
+			continue
+		}
+		if ref, ok := n.scratchRef(layer, i, 1); ok {
+			sc[i] = ref
 			continue
 		}
 		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, size)

@@ -1,0 +1,103 @@
+package host
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"clhost/host/model"
+)
+
+// scratchModel: two 7×7 padded convolutions (each reads a zero-padded copy of its input
+// in scratch on CPU devices) with a strided 1×1 between them, and a pool, so the later
+// layers' activations can take the memory the first copy used.
+func scratchModel(t testing.TB, batch int) *model.Model {
+	b := model.NewBuilder("scratch")
+	rng := rand.New(rand.NewSource(7))
+	w := func(name string, shape ...int) string {
+		v := make([]float32, elements(shape))
+		for i := range v {
+			v[i] = float32(0.3 * (2*rng.Float64() - 1))
+		}
+		return b.ConstFloat32(name, shape, v)
+	}
+	x := b.Input("x", model.Float32, batch, 3, 20, 20)
+	c1 := b.Layer("Relu", "c1r", []string{b.Layer("Conv", "c1", []string{x, w("w1", 8, 3, 7, 7), w("b1", 8)},
+		model.IntsAttr("pads", 3, 3, 3, 3))})
+	s := b.Layer("Conv", "s", []string{c1, w("ws", 16, 8, 1, 1)}, model.IntsAttr("strides", 2, 2))
+	c2 := b.Layer("Conv", "c2", []string{s, w("w2", 16, 16, 7, 7)}, model.IntsAttr("pads", 3, 3, 3, 3))
+	b.Output(b.Layer("GlobalAveragePool", "gap", []string{c2}))
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestScratchInArena: per-inference scratch buffers (here the padded copies) are planned in the arena, one per half of a split layer: they count in the
+// plan's figures, some share memory with activations not alive meanwhile, and the
+// outputs match a network that keeps every tensor and buffer apart, over several
+// inferences with the batch split and not.
+func TestScratchInArena(t *testing.T) {
+	const batch = 4
+	apart := newTestEngine(t, Options{KeepIntermediates: true})
+	an, err := apart.Compile(scratchModel(t, batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, split := range []SplitMode{SplitOff, SplitOn} {
+		t.Run(fmt.Sprintf("split%d", split), func(t *testing.T) {
+			e := newTestEngine(t, Options{SplitBatch: split, OutOfOrder: true, Arena: ArenaOn})
+			n, err := e.Compile(scratchModel(t, batch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var scratch []*memTensor
+			for _, mt := range n.mem {
+				if mt.name[0] == 0 {
+					scratch = append(scratch, mt)
+				}
+			}
+			// One padded copy per layer that reads one, per lane.
+			want := 0
+			for _, st := range n.steps {
+				if strings.Contains(st.desc, "conv_pad global") {
+					want += max(1, len(slices.Compact(slices.Clone(st.lanes))))
+				}
+			}
+			if want == 0 && strings.Contains(e.Device.Platform.Name, "Portable Computing Language") {
+				t.Fatal("no layer reads a padded copy on PoCL, where both 7×7 layers should")
+			}
+			if len(scratch) != want {
+				var names []string
+				for _, sc := range scratch {
+					names = append(names, planLabel(sc.name))
+				}
+				t.Fatalf("%d scratch buffers planned (%v), want %d", len(scratch), names, want)
+			}
+			if want > 0 {
+				shared := 0
+				for _, sc := range scratch {
+					for _, mt := range n.mem {
+						if mt.name[0] != 0 && sharesMemory(sc, mt, n.align) {
+							shared++
+						}
+					}
+				}
+				if shared == 0 {
+					t.Errorf("no scratch buffer shares memory with an activation: plan %d bytes, peak %d", n.PlannedBytes, n.PeakLiveBytes)
+				}
+			}
+			if float64(n.PlannedBytes) > 1.1*float64(n.PeakLiveBytes) {
+				t.Errorf("planned %d bytes, %.2f× the largest live set", n.PlannedBytes, float64(n.PlannedBytes)/float64(n.PeakLiveBytes))
+			}
+			rng := rand.New(rand.NewSource(11))
+			for run := range 3 {
+				in := map[string]*Tensor{"x": randomTensor(rng, batch, 3, 20, 20)}
+				inferAlike(t, fmt.Sprintf("run %d", run), an, n, in)
+			}
+		})
+	}
+}

@@ -60,24 +60,33 @@ func TestScratchInArena(t *testing.T) {
 					scratch = append(scratch, mt)
 				}
 			}
-			// One padded copy per layer that reads one, per lane.
-			want := 0
+			// Every layer that reads a padded copy has it planned, once per lane. Other
+			// plans may have per-inference scratch too (split-K partial sums on GPUs).
+			padded := 0
 			for _, st := range n.steps {
-				if strings.Contains(st.desc, "conv_pad global") {
-					want += max(1, len(slices.Compact(slices.Clone(st.lanes))))
+				if !strings.Contains(st.desc, "conv_pad global") {
+					continue
 				}
+				lanes := max(1, len(slices.Compact(slices.Clone(st.lanes))))
+				for lane := range lanes {
+					if _, ok := n.scratchRef(st.layer, 1, lane); !ok {
+						t.Errorf("layer %q lane %d: its padded copy is not planned", st.layer, lane)
+					}
+				}
+				padded += lanes
 			}
-			if want == 0 && strings.Contains(e.Device.Platform.Name, "Portable Computing Language") {
+			if padded == 0 && strings.Contains(e.Device.Platform.Name, "Portable Computing Language") {
 				t.Fatal("no layer reads a padded copy on PoCL, where both 7×7 layers should")
 			}
-			if len(scratch) != want {
-				var names []string
-				for _, sc := range scratch {
-					names = append(names, planLabel(sc.name))
-				}
-				t.Fatalf("%d scratch buffers planned (%v), want %d", len(scratch), names, want)
+			if len(scratch) < padded {
+				t.Fatalf("%d scratch buffers planned, want at least the %d padded copies", len(scratch), padded)
 			}
-			if want > 0 {
+			var names []string
+			for _, sc := range scratch {
+				names = append(names, planLabel(sc.name))
+			}
+			t.Logf("scratch planned in the arena: %v", names)
+			if len(scratch) > 0 {
 				shared := 0
 				for _, sc := range scratch {
 					for _, mt := range n.mem {

@@ -1,9 +1,12 @@
 package host
 
 import (
+	"math/rand"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"clhost/host/model"
 )
 
 // testDeviceSpec is the device the tests run on: CLHOST_TEST_DEVICE (a -d spec), else the
@@ -19,5 +22,17 @@ func writeFile(t testing.TB, dir, name, text string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// uniformConsts returns a function that adds a constant of b with the given name and
+// shape, its values drawn from rng uniformly in [-scale, scale): the test models' weights.
+func uniformConsts(b *model.Builder, rng *rand.Rand, scale float64) func(name string, shape ...int) string {
+	return func(name string, shape ...int) string {
+		v := make([]float32, elements(shape))
+		for i := range v {
+			v[i] = float32(scale * (2*rng.Float64() - 1))
+		}
+		return b.ConstFloat32(name, shape, v)
 	}
 }

@@ -15,14 +15,7 @@ import (
 // layers' activations can take the memory the first copy used.
 func scratchModel(t testing.TB, batch int) *model.Model {
 	b := model.NewBuilder("scratch")
-	rng := rand.New(rand.NewSource(7))
-	w := func(name string, shape ...int) string {
-		v := make([]float32, elements(shape))
-		for i := range v {
-			v[i] = float32(0.3 * (2*rng.Float64() - 1))
-		}
-		return b.ConstFloat32(name, shape, v)
-	}
+	w := uniformConsts(b, rand.New(rand.NewSource(7)), 0.3)
 	x := b.Input("x", model.Float32, batch, 3, 20, 20)
 	c1 := b.Layer("Relu", "c1r", []string{b.Layer("Conv", "c1", []string{x, w("w1", 8, 3, 7, 7), w("b1", 8)},
 		model.IntsAttr("pads", 3, 3, 3, 3))})

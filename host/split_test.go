@@ -21,11 +21,7 @@ func splitModel(t testing.TB, batch int) *model.Model {
 	b := model.NewBuilder("split")
 	rng := rand.New(rand.NewSource(3))
 	w := func(name string, scale float64, shape ...int) string {
-		v := make([]float32, elements(shape))
-		for i := range v {
-			v[i] = float32(scale * (2*rng.Float64() - 1))
-		}
-		return b.ConstFloat32(name, shape, v)
+		return uniformConsts(b, rng, scale)(name, shape...)
 	}
 	pads := model.IntsAttr("pads", 1, 1, 1, 1)
 	relu := func(name, in string) string { return b.Layer("Relu", name, []string{in}) }
@@ -188,13 +184,7 @@ func TestSplitBatchEligibility(t *testing.T) {
 func randomChainModel(t testing.TB, seed int64, batch int) *model.Model {
 	rng := rand.New(rand.NewSource(seed))
 	b := model.NewBuilder("random")
-	w := func(name string, shape ...int) string {
-		v := make([]float32, elements(shape))
-		for i := range v {
-			v[i] = float32(0.4 * (2*rng.Float64() - 1))
-		}
-		return b.ConstFloat32(name, shape, v)
-	}
+	w := uniformConsts(b, rng, 0.4)
 	// Few distinct shapes, so that layers share compiled programs (PoCL compiles each
 	// in about a second).
 	widths := []int{4, 8}

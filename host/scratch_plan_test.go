@@ -29,10 +29,11 @@ func scratchModel(t testing.TB, batch int) *model.Model {
 	return m
 }
 
-// TestScratchInArena: per-inference scratch buffers (here the padded copies) are planned in the arena, one per half of a split layer: they count in the
-// plan's figures, some share memory with activations not alive meanwhile, and the
-// outputs match a network that keeps every tensor and buffer apart, over several
-// inferences with the batch split and not.
+// TestScratchInArena: per-inference scratch buffers (here the padded copies) are
+// planned in the arena, one per half of a split layer: they count in the plan's
+// figures, some share memory with activations not alive meanwhile, and the outputs
+// match a network that keeps every tensor and buffer apart, over several inferences
+// with the batch split and not.
 func TestScratchInArena(t *testing.T) {
 	const batch = 4
 	apart := newTestEngine(t, Options{KeepIntermediates: true})

@@ -791,7 +791,9 @@ func infos(ts []*deviceTensor) []TensorInfo {
 	return out
 }
 
-// Infer runs one inference. Every graph input must be given with the model's shape.
+// Infer runs one inference. Every graph input must be given with the model's shape. On
+// a CPU device the kernels may read the inputs' Data where it lies (Options.CopyInputs),
+// so it must not change until Infer returns.
 func (n *Network) Infer(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -820,7 +822,8 @@ func (p *Pending) Wait() (map[string]*Tensor, error) {
 	return p.outputs, p.err
 }
 
-// InferAsync starts an inference and returns at once; Wait on the result.
+// InferAsync starts an inference and returns at once; Wait on the result. The inputs
+// must not change until Wait returns.
 func (n *Network) InferAsync(ctx context.Context, inputs map[string]*Tensor) *Pending {
 	p := &Pending{done: make(chan struct{})}
 	go func() {

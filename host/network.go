@@ -876,13 +876,15 @@ func (n *Network) inputNames() []string {
 func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	q := n.engine.queue
 	var pin runtime.Pinner
+	finished := false // the queue is drained: no command reads the caller's memory
 	wrapped, err := n.bindCallerInputs(inputs, &pin)
 	defer func() {
 		if wrapped == nil && n.borrowed == nil {
 			return
 		}
-		// Commands still running read the caller's memory until they end.
-		_ = q.Finish()
+		if !finished {
+			_ = q.Finish()
+		}
 		_ = n.unbindCallerInputs()
 		for _, b := range wrapped {
 			b.Release()
@@ -931,6 +933,7 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	if err := q.Finish(); err != nil {
 		return nil, err
 	}
+	finished = true
 	if err := n.checkEvents(events); err != nil {
 		return nil, err
 	}

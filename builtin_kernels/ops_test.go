@@ -165,6 +165,9 @@ var opCases = []opCase{
 	{name: "depthwise_pointwise", typ: DepthwisePointwiseType, attrs: Attrs{"group": 6, "pads": []int{1, 1, 1, 1},
 		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6), FusedActivationAttr: ActHardSwish},
 		in: shapes(sh(2, 6, 5, 9), sh(6, 1, 3, 3), sh(6), sh(7, 6, 1, 1), nil, sh(2, 7, 5, 9)), out: shapes(sh(2, 7, 5, 9)), omit: []int{4}, gen: "w"},
+	// A fire module in one layer, the 1×1 expansion without an activation.
+	{name: "fire", typ: FireType, attrs: Attrs{"pads": []int{1, 1, 1, 1}, SqueezeActivationAttr: ActRelu, FusedActivationAttr: ActRelu},
+		in: shapes(sh(2, 5, 7, 9), sh(3, 5, 1, 1), sh(3), sh(4, 3, 1, 1), sh(4), sh(6, 3, 3, 3), sh(6)), out: shapes(sh(2, 10, 7, 9))},
 	// 1×1 + depthwise in one layer: the tiled CPU kernel (or the two launches on a GPU)
 	// with the 1×1 LeakyRelu, no depthwise bias, stride 2 and the depthwise Clip.
 	{name: "pointwise_depthwise", typ: PointwiseDepthwiseType, attrs: Attrs{"group": 10, "pads": []int{1, 1, 1, 1}, "strides": []int{2, 2},

@@ -141,7 +141,7 @@ func TestRegistered(t *testing.T) {
 		"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Clip",
 		"Add", "Sub", "Mul", "Div", "Concat", "Flatten", "Reshape", "Gemm", "MatMul",
 		"Softmax", "BatchNormalization", "Identity", "clhost.Reorder", "clhost.DepthwisePointwise",
-		"clhost.PointwiseDepthwise",
+		"clhost.PointwiseDepthwise", "clhost.Fire",
 	}
 	for _, typ := range want {
 		op, ok := Lookup(typ)

@@ -46,6 +46,10 @@ type Options struct {
 	// NoFuse keeps every layer as the model has it: no BatchNormalization folding, no
 	// activation or residual fusion.
 	NoFuse bool
+	// KeepFires keeps a fire module (a squeeze Conv, its two expansion Convs and their
+	// Concat) as those four layers on CPU devices too, where by default it runs as one
+	// fused layer (graph.FireType).
+	KeepFires bool
 	// Tune measures the alternative plans some ops offer (register and work-group tile
 	// sizes, K splits) on the device at compile time and keeps the fastest; with
 	// CacheDir set the choices are remembered. Without it each op's own choice is taken.

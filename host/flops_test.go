@@ -28,6 +28,9 @@ func TestLayerFlops(t *testing.T) {
 		// 36 pixels × (4 × 9 + 5 × 4).
 		{"depthwise + 1×1", graph.DepthwisePointwiseType,
 			[][]int{{1, 4, 6, 6}, {4, 1, 3, 3}, nil, {5, 4, 1, 1}}, [][]int{{1, 5, 6, 6}}, 2 * 36 * 56},
+		// 35 pixels × (6 × 8 + 5 × 6 + 7 × 6 × 9), per image.
+		{"fire", graph.FireType,
+			[][]int{{2, 8, 5, 7}, {6, 8, 1, 1}, {6}, {5, 6, 1, 1}, {5}, {7, 6, 3, 3}, {7}}, [][]int{{2, 12, 5, 7}}, 2 * 70 * (48 + 30 + 378)},
 		{"relu", "Relu", [][]int{{1, 4, 6, 6}}, [][]int{{1, 4, 6, 6}}, 0},
 	}
 	for _, c := range cases {

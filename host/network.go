@@ -345,8 +345,11 @@ func (e *Engine) optimize(m *model.Model) error {
 	// back; ResNet-18's 7×7 stem gained nothing that way and keeps its pool apart. The
 	// pool after a fire module's Concat moves into both expansions where neither is a
 	// Winograd layer (fire3's, whose outputs are 25 MB each).
+	// A fire module runs as one launch on CPUs (builtin_kernels' fire_cpu.cl), its squeezed
+	// tensor kept in each work-item's private memory; GPUs run the three convolutions
+	// apart, each with the whole device's parallelism.
 	opts := graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU(), GlobalAveragePool: e.Device.IsCPU(),
-		MaxPool: e.Device.IsCPU()}
+		MaxPool: e.Device.IsCPU(), Fire: e.Device.IsCPU() && !e.opts.KeepFires}
 	if cu := e.Device.ComputeUnits; e.Device.IsCPU() && cu >= 8 {
 		// Whole blocks where a launch costs more than the rows a band recomputes: PoCL
 		// wakes a thread per compute unit, and a launch took 35–40 µs on the 16-core Xeon
@@ -1211,6 +1214,15 @@ func layerFlops(typ string, in, out [][]int) float64 {
 			macs += pixels * float64(in[5][0]) * window(in[5])
 		}
 		return 2 * macs
+	case graph.FireType:
+		// X (N, C, H, W), squeeze W (S, C, 1, 1), [B], 1×1 W (E1, S, 1, 1), [B], 3×3 W
+		// (E3, S, 3, 3); every part on the output's plane.
+		if len(in) < 6 || len(out[0]) != 4 || len(in[1]) != 4 || len(in[3]) != 4 || len(in[5]) != 4 {
+			return 0
+		}
+		y := out[0]
+		pixels := float64(y[0] * y[2] * y[3])
+		return 2 * pixels * (float64(in[1][0])*window(in[1]) + float64(in[3][0])*window(in[3]) + float64(in[5][0])*window(in[5]))
 	case graph.DepthwisePointwiseType:
 		// X, depthwise W (C, 1, kh, kw), [B], 1×1 W (M, C, 1, 1); output (N, M, OH, OW).
 		if len(in) < 4 || len(out[0]) != 4 {

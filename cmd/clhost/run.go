@@ -36,6 +36,7 @@ type engineFlags struct {
 	tune        *autoBool
 	pinned      *autoBool
 	copyInputs  *bool
+	fuseFire    *bool
 	arena       *autoBool
 	split       *autoBool
 	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
@@ -57,6 +58,7 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	ef.pinned = &autoBool{}
 	fs.Var(ef.pinned, "pinned", "copy inputs and outputs through pinned host buffers; default: on for GPUs, off for CPUs")
 	ef.copyInputs = fs.Bool("copy-inputs", false, "write each input into the network's own memory first; by default a CPU device's kernels read the inputs where they lie")
+	ef.fuseFire = fs.Bool("fuse-fire", true, "run each fire module (squeeze, two expansions, Concat) as one layer on CPU devices; -fuse-fire=false keeps the four")
 	ef.arena = &autoBool{}
 	fs.Var(ef.arena, "arena", "activations at offsets of one arena buffer (least memory; the default) rather than a buffer per reuse slot (-arena=false)")
 	ef.split = &autoBool{}
@@ -127,6 +129,7 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	o.Tune, o.TuneGPUs = ef.tune.on, !ef.tune.set
 	o.Pinned, o.PinnedGPUs = ef.pinned.on, !ef.pinned.set
 	o.CopyInputs = *ef.copyInputs
+	o.KeepFires = !*ef.fuseFire
 	if ef.split.set {
 		o.SplitBatch = host.SplitOff
 		if ef.split.on {

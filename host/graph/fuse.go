@@ -56,6 +56,25 @@ const FusedGlobalAveragePoolAttr = "clhost_global_avgpool"
 // The Conv's output is the pooled one.
 const FusedMaxPoolPrefix = "clhost_maxpool_"
 
+// FireType is the layer a fire module becomes (builtin_kernels' FireType): a 1×1 squeeze
+// Conv whose output only a 1×1 and a 3×3 expansion Conv read, and the channel Concat that
+// alone reads theirs. Inputs X, the squeeze W and B, the 1×1 W and B, the 3×3 W and B
+// (each B the empty name when absent); the 3×3 Conv's attributes, the squeeze's and the
+// 1×1 expansion's fused activations renamed to the Squeeze* and Expand1* attributes.
+const FireType = "clhost.Fire"
+
+// The squeeze's and the 1×1 expansion's fused activations in a FireType layer.
+const (
+	SqueezeActivationAttr = "clhost_sq_activation"
+	SqueezeAlphaAttr      = "clhost_sq_alpha"
+	SqueezeMinAttr        = "clhost_sq_min"
+	SqueezeMaxAttr        = "clhost_sq_max"
+	Expand1ActivationAttr = "clhost_e1_activation"
+	Expand1AlphaAttr      = "clhost_e1_alpha"
+	Expand1MinAttr        = "clhost_e1_min"
+	Expand1MaxAttr        = "clhost_e1_max"
+)
+
 // maxPooledConvTaps bounds the products per output (input channels × window) of a Conv
 // that takes its MaxPool: builtin_kernels' conv2d_maxpool saves the write and read of
 // the conv's output, which pays where the conv does little per output value. On the
@@ -99,11 +118,12 @@ type FuseStats struct {
 	ConvGlobalPool     int // GlobalAveragePools folded into the 1×1 Conv before them
 	ConvMaxPool        int // MaxPools folded into the Conv before them
 	ConcatMaxPool      int // MaxPools of a Concat folded into the Convs that feed it
+	Fire               int // fire modules (a squeeze, two expansions and their Concat) made one layer
 }
 
 // Layers is the number of layers Fuse removed.
 func (s FuseStats) Layers() int {
-	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool + 3*s.Fire
 }
 
 func (s FuseStats) String() string {
@@ -125,6 +145,9 @@ func (s FuseStats) String() string {
 	}
 	if s.ConcatMaxPool > 0 {
 		out += fmt.Sprintf(", %d MaxPool of a Concat into its Convs", s.ConcatMaxPool)
+	}
+	if s.Fire > 0 {
+		out += fmt.Sprintf(", %d fire modules", s.Fire)
 	}
 	return out
 }
@@ -166,6 +189,13 @@ type FuseOptions struct {
 	// conv2d_maxpool runs the pair (builtin_kernels' FusedMaxPoolPrefix). A MaxPool of a
 	// channel Concat whose every input such a Conv alone writes goes into each of them.
 	MaxPool bool
+	// Fire folds each fire module (SqueezeNet's: a 1×1 squeeze Conv, a 1×1 and a 3×3
+	// expansion of its output, and the channel Concat of theirs) into one FireType
+	// layer, whose CPU kernel squeezes a band of rows into private memory and expands it
+	// there: one launch instead of three, and the squeezed tensor never reaches memory.
+	// Only modules of fewer than maxFireSqueeze squeezed channels fold; one whose
+	// expansions carry a MaxPool (opts.MaxPool) stays as it is.
+	Fire bool
 }
 
 // Fuse is FuseWith with no types kept.
@@ -215,6 +245,12 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     MaxPool: each Conv takes the pool's attributes and writes its pooled planes, which
 //     the Concat joins into the pool's output (the Concat's inputs take their pooled
 //     shapes); the pool and the full-size Concat output go.
+//   - With opts.Fire, a plain 1×1 Conv of group 1 and fewer than maxFireSqueeze output
+//     channels (with or without its activation; no residual, pool or batch stride) whose output only a plain 1×1 Conv and a 3×3 Conv
+//     (stride 1, one pixel of padding each side, undilated, group 1; each with or without
+//     its activation and nothing more) read, whose outputs only a channel Concat of the
+//     two, the 1×1 one's first, reads: one FireType layer in the Concat's place, which
+//     takes the Concat's output. Nothing more fuses into it.
 //
 // The fused layer keeps its name, takes the last absorbed layer's output and its place in
 // m.Layers; the removed layers' intermediate tensors leave m.Tensors. Layers with a
@@ -337,6 +373,9 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 	if opts.MaxPool {
 		stats.ConcatMaxPool = f.concatMaxPools(keep, shapes, dead)
 	}
+	if opts.Fire {
+		stats.Fire = f.fires(keep, dead)
+	}
 	if stats.Layers() == 0 {
 		return stats, nil
 	}
@@ -346,6 +385,9 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 	place := map[int]int{} // position in m.Layers → fused layer now there
 	moved := map[int]bool{}
 	for j, i := range f.removed {
+		if _, gone := f.removed[i]; gone {
+			continue // itself absorbed later (a fire module's expansion)
+		}
 		if f.layers[i].Outputs[0] == f.layers[j].Outputs[0] {
 			place[j], moved[i] = i, true
 		}
@@ -711,6 +753,114 @@ func (f *fuser) concatMaxPools(keep func(*model.Layer) bool, shapes map[string][
 	return moved
 }
 
+// maxFireSqueeze bounds the squeezed channels of a fire module that becomes a FireType
+// layer. From 32 on, builtin_kernels runs a 3×3 expansion apart as Winograd's F(2×2,
+// 3×3) (winoPreferred), which does 2.25× fewer multiply-adds than the fused kernel's
+// direct window, and the fused layer lost: on the 16-core Xeon at batch 16 (SqueezeNet
+// 1.1, per-layer profile), fire4–fire9 took 1.22, 1.43, 0.86, 0.88, 1.43 and 1.31 ms
+// fused against 1.13, 1.28, 0.80, 0.87, 1.43 and 1.30 as three launches, while fire2 (16
+// channels) took 1.20 against 1.44.
+const maxFireSqueeze = 32
+
+// fires folds every fire module into one FireType layer (see FuseWith) and returns how
+// many it folded. It runs after every other rule: the Convs it takes carry their
+// activations by then.
+func (f *fuser) fires(keep func(*model.Layer) bool, dead map[string]bool) int {
+	producer := map[string]int{}
+	for i := range f.layers {
+		if _, gone := f.removed[i]; !gone {
+			for _, out := range f.layers[i].Outputs {
+				producer[out] = i
+			}
+		}
+	}
+	shape := func(name string) []int {
+		if t := f.tensor[name]; t != nil && t.Type == model.Float32 {
+			return t.Shape
+		}
+		return nil
+	}
+	// conv says whether layer i is a Conv of group 1 with its W and [B] as inputs, one
+	// output and no fused work but an activation, its W 4-D with a window of kh × kw.
+	conv := func(i, kh, kw int) bool {
+		l := &f.layers[i]
+		w := shape(l.Inputs[min(1, len(l.Inputs)-1)])
+		return l.Type == "Conv" && !keep(l) && len(l.Inputs) >= 2 && len(l.Inputs) <= 3 && len(l.Outputs) == 1 &&
+			l.Int("group", 1) == 1 && l.Int(FusedGlobalAveragePoolAttr, 0) == 0 && !l.Has(FusedMaxPoolPrefix+"kernel_shape") &&
+			!l.Has("clhost_output_batch_stride") && len(w) == 4 && w[2] == kh && w[3] == kw
+	}
+	folded := 0
+	for k := range f.layers {
+		cat := &f.layers[k]
+		if _, gone := f.removed[k]; gone || cat.Type != "Concat" || keep(cat) || len(cat.Inputs) != 2 || len(cat.Outputs) != 1 {
+			continue
+		}
+		if axis := cat.Int("axis", 0); axis != 1 && axis != -3 || len(shape(cat.Outputs[0])) != 4 {
+			continue
+		}
+		i1, ok1 := producer[cat.Inputs[0]]
+		i3, ok3 := producer[cat.Inputs[1]]
+		r1, sole1 := f.soleReader(cat.Inputs[0])
+		r3, sole3 := f.soleReader(cat.Inputs[1])
+		if !ok1 || !ok3 || !sole1 || !sole3 || r1 != k || r3 != k || i1 == i3 || !conv(i1, 1, 1) || !conv(i3, 3, 3) {
+			continue
+		}
+		e1, e3 := &f.layers[i1], &f.layers[i3]
+		s := e1.Inputs[0]
+		isq, ok := producer[s]
+		if !ok || e3.Inputs[0] != s || f.output[s] || !plain1x1(e1) || !conv(isq, 1, 1) || !plain1x1(&f.layers[isq]) {
+			continue
+		}
+		if r := f.readers[s]; len(r) != 2 || !slices.Contains(r, i1) || !slices.Contains(r, i3) {
+			continue
+		}
+		sq := &f.layers[isq]
+		if x, w := shape(sq.Inputs[0]), shape(sq.Inputs[1]); len(x) != 4 || w[0] >= maxFireSqueeze || !sameWindow3x3(e3) {
+			continue
+		}
+		// The fused layer: the squeeze's X and weights, then each expansion's.
+		in := []string{sq.Inputs[0]}
+		for _, l := range []*model.Layer{sq, e1, e3} {
+			w := append(slices.Clone(l.Inputs[1:]), "")
+			in = append(in, w[0], w[1])
+		}
+		attrs := slices.Clone(e3.Attrs)
+		attrs = append(attrs, renameAttrs(sq.Attrs, squeezeNames, true)...)
+		attrs = append(attrs, renameAttrs(e1.Attrs, expand1Names, true)...)
+		for _, t := range in[3:] {
+			if t != "" {
+				f.readers[t] = append(f.readers[t], isq)
+			}
+		}
+		for _, gone := range []string{s, e1.Outputs[0], e3.Outputs[0]} {
+			delete(f.readers, gone)
+			dead[gone] = true
+		}
+		sq.Type, sq.Inputs, sq.Attrs, sq.Outputs = FireType, in, attrs, slices.Clone(cat.Outputs)
+		for _, j := range []int{i1, i3, k} {
+			f.removed[j] = isq
+		}
+		folded++
+	}
+	return folded
+}
+
+// sameWindow3x3 says whether a 3×3 Conv's window keeps the plane's size at stride 1: one
+// pixel of padding each side (or SAME padding), unit strides and dilations.
+func sameWindow3x3(l *model.Layer) bool {
+	ones := func(v []int64) bool { return !slices.ContainsFunc(v, func(e int64) bool { return e != 1 }) }
+	if !ones(l.Ints("strides", nil)) || !ones(l.Ints("dilations", nil)) {
+		return false
+	}
+	switch l.String("auto_pad", "") {
+	case "SAME_UPPER", "SAME_LOWER":
+		return true
+	case "", "NOTSET":
+		return slices.Equal(l.Ints("pads", nil), []int64{1, 1, 1, 1})
+	}
+	return false
+}
+
 // MaxPoolOf is the MaxPool a Conv carries under FusedMaxPoolPrefix, as a layer of its
 // own with the attributes' plain names, and whether it carries one.
 func MaxPoolOf(l *model.Layer) (*model.Layer, bool) {
@@ -743,6 +893,10 @@ var (
 		FusedMinAttr: DepthwiseMinAttr, FusedMaxAttr: DepthwiseMaxAttr}
 	pointwiseNames = map[string]string{FusedActivationAttr: PointwiseActivationAttr, FusedAlphaAttr: PointwiseAlphaAttr,
 		FusedMinAttr: PointwiseMinAttr, FusedMaxAttr: PointwiseMaxAttr}
+	squeezeNames = map[string]string{FusedActivationAttr: SqueezeActivationAttr, FusedAlphaAttr: SqueezeAlphaAttr,
+		FusedMinAttr: SqueezeMinAttr, FusedMaxAttr: SqueezeMaxAttr}
+	expand1Names = map[string]string{FusedActivationAttr: Expand1ActivationAttr, FusedAlphaAttr: Expand1AlphaAttr,
+		FusedMinAttr: Expand1MinAttr, FusedMaxAttr: Expand1MaxAttr}
 )
 
 // renameAttrs returns a copy of attrs with those named in rename renamed; with only, the

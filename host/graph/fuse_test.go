@@ -446,6 +446,15 @@ func TestFuseContractMatchesKernels(t *testing.T) {
 		{graph.PointwiseMaxAttr, builtinkernels.PointwiseMaxAttr},
 		{graph.FusedGlobalAveragePoolAttr, builtinkernels.FusedGlobalAveragePoolAttr},
 		{graph.FusedMaxPoolPrefix, builtinkernels.FusedMaxPoolPrefix},
+		{graph.FireType, builtinkernels.FireType},
+		{graph.SqueezeActivationAttr, builtinkernels.SqueezeActivationAttr},
+		{graph.SqueezeAlphaAttr, builtinkernels.SqueezeAlphaAttr},
+		{graph.SqueezeMinAttr, builtinkernels.SqueezeMinAttr},
+		{graph.SqueezeMaxAttr, builtinkernels.SqueezeMaxAttr},
+		{graph.Expand1ActivationAttr, builtinkernels.Expand1ActivationAttr},
+		{graph.Expand1AlphaAttr, builtinkernels.Expand1AlphaAttr},
+		{graph.Expand1MinAttr, builtinkernels.Expand1MinAttr},
+		{graph.Expand1MaxAttr, builtinkernels.Expand1MaxAttr},
 	}
 	for _, p := range pairs {
 		if p[0] != p[1] {
@@ -623,6 +632,7 @@ var fuseVariants = []struct {
 	{"/blocks", graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 1}},
 	{"/pool", graph.FuseOptions{PointwiseDepthwise: true, GlobalAveragePool: true}},
 	{"/maxpool", graph.FuseOptions{MaxPool: true}},
+	{"/fire", graph.FuseOptions{Fire: true}},
 }
 
 // TestFusedMatchesUnfusedOnDevice compiles both forms on the OpenCL device
@@ -1068,6 +1078,104 @@ func TestFuseConcatMaxPool(t *testing.T) {
 		cat := b.Layer("Concat", "cat", []string{l, r}, model.IntAttr("axis", 1))
 		b.Output(b.Layer("MaxPool", "p", []string{cat}, model.IntsAttr("kernel_shape", 2, 2), model.IntsAttr("strides", 2, 2)))
 		if stats, err := graph.FuseWith(b.build(t), graph.FuseOptions{MaxPool: true}); err != nil || stats.ConcatMaxPool != 0 {
+			t.Errorf("%s: %+v, %v", c.name, stats, err)
+		}
+	}
+}
+
+// TestFuseFire: a fire module (squeeze, two expansions, their Concat) becomes one layer in
+// the Concat's place that reads every part's weights and keeps each activation under its
+// own names; modules whose expansions took their MaxPool, whose squeeze has 32 channels or
+// more, or that differ from the pattern stay apart.
+func TestFuseFire(t *testing.T) {
+	m := fireModel(t)
+	stats, err := graph.FuseWith(m, graph.FuseOptions{Fire: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second module (q, a, c, cat2) has 34 squeezed channels and its 3×3 expansion
+	// comes first in the Concat.
+	if want := (graph.FuseStats{ConvActivation: 4, Fire: 1}); stats != want {
+		t.Errorf("stats %+v, want %+v", stats, want)
+	}
+	if got := layerNames(m); !slices.Equal(got, []string{"s", "p", "q", "a", "c", "cat2", "p2"}) {
+		t.Errorf("layers %v", got)
+	}
+	fire := layerNamed(t, m, "s")
+	if fire.Type != graph.FireType || !slices.Equal(fire.Inputs, []string{"x", "ws", "bs", "we1", "be1", "we3", "be3"}) ||
+		!slices.Equal(fire.Outputs, []string{"cat"}) {
+		t.Errorf("fused layer %s %q → %q", fire.Type, fire.Inputs, fire.Outputs)
+	}
+	for _, name := range []string{graph.SqueezeActivationAttr, graph.Expand1ActivationAttr, graph.FusedActivationAttr} {
+		if fire.String(name, "") != "Relu" {
+			t.Errorf("%s: %q, want Relu", name, fire.String(name, ""))
+		}
+	}
+	if !slices.Equal(fire.Ints("pads", nil), []int64{1, 1, 1, 1}) {
+		t.Errorf("pads %v: want the 3×3 expansion's", fire.Ints("pads", nil))
+	}
+	for _, gone := range []string{"sr", "e1r", "e3r"} {
+		if m.Tensor(gone) != nil {
+			t.Errorf("tensor %s is still there", gone)
+		}
+	}
+	if err := graph.InferShapes(m); err != nil {
+		t.Fatal(err)
+	}
+	checkListOrder(t, m)
+
+	// With the MaxPool folded into the expansions first, the module stays apart.
+	m = fireModel(t)
+	if stats, err := graph.FuseWith(m, graph.FuseOptions{Fire: true, MaxPool: true}); err != nil || stats.Fire != 0 || stats.ConcatMaxPool != 1 {
+		t.Errorf("with MaxPool: %+v, %v", stats, err)
+	}
+
+	for _, c := range []struct {
+		name string
+		edit func(b *modelBuilder, x string) (cat string)
+	}{
+		{"32 squeezed channels", func(b *modelBuilder, x string) string {
+			s := b.Layer("Conv", "s", []string{x, b.weights("ws", 0.5, 32, 4, 1, 1)})
+			e1 := b.Layer("Conv", "e1", []string{s, b.weights("w1", 0.5, 3, 32, 1, 1)})
+			e3 := b.Layer("Conv", "e3", []string{s, b.weights("w3", 0.5, 3, 32, 3, 3)}, pads1)
+			return b.Layer("Concat", "cat", []string{e1, e3}, model.IntAttr("axis", 1))
+		}},
+		{"squeeze read a third time", func(b *modelBuilder, x string) string {
+			s := b.Layer("Conv", "s", []string{x, b.weights("ws", 0.5, 4, 4, 1, 1)})
+			e1 := b.Layer("Conv", "e1", []string{s, b.weights("w1", 0.5, 3, 4, 1, 1)})
+			e3 := b.Layer("Conv", "e3", []string{s, b.weights("w3", 0.5, 3, 4, 3, 3)}, pads1)
+			b.Output(b.Layer("Tanh", "t", []string{s}))
+			return b.Layer("Concat", "cat", []string{e1, e3}, model.IntAttr("axis", 1))
+		}},
+		{"3×3 expansion first", func(b *modelBuilder, x string) string {
+			s := b.Layer("Conv", "s", []string{x, b.weights("ws", 0.5, 4, 4, 1, 1)})
+			e1 := b.Layer("Conv", "e1", []string{s, b.weights("w1", 0.5, 3, 4, 1, 1)})
+			e3 := b.Layer("Conv", "e3", []string{s, b.weights("w3", 0.5, 3, 4, 3, 3)}, pads1)
+			return b.Layer("Concat", "cat", []string{e3, e1}, model.IntAttr("axis", 1))
+		}},
+		{"3×3 expansion at stride 2", func(b *modelBuilder, x string) string {
+			s := b.Layer("Conv", "s", []string{x, b.weights("ws", 0.5, 4, 4, 1, 1)})
+			e1 := b.Layer("Conv", "e1", []string{s, b.weights("w1", 0.5, 3, 4, 1, 1), ""}, model.IntsAttr("strides", 2, 2))
+			e3 := b.Layer("Conv", "e3", []string{s, b.weights("w3", 0.5, 3, 4, 3, 3)}, pads1, model.IntsAttr("strides", 2, 2))
+			return b.Layer("Concat", "cat", []string{e1, e3}, model.IntAttr("axis", 1))
+		}},
+		{"squeeze is 3×3", func(b *modelBuilder, x string) string {
+			s := b.Layer("Conv", "s", []string{x, b.weights("ws", 0.5, 4, 4, 3, 3)}, pads1)
+			e1 := b.Layer("Conv", "e1", []string{s, b.weights("w1", 0.5, 3, 4, 1, 1)})
+			e3 := b.Layer("Conv", "e3", []string{s, b.weights("w3", 0.5, 3, 4, 3, 3)}, pads1)
+			return b.Layer("Concat", "cat", []string{e1, e3}, model.IntAttr("axis", 1))
+		}},
+		{"Concat along the width", func(b *modelBuilder, x string) string {
+			s := b.Layer("Conv", "s", []string{x, b.weights("ws", 0.5, 4, 4, 1, 1)})
+			e1 := b.Layer("Conv", "e1", []string{s, b.weights("w1", 0.5, 3, 4, 1, 1)})
+			e3 := b.Layer("Conv", "e3", []string{s, b.weights("w3", 0.5, 3, 4, 3, 3)}, pads1)
+			return b.Layer("Concat", "cat", []string{e1, e3}, model.IntAttr("axis", 3))
+		}},
+	} {
+		b := newModel("apart")
+		x := b.Input("x", model.Float32, 1, 4, 9, 9)
+		b.Output(b.Layer("Relu", "out", []string{c.edit(b, x)}))
+		if stats, err := graph.FuseWith(b.build(t), graph.FuseOptions{Fire: true}); err != nil || stats.Fire != 0 {
 			t.Errorf("%s: %+v, %v", c.name, stats, err)
 		}
 	}

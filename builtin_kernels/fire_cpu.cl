@@ -104,6 +104,33 @@ __kernel void fire_pack(__global const float* restrict w, int w_off, __global fl
         }                                                               \
     } while (0)
 
+/* STORE_TILE writes a tile's channels m0 .. m0+MT-1 (those below LIMIT) to dst + m*stride
+   after the bias BIAS(m) and ACT (see STORE_ROW for whole and count). */
+#define STORE_TILE(acc, m0, LIMIT, BIAS, dst, stride, ACT, whole, count)      \
+    _Pragma("unroll") for (int i = 0; i < MT; i++) {                          \
+        const int m_ = (m0) + i;                                              \
+        if (m_ < (LIMIT)) {                                                   \
+            STORE_ROW((dst) + m_ * (stride), acc[i], BIAS(m_), ACT, whole, count); \
+        }                                                                     \
+    }
+
+/* Each part's bias of channel m. */
+#if HAS_SQ_BIAS
+#define SQ_BIAS(m) sqb[m]
+#else
+#define SQ_BIAS(m) 0.0f
+#endif
+#if HAS_E1_BIAS
+#define E1_BIAS(m) e1b[m]
+#else
+#define E1_BIAS(m) 0.0f
+#endif
+#if HAS_E3_BIAS
+#define E3_BIAS(m) e3b[m]
+#else
+#define E3_BIAS(m) 0.0f
+#endif
+
 __kernel void fire(__global const float* restrict x, int x_off,
                    __global const float* restrict wsq, int wsq_off SQ_BIAS_ARG,
                    __global const float* restrict we1, int we1_off E1_BIAS_ARG,
@@ -168,17 +195,7 @@ __kernel void fire(__global const float* restrict x, int x_off,
                     FMA_TILE(acc, xv, wt + c * MT);
                 }
             }
-            _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                const int s = st * MT + i;
-                if (s < S) {
-#if HAS_SQ_BIAS
-                    const float b = sqb[s];
-#else
-                    const float b = 0.0f;
-#endif
-                    STORE_ROW(sdst + s * SL + p0, acc[i], b, SQ_ACT, spx >= PT, spx);
-                }
-            }
+            STORE_TILE(acc, st * MT, S, SQ_BIAS, sdst + p0, SL, SQ_ACT, spx >= PT, spx);
         }
     }
     for (int i = 0; i < S * SL; i++) {
@@ -213,17 +230,7 @@ __kernel void fire(__global const float* restrict x, int x_off,
                     }
                     FMA_TILE(acc, xv, wt + c * MT);
                 }
-                _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                    const int m = t * MT + i;
-                    if (m < E1) {
-#if HAS_E1_BIAS
-                        const float b = e1b[m];
-#else
-                        const float b = 0.0f;
-#endif
-                        STORE_ROW(yb + m * HW + p0, acc[i], b, E1_ACT, whole, opx);
-                    }
-                }
+                STORE_TILE(acc, t * MT, E1, E1_BIAS, yb + p0, HW, E1_ACT, whole, opx);
             } else {
                 const __global float* wt = we3 + (t - T1) * S * 9 * MT;
                 for (int c = 0; c < S; c++) {
@@ -244,17 +251,7 @@ __kernel void fire(__global const float* restrict x, int x_off,
                         FMA_TILE(acc, xv, wt + (c * 9 + ky * 3 + 2) * MT);
                     }
                 }
-                _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                    const int m = (t - T1) * MT + i;
-                    if (m < E3) {
-#if HAS_E3_BIAS
-                        const float b = e3b[m];
-#else
-                        const float b = 0.0f;
-#endif
-                        STORE_ROW(yb + (E1 + m) * HW + p0, acc[i], b, E3_ACT, whole, opx);
-                    }
-                }
+                STORE_TILE(acc, (t - T1) * MT, E3, E3_BIAS, yb + E1 * HW + p0, HW, E3_ACT, whole, opx);
             }
         }
     }

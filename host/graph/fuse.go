@@ -784,9 +784,11 @@ func (f *fuser) fires(keep func(*model.Layer) bool, dead map[string]bool) int {
 	// output and no fused work but an activation, its W 4-D with a window of kh × kw.
 	conv := func(i, kh, kw int) bool {
 		l := &f.layers[i]
-		w := shape(l.Inputs[min(1, len(l.Inputs)-1)])
-		return l.Type == "Conv" && !keep(l) && len(l.Inputs) >= 2 && len(l.Inputs) <= 3 && len(l.Outputs) == 1 &&
-			l.Int("group", 1) == 1 && l.Int(FusedGlobalAveragePoolAttr, 0) == 0 && !l.Has(FusedMaxPoolPrefix+"kernel_shape") &&
+		if l.Type != "Conv" || keep(l) || len(l.Inputs) < 2 || len(l.Inputs) > 3 || len(l.Outputs) != 1 {
+			return false
+		}
+		w := shape(l.Inputs[1])
+		return l.Int("group", 1) == 1 && l.Int(FusedGlobalAveragePoolAttr, 0) == 0 && !l.Has(FusedMaxPoolPrefix+"kernel_shape") &&
 			!l.Has("clhost_output_batch_stride") && len(w) == 4 && w[2] == kh && w[3] == kw
 	}
 	folded := 0

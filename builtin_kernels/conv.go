@@ -199,6 +199,9 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	}
 	g, _ := o.geometry(p, in)
 	if g.pool {
+		if pooledBlocked(g, dev) {
+			return pooledBlockedPlan(g, dev)
+		}
 		if pooledIn1x1(g, dev) {
 			return cpu1x1Plan(g, heuristic1x1Tile(g, dev), dev)
 		}

@@ -1119,6 +1119,7 @@ func TestConv1x1PooledCPUPlan(t *testing.T) {
 		{name: "small plane residual clip", attrs: pool(Attrs{FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.1), FusedMaxAttr: float32(0.2)}), in: shapes(sh(1, 5, 3, 5), sh(10, 5, 1, 1), nil, sh(1, 10, 3, 5)), out: shapes(sh(1, 10, 1, 1))},
 		{name: "groups 7x7", attrs: pool(Attrs{"group": 2}), in: shapes(sh(2, 6, 7, 7), sh(8, 3, 1, 1), sh(8)), out: shapes(sh(2, 8, 1, 1))},
 		{name: "batch stride", attrs: pool(Attrs{OutputBatchStrideAttr: 13 + 4}), in: shapes(sh(3, 4, 6, 10), sh(13, 4, 1, 1), sh(13)), out: shapes(sh(3, 13, 1, 1))},
+		{name: "blocked head batch stride", attrs: pool(Attrs{FusedActivationAttr: ActRelu, OutputBatchStrideAttr: 40}), in: shapes(sh(2, 70, 5, 5), sh(35, 70, 1, 1), sh(35)), out: shapes(sh(2, 35, 1, 1))},
 	}
 	tiles := []cpu1x1Tile{{16, 8, 2, 0, 0}, {16, 12, 2, 0, 0}, {8, 6, 2, 3, 0}, {4, 3, 3, 1, 2}}
 	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {

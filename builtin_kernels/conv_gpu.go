@@ -249,7 +249,10 @@ func (o convOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan, 
 	}
 	g, _ := o.geometry(p, in)
 	depthwise := g.cg == 1 && g.g > 1
-	if g.pool && pooledIn1x1(g, dev) {
+	if g.pool && pooledBlocked(g, dev) {
+		nchw, err := cpu1x1Plan(g, heuristic1x1Tile(g, dev), dev)
+		return []*Plan{plan, nchw}, err
+	} else if g.pool && pooledIn1x1(g, dev) {
 		return cpu1x1Candidates(g, dev)
 	} else if g.pool {
 		return []*Plan{plan}, nil

@@ -30,6 +30,8 @@ func TestFirePlan(t *testing.T) {
 			in: shapes(sh(2, 4, 1, 7), sh(3, 4, 1, 1), sh(3), sh(2, 3, 1, 1), sh(2), sh(4, 3, 3, 3), nil), omit: []int{6}, out: shapes(sh(2, 6, 1, 7))},
 		{name: "13x13 many channels", attrs: relu,
 			in: shapes(sh(1, 40, 13, 13), sh(16, 40, 1, 1), sh(16), sh(24, 16, 1, 1), sh(24), sh(24, 16, 3, 3), sh(24)), out: shapes(sh(1, 48, 13, 13))},
+		{name: "wide squeeze at batch 1", attrs: relu,
+			in: shapes(sh(1, 96, 13, 13), sh(48, 96, 1, 1), sh(48), sh(32, 48, 1, 1), sh(32), sh(40, 48, 3, 3), sh(40)), out: shapes(sh(1, 72, 13, 13))},
 		{name: "output batch stride", attrs: mergeAttrs(relu, Attrs{OutputBatchStrideAttr: 12*6*9 + 17}),
 			in: shapes(sh(2, 5, 6, 9), sh(4, 5, 1, 1), sh(4), sh(4, 4, 1, 1), sh(4), sh(8, 4, 3, 3), sh(8)), out: shapes(sh(2, 12, 6, 9))},
 	}

@@ -759,7 +759,12 @@ func (f *fuser) concatMaxPools(keep func(*model.Layer) bool, shapes map[string][
 // direct window, and the fused layer lost: on the 16-core Xeon at batch 16 (SqueezeNet
 // 1.1, per-layer profile), fire4–fire9 took 1.22, 1.43, 0.86, 0.88, 1.43 and 1.31 ms
 // fused against 1.13, 1.28, 0.80, 0.87, 1.43 and 1.30 as three launches, while fire2 (16
-// channels) took 1.20 against 1.44.
+// channels) took 1.20 against 1.44. Small batches do not change that: folding every
+// module at batches up to 4 (one launch per module where the squeeze and the expansions
+// run as two on the critical path) ran SqueezeNet slower on that machine, p50 2.21–2.48
+// ms against 2.13–2.30 at batch 1 and 3.56–3.70 against 2.96–3.08 at batch 2 (four
+// alternating rounds, 2026-11-24): fire8 and fire9 took 0.28 and 0.36 ms fused against
+// 0.25 and 0.27 apart.
 const maxFireSqueeze = 32
 
 // fires folds every fire module into one FireType layer (see FuseWith) and returns how

@@ -395,7 +395,10 @@ func windowVec(ow int, dev DeviceInfo) int {
 // thread, a launch of 64 tiny work-groups 35 µs more than one of a single group. Layers at
 // batch 1 have that little work: on that machine, MobileNetV2's and SqueezeNet's layers of
 // 0.5–56 MFLOP ran 10–40 % faster as 16 groups than as the 35–96 the plans make for load
-// balance, and none ran slower.
+// balance, and none ran slower. Fewer groups still, about sqrt(MACs / 50000) of them so
+// that each woken thread has more to do, gained nothing robust (2026-11-24, batch 1, four
+// alternating rounds in a busy phase: SqueezeNet's fastest inferences 2.02–2.17 ms
+// against 1.88–2.11, MobileNetV2 and ResNet-18 within their rounds' spread).
 const smallKernelMACs = 2 << 20
 
 // macs is the number of multiply-adds a conv performs.

@@ -251,6 +251,10 @@ func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
 // units, half an image each; a band recomputes only the rows its window shares with the
 // next), and the group of rows and projection tile that waste the fewest lanes and loads
 // with buffers within maxRollBuffer. ok is false where not even one row's buffers fit.
+// One band per unit (whole images at batch 16, no row expanded twice; the 14-row blocks'
+// bands of 7 rows expand 9) ran slower: on the 16-core Xeon (2026-11-24, two profiles)
+// MobileNetV2's blocks took 2–40 % longer, the whole network p50 15.2–16.3 → 16.0–18.0 ms
+// in five alternating rounds; a unit whose last band finishes late leaves the others idle.
 func pwdwRollTile(g pwdwGeom, t pwdwTile, dev DeviceInfo) (pwdwTile, bool) {
 	w := g.dw.win
 	oh, ow := w.out[0], w.out[1]

@@ -322,3 +322,47 @@ func BenchmarkBlockCPU(b *testing.B) {
 		benchPlans(b, env, bl.name, plans, ins, out, flops)
 	}
 }
+
+// BenchmarkBlockTilesCPU sweeps pwdwr's groups of rows and projection tiles (gr rows per
+// group, mt output channels × np vectors of pixels) over MobileNetV2's 14- and 28-row
+// blocks at batch 16; "plan" is the block's own plan, the peer of the same run. On the
+// 16-core Xeon (2026-11-24, two rounds of 40 launches, best-GFLOP/s) no tile beat the
+// plans by more than the runs' spread (the plan's own tile, run again under another name,
+// gave 703–751 against the plan's 691–886 on 64 → 384 → 64): groups of one or two rows
+// ran 5–35 % slower, groups of 3–5 rows within the spread.
+func BenchmarkBlockTilesCPU(b *testing.B) {
+	env := deviceEnvB(b)
+	clip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
+		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
+	for _, bl := range [][4]int{{64, 384, 14, 64}, {96, 576, 14, 96}, {32, 192, 28, 32}} {
+		c, m, hw, o := bl[0], bl[1], bl[2], bl[3]
+		attrs := mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": m})
+		in := shapes(sh(16, c, hw, hw), sh(m, c, 1, 1), sh(m), sh(m, 1, 3, 3), sh(m), sh(o, m, 1, 1), sh(o), sh(16, o, hw, hw))
+		out := shapes(sh(16, o, hw, hw))
+		cs := opCase{name: fmt.Sprint(bl), typ: PointwiseDepthwiseType, attrs: attrs, in: in, out: out}
+		g, err := pwdwOp{}.geometry(paramsOr(attrs), in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		own, err := pwdwOp{}.Plan(attrs, in, out, env.dev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		plans := []namedPlan{{"plan", own}}
+		t, _ := choosePwdwTile(g, env.dev)
+		for _, v := range [][3]int{{1, 16, 1}, {1, 24, 1}, {1, 8, 2}, {2, 6, 2}, {2, 12, 2}, {3, 8, 3}, {4, 5, 4}, {4, 8, 2}, {5, 8, 3}} {
+			vt := t
+			vt.gr, vt.mt, vt.np = v[0], v[1], v[2]
+			if vt.gr > vt.rows || pwdwRollBytes(g, vt, vt.gr, vt.np) > maxRollBuffer {
+				continue
+			}
+			p, err := pwdwOp{}.plan(attrs, in, out, env.dev, &vt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			plans = append(plans, namedPlan{fmt.Sprintf("r%d_g%d_%dx%d", vt.rows, vt.gr, vt.mt, vt.np), p})
+		}
+		flops := 2.0 * float64(g.pw.macs()+g.dw.macs()+g.proj.macs())
+		benchPlans(b, env, fmt.Sprintf("%d_%d_%d_%d", c, m, hw, o), plans, cs.inputs(), out, flops)
+	}
+}

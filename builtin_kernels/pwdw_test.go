@@ -329,7 +329,9 @@ func BenchmarkBlockCPU(b *testing.B) {
 // 16-core Xeon (2026-11-24, two rounds of 40 launches, best-GFLOP/s) no tile beat the
 // plans by more than the runs' spread (the plan's own tile, run again under another name,
 // gave 703–751 against the plan's 691–886 on 64 → 384 → 64): groups of one or two rows
-// ran 5–35 % slower, groups of 3–5 rows within the spread.
+// ran 5–35 % slower, groups of 3–5 rows within the spread, and so did groups of a whole
+// 7-row band (up to twice maxRollBuffer; 98 pixels in 112 or 128 lanes where groups of 4
+// rows fill 128 with 98), though they compute a seventh fewer lanes.
 func BenchmarkBlockTilesCPU(b *testing.B) {
 	env := deviceEnvB(b)
 	clip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
@@ -350,10 +352,10 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 		}
 		plans := []namedPlan{{"plan", own}}
 		t, _ := choosePwdwTile(g, env.dev)
-		for _, v := range [][3]int{{1, 16, 1}, {1, 24, 1}, {1, 8, 2}, {2, 6, 2}, {2, 12, 2}, {3, 8, 3}, {4, 5, 4}, {4, 8, 2}, {5, 8, 3}} {
+		for _, v := range [][3]int{{1, 16, 1}, {1, 24, 1}, {1, 8, 2}, {2, 6, 2}, {2, 12, 2}, {3, 8, 3}, {4, 5, 4}, {4, 8, 2}, {5, 8, 3}, {7, 3, 7}, {7, 16, 1}, {7, 6, 4}} {
 			vt := t
 			vt.gr, vt.mt, vt.np = v[0], v[1], v[2]
-			if vt.gr > vt.rows || pwdwRollBytes(g, vt, vt.gr, vt.np) > maxRollBuffer {
+			if vt.gr > vt.rows || pwdwRollBytes(g, vt, vt.gr, vt.np) > 2*maxRollBuffer {
 				continue
 			}
 			p, err := pwdwOp{}.plan(attrs, in, out, env.dev, &vt)

@@ -17,7 +17,6 @@ export OCL_ICD_VENDORS="$vendors" CLHOST_TEST_DEVICE=oclgrind
 # OCLGRIND_UNINITIALIZED is left off: its plugin aborts on instructions oclgrind's own
 # compiler emits. Unwritten outputs are caught instead by the NaN pre-fill of the tests.
 export OCLGRIND_CHECK_API=1 OCLGRIND_DATA_RACES=1
-export CLHOST_TEST_SMALL=1 # the suites pick their small shapes: a simulator is slow
 start=$(date +%s)
 status=0
 go test -count=1 -parallel 1 -p 1 -timeout 60m \

@@ -15,7 +15,8 @@ type blockedTile struct{ b, mt, np int }
 // blockedIO says which of conv1x1_blk's tensors are in NCHW rather than blocked: an NCHW
 // input is reordered into a blocked scratch copy first, or with readInPlace read where
 // it lies (each channel's pixels from its own plane); an NCHW output is stored lane by
-// lane. A layer with a fused global average pool writes its (N, M) output as NCHW does.
+// lane. A residual is laid out as the output. A layer with a fused global average pool
+// writes its (N, M) output as NCHW does.
 type blockedIO struct{ nchwIn, nchwOut, readInPlace bool }
 
 // blockReorderPixels is how many pixels of one block a conv1x1_blk_reorder work-item
@@ -29,6 +30,9 @@ func cpu1x1BlockedPlan(g convGeom, t blockedTile, io blockedIO, dev DeviceInfo) 
 	if g.win.k != [2]int{1, 1} || g.win.s != [2]int{1, 1} || g.g != 1 || g.mpool != nil ||
 		g.win.pb != [2]int{} || g.win.pe != [2]int{} || g.nsp != 2 {
 		return nil, fmt.Errorf("conv1x1_blk: needs a 2-D 1×1 conv at stride 1, group 1, unpadded, not max pooled")
+	}
+	if g.pool && g.hasResidual {
+		return nil, fmt.Errorf("conv1x1_blk: a pooled layer takes no residual")
 	}
 	if t.b <= 0 || t.mt <= 0 || t.np <= 0 {
 		return nil, fmt.Errorf("conv1x1_blk: bad tile %+v", t)

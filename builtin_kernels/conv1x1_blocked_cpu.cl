@@ -12,7 +12,7 @@
 //   global = (MT*B, CB*B, MBT) with MBT = ceil(MB/MT).  Arguments: w, packed w.
 // conv1x1_blk: global = (ceil(tiles/TPI), MBT, N) with tiles = ceil(P/NP): each
 //   work-item runs TPI pixel tiles one after another.
-//   Arguments: x, packed w, [bias], [residual, blocked as y], y.
+//   Arguments: x, packed w, [bias], [residual, laid out as y], y.
 // conv1x1_blk_reorder: x in NCHW → blocked, for a layer whose producer writes NCHW.
 //   global = (ceil(P/RP), CB, N): RP pixels of one block per work-item.
 //   Arguments: x, blocked x.
@@ -48,6 +48,9 @@
 #endif
 #if POOL_AVG && TPI * NP < P
 #error "POOL_AVG needs one tile of output blocks per work-item over the whole plane"
+#endif
+#if POOL_AVG && HAS_RESIDUAL
+#error "POOL_AVG takes no residual"
 #endif
 
 __kernel void conv1x1_blk_pack(__global const float* restrict w, int w_off, __global float* restrict wp, int wp_off)
@@ -189,13 +192,19 @@ __kernel void conv1x1_blk(__global const float* restrict x, int x_off,
 
         _Pragma("unroll") for (int t = 0; t < MT; t++) {
             const int mb = mt * MT + t;
-#if HAS_RESIDUAL
+#if HAS_RESIDUAL && !OUT_NCHW
             const __global float* rb = res + ((long)(n * MB + mb) * P + p0) * B;
 #endif
             _Pragma("unroll") for (int j = 0; j < NP; j++) {
                 if (mb < MB && j >= done - p0 && p0 + j < P) {
                     floatB v = acc[t][j] + bv[t];
-#if HAS_RESIDUAL
+#if HAS_RESIDUAL && OUT_NCHW
+                    float rl[B];
+                    _Pragma("unroll") for (int l = 0; l < B; l++) {
+                        rl[l] = mb * B + l < M ? res[((long)n * M + mb * B + l) * P + p0 + j] : 0.0f;
+                    }
+                    v += vloadB(0, rl);
+#elif HAS_RESIDUAL
                     v += vloadB(j, rb);
 #endif
                     v = APPLY_ACT(v);

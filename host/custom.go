@@ -252,7 +252,7 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		if want != in.format {
-			tmp, err := n.scratch(4 * elements(in.shape))
+			tmp, err := n.reorderScratch(l, cfg, len(pre)+len(post), 4*elements(in.shape))
 			if err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
@@ -292,7 +292,7 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 			out.format = t.Format
 			n.engine.logf("layer %q: output %d kept in %s for its readers", l.Name, t.Port, t.Format)
 		} else if needsReorder(t.Format) {
-			tmp, err := n.scratch(4 * elements(out.shape))
+			tmp, err := n.reorderScratch(l, cfg, len(pre)+len(post), 4*elements(out.shape))
 			if err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
@@ -402,6 +402,77 @@ func (n *Network) typeOf(name string) string {
 		}
 	}
 	return "float"
+}
+
+// customReorders lists the bytes of each tensor a custom layer's binding reorders
+// (bindCustom), in the order it reorders them: the inputs its config declares in a
+// format other than the one their producer wrote, then the outputs its kernel writes in
+// a format other than BFYX that not every reader takes as it is. The memory plan gives
+// each a scratch buffer that lives for the layer's step (stepScratch).
+func (n *Network) customReorders(l *model.Layer, cfg *customlayer.Layer) []int {
+	var sizes []int
+	bytes := func(name string) int {
+		if t := n.Model.Tensor(name); t != nil && t.Shape != nil {
+			return 4 * t.Elements()
+		}
+		return 0
+	}
+	for _, t := range cfg.Inputs() {
+		if t.Port >= len(l.Inputs) || l.Inputs[t.Port] == "" {
+			continue // the binding refuses the layer
+		}
+		from := n.producedFormat(l.Inputs[t.Port])
+		if t.Format != customlayer.ANY && t.Format != from {
+			sizes = append(sizes, bytes(l.Inputs[t.Port]))
+		}
+	}
+	for _, t := range cfg.Outputs() {
+		if t.Port < len(l.Outputs) && needsReorder(t.Format) && !n.readAs(l.Outputs[t.Port], t.Format) {
+			sizes = append(sizes, bytes(l.Outputs[t.Port]))
+		}
+	}
+	return sizes
+}
+
+// producedFormat is the format a tensor's producer leaves it in: BFYX, unless a custom
+// layer writes it in another format that every reader takes (readAs; as bindCustom
+// decides, the last of its Tensors on that port that does).
+func (n *Network) producedFormat(name string) customlayer.Format {
+	f := customlayer.BFYX
+	for i := range n.Model.Layers {
+		l := &n.Model.Layers[i]
+		port := slices.Index(l.Outputs, name)
+		if port < 0 {
+			continue
+		}
+		cfg, ok := n.engine.Layers.Lookup(l.Type)
+		if !ok {
+			return f
+		}
+		for _, t := range cfg.Outputs() {
+			if t.Port == port && needsReorder(t.Format) && n.readAs(name, t.Format) {
+				f = t.Format
+			}
+		}
+		return f
+	}
+	return f
+}
+
+// reorderScratch is the buffer for a custom layer's reorder i (customReorders' order):
+// its planned scratch slot, or where the plan has none of that size, a buffer of its own.
+func (n *Network) reorderScratch(l *model.Layer, cfg *customlayer.Layer, i, size int) (*cl.Buffer, error) {
+	key := scratchKey(l.Name, i, 0)
+	if planned := n.customReorders(l, cfg); i < len(planned) && planned[i] == size {
+		if b, ok := n.slotBuf[key]; ok && n.slotOff[key] == 0 {
+			return b, nil
+		}
+		if v := n.slotView[key]; v != nil {
+			return v, nil
+		}
+	}
+	n.engine.logf("layer %q: reorder %d takes a buffer of its own, outside the memory plan", l.Name, i)
+	return n.scratch(size)
 }
 
 // scratch allocates a device buffer owned by the network.

@@ -337,6 +337,22 @@ func TestCustomFormatBYXFReorders(t *testing.T) {
 	if strings.Contains(log.String(), `layer "s2": output`) {
 		t.Errorf("s2 writes BFYX, yet its output was reordered:\n%s", log)
 	}
+	// The reordered copies are scratch of the layers' steps in the memory plan, counted in
+	// its figures, not buffers of their own.
+	for _, key := range []string{scratchKey("s1", 0, 0), scratchKey("s1", 1, 0), scratchKey("s2", 0, 0)} {
+		if _, ok := n.slotBuf[key]; !ok {
+			t.Errorf("%s is not in the memory plan", planLabel(key))
+		}
+	}
+	if _, ok := n.slotBuf[scratchKey("s2", 1, 0)]; ok {
+		t.Errorf("s2 has a second reorder buffer planned, for an output it writes in BFYX")
+	}
+	if strings.Contains(log.String(), "outside the memory plan") {
+		t.Errorf("a reorder took a buffer of its own:\n%s", log)
+	}
+	if tensor := int64(4 * elements(shape)); n.SumBytes < 3*tensor+3*tensor {
+		t.Errorf("SumBytes %d counts fewer than s1, s2, sig and the three reordered copies (%d bytes each)", n.SumBytes, tensor)
+	}
 	// BYXF pitches of 2×3×4×5: B = 4·5·3, F = 1, Y = 5·3, X = 3.
 	ctContains(t, "the ChanScaleBYXF program", ctDumped(t, dump, "ChanScaleBYXF"),
 		"#define INPUT0_FORMAT_BYXF\n", "#define INPUT0_PITCHES (int []){ 60,1,15,3, }\n", "#define OUTPUT0_FORMAT_BYXF\n")

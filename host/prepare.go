@@ -135,7 +135,7 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 			byName[out].custom = p.custom != nil
 		}
 		for _, sc := range n.stepScratch(p) {
-			mt := &memTensor{name: sc.name, def: si, lastUse: si, bytes: sc.bytes, pinned: keep}
+			mt := &memTensor{name: sc.name, def: si, lastUse: si, bytes: sc.bytes, pinned: keep, custom: sc.custom}
 			ts = append(ts, mt)
 			n.SumBytes += int64(sc.bytes)
 		}
@@ -309,21 +309,30 @@ func (n *Network) addReuseDeps() {
 	}
 }
 
-// stepScratch is a built-in layer's scratch memory that one inference writes and reads
-// within the layer's own step: a padded or subsampled copy of the input, an
-// intermediate of fused kernels, split-K partial sums. Such buffers are planned like
-// activations that live for that step alone, one per half of a split layer, so they
-// share the arena with tensors not alive meanwhile and count in its figures. Scratch a
-// setup launch writes (packed weights) keeps a buffer of its own: it lives as long as
-// the network.
+// stepScratch is a layer's scratch memory that one inference writes and reads within
+// the layer's own step: a built-in's padded or subsampled copy of the input, an
+// intermediate of fused kernels, split-K partial sums; a custom layer's tensors
+// reordered into the format its kernel declares (customReorders). Such buffers are
+// planned like activations that live for that step alone, one per half of a split
+// layer, so they share the arena with tensors not alive meanwhile and count in its
+// figures. Scratch a setup launch writes (packed weights) keeps a buffer of its own: it
+// lives as long as the network.
 type stepScratch struct {
-	name  string // the plan's key in slotBuf and slotOff (scratchKey)
-	bytes int
+	name   string // the plan's key in slotBuf and slotOff (scratchKey)
+	bytes  int
+	custom bool // a custom kernel takes it: it needs a buffer of its own start
 }
 
 func (n *Network) stepScratch(p *preparedLayer) []stepScratch {
+	if p.custom != nil {
+		var out []stepScratch
+		for i, bytes := range n.customReorders(p.l, p.custom) {
+			out = append(out, stepScratch{name: scratchKey(p.l.Name, i, 0), bytes: bytes, custom: true})
+		}
+		return out
+	}
 	plan, lanes := p.plan, 1
-	if plan == nil || p.custom != nil || plan.AliasInput >= 0 && len(plan.Launches) == 0 {
+	if plan == nil || plan.AliasInput >= 0 && len(plan.Launches) == 0 {
 		return nil
 	}
 	if p.half != nil {

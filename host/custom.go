@@ -227,6 +227,7 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 	argBuf := map[int]*cl.Buffer{}
 	var bound []*deviceTensor
 	var pre, post []launch
+	planned := n.customReorders(l, cfg) // the reorders' scratch slots (stepScratch)
 
 	for _, t := range cfg.Inputs() {
 		if t.Port >= len(l.Inputs) || l.Inputs[t.Port] == "" {
@@ -252,7 +253,7 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		if want != in.format {
-			tmp, err := n.reorderScratch(l, cfg, len(pre)+len(post), 4*elements(in.shape))
+			tmp, err := n.reorderScratch(l, planned, len(pre)+len(post), 4*elements(in.shape))
 			if err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
@@ -292,7 +293,7 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 			out.format = t.Format
 			n.engine.logf("layer %q: output %d kept in %s for its readers", l.Name, t.Port, t.Format)
 		} else if needsReorder(t.Format) {
-			tmp, err := n.reorderScratch(l, cfg, len(pre)+len(post), 4*elements(out.shape))
+			tmp, err := n.reorderScratch(l, planned, len(pre)+len(post), 4*elements(out.shape))
 			if err != nil {
 				return fmt.Errorf("%s: %w", where, err)
 			}
@@ -459,11 +460,12 @@ func (n *Network) producedFormat(name string) customlayer.Format {
 	return f
 }
 
-// reorderScratch is the buffer for a custom layer's reorder i (customReorders' order):
-// its planned scratch slot, or where the plan has none of that size, a buffer of its own.
-func (n *Network) reorderScratch(l *model.Layer, cfg *customlayer.Layer, i, size int) (*cl.Buffer, error) {
+// reorderScratch is the buffer for a custom layer's reorder i: its planned scratch slot
+// (planned is customReorders' list), or where the plan has none of that size, a buffer
+// of its own.
+func (n *Network) reorderScratch(l *model.Layer, planned []int, i, size int) (*cl.Buffer, error) {
 	key := scratchKey(l.Name, i, 0)
-	if planned := n.customReorders(l, cfg); i < len(planned) && planned[i] == size {
+	if i < len(planned) && planned[i] == size {
 		if b, ok := n.slotBuf[key]; ok && n.slotOff[key] == 0 {
 			return b, nil
 		}

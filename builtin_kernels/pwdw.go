@@ -27,6 +27,12 @@ const (
 	PointwiseMaxAttr        = "clhost_pw_max"
 )
 
+// PointwiseWindowPrefix carries the expansion's window where it is not 1×1: a network's
+// stem Conv (group 1, undilated) whose output only the first depthwise layer reads, as
+// MobileNetV2's 3×3 stride-2 Conv of the image. Its pads, strides and kernel_shape are
+// the attributes of those names under this prefix; without them the expansion is 1×1.
+const PointwiseWindowPrefix = "clhost_pw_window_"
+
 func init() { Register(PointwiseDepthwiseType, pwdwOp{}) }
 
 type pwdwOp struct{}
@@ -48,6 +54,8 @@ func pwdwParts(p Params, block bool) (pw, dw, proj Params) {
 	pw = renamedParams{p, rename(window, map[string]string{
 		FusedActivationAttr: PointwiseActivationAttr, FusedAlphaAttr: PointwiseAlphaAttr,
 		FusedMinAttr: PointwiseMinAttr, FusedMaxAttr: PointwiseMaxAttr, OutputBatchStrideAttr: "",
+		"pads": PointwiseWindowPrefix + "pads", "strides": PointwiseWindowPrefix + "strides",
+		"kernel_shape": PointwiseWindowPrefix + "kernel_shape",
 	})}
 	if !block {
 		return pw, p, nil
@@ -85,8 +93,8 @@ func (pwdwOp) geometry(p Params, in [][]int) (pwdwGeom, error) {
 	if g.pw, err = (convOp{}).geometry(pwp, in[:3]); err != nil {
 		return g, fmt.Errorf("%s: 1×1 half: %w", typ, err)
 	}
-	if g.pw.nsp != 2 || !g.pw.pointwise() || g.pw.g != 1 {
-		return g, fmt.Errorf("%s: input 1 (1×1 W) has shape %v: want [M, %d, 1, 1] over a 2-D X", typ, in[1], g.pw.c)
+	if g.pw.nsp != 2 || g.pw.g != 1 || g.pw.win.d != [2]int{1, 1} || !g.pw.pointwise() && !p.Has(PointwiseWindowPrefix+"kernel_shape") {
+		return g, fmt.Errorf("%s: input 1 (1×1 W) has shape %v: want [M, %d, 1, 1] over a 2-D X (or a window in %skernel_shape)", typ, in[1], g.pw.c, PointwiseWindowPrefix)
 	}
 	mid := g.pw.win.outShape(g.pw.n, g.pw.m, 2)
 	dwIn := append([][]int{mid}, in[3:min(len(in), 5)]...)
@@ -184,7 +192,9 @@ func choosePwdwTile(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 		v /= 2
 	}
 	cv := 1
-	if g.dw.m >= 4*v {
+	if g.dw.m >= 4*v || !g.pw.pointwise() && g.dw.m >= 2*v {
+		// A stem's expansion (few channels, many taps each) takes two vectors from 2v
+		// channels: one channel block then reads each input tap once.
 		cv = 2
 	}
 	regs := 16 // AVX and SSE
@@ -333,7 +343,7 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs 
 		return nil, err
 	}
 	packed := Arg{Kind: ArgScratch, Index: 0}
-	packRows := pw.c + dw.win.k[0]*dw.win.k[1] + 2
+	packRows := pw.c*pw.win.k[0]*pw.win.k[1] + dw.win.k[0]*dw.win.k[1] + 2
 	pg, pl := launchSize([]int{vc, packRows, mb}, dev)
 	// Each band also recomputes the expanded rows above and below it.
 	bandIn := (t.rows-1)*dw.win.s[0] + dw.win.k[0]
@@ -390,6 +400,16 @@ func (o pwdwOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *pwdwTile) 
 	d.int("H", pw.in[0])
 	d.int("W", pw.in[1])
 	d.int("M", pw.m)
+	if !pw.pointwise() {
+		d.int("EKH", pw.win.k[0])
+		d.int("EKW", pw.win.k[1])
+		d.int("ESH", pw.win.s[0])
+		d.int("ESW", pw.win.s[1])
+		d.int("EPT", pw.win.pb[0])
+		d.int("EPL", pw.win.pb[1])
+		d.int("IH", dw.in[0])
+		d.int("IW", dw.in[1])
+	}
 	dw.win.define(&d)
 	d.bool("HAS_PW_BIAS", pw.hasBias)
 	d.bool("HAS_DW_BIAS", dw.hasBias)
@@ -450,13 +470,13 @@ func (o pwdwOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *pwdwTile) 
 		return nil, err
 	}
 	oh, ow := dw.win.out[0], dw.win.out[1]
-	plan.Scratch = []int{4 * pw.n * pw.m * pw.in[0] * pw.in[1]}
+	plan.Scratch = []int{4 * pw.n * pw.m * dw.in[0] * dw.in[1]}
 	expanded, dwOut := Arg{Kind: ArgScratch, Index: 0}, Arg{Kind: ArgOutput, Index: 0}
 	if g.proj != nil {
 		plan.Scratch = append(plan.Scratch, 4*dw.n*dw.m*oh*ow)
 		dwOut = Arg{Kind: ArgScratch, Index: 1}
 	}
-	g1, l1 := launchSize([]int{pw.in[0] * pw.in[1], pw.m, pw.n}, dev)
+	g1, l1 := launchSize([]int{dw.in[0] * dw.in[1], pw.m, pw.n}, dev)
 	g2, l2 := launchSize([]int{ow, oh, dw.n * dw.c}, dev)
 	plan.Launches = []Launch{
 		{Kernel: "pwdw_pw", Global: g1, Local: l1, Args: append(append([]Arg{{Kind: ArgInput, Index: 0}}, pwArgs...), expanded)},

@@ -26,14 +26,33 @@
 // devices and shapes the tiled kernel does not suit (GPUs, dilated windows, rows too wide
 // for the buffer).
 //
+// The expansion may also be a convolution with a window (a network's stem, whose output
+// only the first depthwise layer reads: MobileNetV2's 3×3 stride-2 Conv of the image's 3
+// channels): EKH EKW ESH ESW EPT EPL are then its window, and each expanded pixel runs
+// C*EKH*EKW multiply-adds per channel, the taps outside the image reading zero. Its
+// output, the depthwise layer's input, is IH × IW.
+//
 // Defines: N, C, H, W (the input), M (expanded channels), the depthwise window (KH KW SH
 // SW DH DW PT PL PB PR OH OW), HAS_PW_BIAS, HAS_DW_BIAS, PW_ACT(v), APPLY_ACT(v) (the
-// depthwise half's activation), [YN]; for pwdw V, CV, PXT, ROWS, NB and MB.
+// depthwise half's activation), [YN], [EKH EKW ESH ESW EPT EPL IH IW]; for pwdw V, CV,
+// PXT, ROWS, NB and MB.
 #ifndef DWN
 #define DWN (M * OH * OW)
 #endif
 #define P (OH * OW)
 #define KK (KH * KW)
+#ifndef EKH
+#define EKH 1
+#define EKW 1
+#define ESH 1
+#define ESW 1
+#define EPT 0
+#define EPL 0
+#define IH H
+#define IW W
+#endif
+/* The expansion's weights per expanded channel. */
+#define CK (C * EKH * EKW)
 
 #ifdef V
 #define CAT_(a, b) a##b
@@ -42,7 +61,7 @@
 #define vloadV CAT(vload, V)
 #define vstoreV CAT(vstore, V)
 #define VC (V * CV)
-#define PACK_ROWS (C + KK + 2)
+#define PACK_ROWS (CK + KK + 2)
 #if V == 16
 #define LOG2V 4
 #elif V == 8
@@ -71,7 +90,7 @@ static inline void transposeV(floatV* t)
 
 /* Buffer columns: the padded input columns the windows reach, and at least the image's. */
 #define BW_REACH ((OW - 1) * SW + KW)
-#define BW (BW_REACH > PL + W ? BW_REACH : PL + W)
+#define BW (BW_REACH > PL + IW ? BW_REACH : PL + IW)
 /* Buffer rows: those ROWS output rows reach. */
 #define IR ((ROWS - 1) * SH + KH)
 
@@ -93,14 +112,14 @@ __kernel void pwdw_pack(__global const float* restrict pww, int pww_off PW_BIAS_
     const int m = mb * VC + i;
     float v = 0.0f;
     if (m < M) {
-        if (r < C) {
-            v = pww[m * C + r];
-        } else if (r == C) {
+        if (r < CK) {
+            v = pww[m * CK + r];
+        } else if (r == CK) {
 #if HAS_PW_BIAS
             v = pwb[m];
 #endif
-        } else if (r < C + 1 + KK) {
-            v = dww[m * KK + r - C - 1];
+        } else if (r < CK + 1 + KK) {
+            v = dww[m * KK + r - CK - 1];
         } else {
 #if HAS_DW_BIAS
             v = dwb[m];
@@ -117,9 +136,9 @@ static inline void zeroPadding(floatV (*buf)[BW][CV], const int iy0, const int n
 {
     for (int r = 0; r < nr; r++) {
         const int iy = iy0 + r;
-        const bool outside = iy < 0 || iy >= H;
+        const bool outside = iy < 0 || iy >= IH;
         for (int col = 0; col < BW; col++) {
-            if (outside || col < PL || col >= PL + W) {
+            if (outside || col < PL || col >= PL + IW) {
                 _Pragma("unroll") for (int v = 0; v < CV; v++) {
                     buf[r][col][v] = (floatV)(0.0f);
                 }
@@ -128,23 +147,24 @@ static inline void zeroPadding(floatV (*buf)[BW][CV], const int iy0, const int n
     }
 }
 
-/* expandRows runs the 1×1 convolution of channel block wp over the image rows [lo, hi)
-   of image xn, one contiguous run of pixels in each input plane, into the buffer whose
-   row 0 is image row iy0. The last step's missing pixels repeat the run's last one and
-   are not stored. */
+/* expandRows runs the expansion of channel block wp over its output rows [lo, hi) of
+   image xn (one contiguous run of pixels in each expanded plane) into the buffer whose
+   row 0 is expanded row iy0. The last step's missing pixels repeat the run's last one
+   and are not stored. */
 static inline void expandRows(const __global float* restrict xn, const __global float* restrict wp,
                               floatV (*buf)[BW][CV], const int iy0, const int lo, const int hi)
 {
-    const int end = hi * W;
-    for (int p0 = lo * W; p0 < end; p0 += PXT) {
+    const int end = hi * IW;
+    for (int p0 = lo * IW; p0 < end; p0 += PXT) {
         floatV acc[PXT][CV];
         int off[PXT];
         _Pragma("unroll") for (int j = 0; j < PXT; j++) {
             off[j] = min(p0 + j, end - 1);
             _Pragma("unroll") for (int v = 0; v < CV; v++) {
-                acc[j][v] = vloadV(C * CV + v, wp);
+                acc[j][v] = vloadV(CK * CV + v, wp);
             }
         }
+#if EKH == 1 && EKW == 1 && ESH == 1 && ESW == 1 && EPT == 0 && EPL == 0
         const __global float* xc = xn;
         for (int c = 0; c < C; c++) {
             floatV wv[CV];
@@ -159,12 +179,72 @@ static inline void expandRows(const __global float* restrict xn, const __global 
             }
             xc += H * W;
         }
+#else
+        /* Each pixel's window corner in the input. Where every window of the step lies
+           inside the image, the taps read it directly; elsewhere a tap outside reads a
+           zero (its address clamped to the image, its value masked). */
+        int iy[PXT], ix[PXT];
+        bool inside = true;
+        _Pragma("unroll") for (int j = 0; j < PXT; j++) {
+            const int ey = off[j] / IW;
+            iy[j] = ey * ESH - EPT;
+            ix[j] = (off[j] - ey * IW) * ESW - EPL;
+            inside = inside && iy[j] >= 0 && iy[j] + EKH <= H && ix[j] >= 0 && ix[j] + EKW <= W;
+        }
+        const __global float* wk = wp;
+        if (inside) {
+            int base[PXT];
+            _Pragma("unroll") for (int j = 0; j < PXT; j++) {
+                base[j] = iy[j] * W + ix[j];
+            }
+            for (int c = 0; c < C; c++) {
+                const __global float* xc = xn + c * H * W;
+                for (int ky = 0; ky < EKH; ky++) {
+                    _Pragma("unroll") for (int kx = 0; kx < EKW; kx++) {
+                        floatV wv[CV];
+                        _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                            wv[v] = vloadV(v, wk);
+                        }
+                        wk += VC;
+                        _Pragma("unroll") for (int j = 0; j < PXT; j++) {
+                            const floatV xv = (floatV)(xc[base[j] + ky * W + kx]);
+                            _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                                acc[j][v] = fma(xv, wv[v], acc[j][v]);
+                            }
+                        }
+                    }
+                }
+            }
+        } else {
+            for (int c = 0; c < C; c++) {
+                const __global float* xc = xn + c * H * W;
+                for (int ky = 0; ky < EKH; ky++) {
+                    _Pragma("unroll") for (int kx = 0; kx < EKW; kx++) {
+                        floatV wv[CV];
+                        _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                            wv[v] = vloadV(v, wk);
+                        }
+                        wk += VC;
+                        _Pragma("unroll") for (int j = 0; j < PXT; j++) {
+                            const int y = iy[j] + ky, x = ix[j] + kx;
+                            const bool in = y >= 0 && y < H && x >= 0 && x < W;
+                            const float t = xc[clamp(y, 0, H - 1) * W + clamp(x, 0, W - 1)];
+                            const floatV xv = (floatV)(in ? t : 0.0f);
+                            _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                                acc[j][v] = fma(xv, wv[v], acc[j][v]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+#endif
         _Pragma("unroll") for (int j = 0; j < PXT; j++) {
             const int p = p0 + j;
             if (p < end) {
-                const int iy = p / W;
+                const int iy = p / IW;
                 _Pragma("unroll") for (int v = 0; v < CV; v++) {
-                    buf[iy - iy0][p - iy * W + PL][v] = PW_ACT(acc[j][v]);
+                    buf[iy - iy0][p - iy * IW + PL][v] = PW_ACT(acc[j][v]);
                 }
             }
         }
@@ -179,9 +259,9 @@ static inline void depthwiseVectors(floatV (*buf)[BW][CV], const __global float*
 {
     floatV taps[KK];
     _Pragma("unroll") for (int k = 0; k < KK; k++) {
-        taps[k] = vloadV((C + 1 + k) * CV + v, wp);
+        taps[k] = vloadV((CK + 1 + k) * CV + v, wp);
     }
-    const floatV dbias = vloadV((C + 1 + KK) * CV + v, wp);
+    const floatV dbias = vloadV((CK + 1 + KK) * CV + v, wp);
     _Pragma("unroll") for (int j = 0; j < V; j++) {
         const int q = min(q0 + j, q1 - 1);
         const int r = q / OW;
@@ -234,7 +314,7 @@ __kernel void pwdw(__global const float* restrict x, int x_off,
     const int nr = (rows - 1) * SH + KH;
     floatV buf[IR][BW][CV];
     zeroPadding(buf, iy0, nr);
-    expandRows(x + n * C * H * W, wp, buf, iy0, max(iy0, 0), min(iy0 + nr, H));
+    expandRows(x + n * C * H * W, wp, buf, iy0, max(iy0, 0), min(iy0 + nr, IH));
 
     /* The band's output pixels of a channel are one contiguous run (oy0*OW on): V of
        them at a time, across row ends, transposed into V vectors of V pixels, stored
@@ -297,7 +377,7 @@ __kernel void pwdwp(__global const float* restrict x, int x_off,
     const __global float* xn = x + n * C * H * W;
     for (int mb = 0; mb < MB; mb++) {
         const __global float* wp = packed + mb * PACK_ROWS * VC;
-        expandRows(xn, wp, buf, iy0, max(iy0, 0), min(iy0 + nr, H));
+        expandRows(xn, wp, buf, iy0, max(iy0, 0), min(iy0 + nr, IH));
         depthwiseRuns(buf, wp, q1, d[mb * VC], QP);
     }
 
@@ -437,8 +517,8 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
         next = max(next, top);
         for (int mb = 0; mb < MB; mb++) {
             zeroPadding(buf[mb], top, end - top);
-            if (max(next, 0) < min(end, H)) {
-                expandRows(xn, packed + mb * PACK_ROWS * VC, buf[mb], top, max(next, 0), min(end, H));
+            if (max(next, 0) < min(end, IH)) {
+                expandRows(xn, packed + mb * PACK_ROWS * VC, buf[mb], top, max(next, 0), min(end, IH));
             }
         }
         next = end;
@@ -518,7 +598,7 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
 #endif
 #endif
 
-// pwdw_pw: global = (H*W, M, N); writes the 1×1 convolution into scratch e (N, M, H, W).
+// pwdw_pw: global = (IH*IW, M, N); writes the expansion into scratch e (N, M, IH, IW).
 __kernel void pwdw_pw(__global const float* restrict x, int x_off,
                       __global const float* restrict pww, int pww_off PW_BIAS_ARG,
                       __global float* restrict e, int e_off)
@@ -530,7 +610,7 @@ __kernel void pwdw_pw(__global const float* restrict x, int x_off,
     const int p = get_global_id(0);
     const int m = get_global_id(1);
     const int n = get_global_id(2);
-    if (p >= H * W || m >= M || n >= N) {
+    if (p >= IH * IW || m >= M || n >= N) {
         return;
     }
 #if HAS_PW_BIAS
@@ -538,10 +618,20 @@ __kernel void pwdw_pw(__global const float* restrict x, int x_off,
 #else
     float acc = 0.0f;
 #endif
+    const int ey = p / IW;
+    const int ex = p - ey * IW;
     for (int c = 0; c < C; c++) {
-        acc = fma(x[(n * C + c) * H * W + p], pww[m * C + c], acc);
+        for (int ky = 0; ky < EKH; ky++) {
+            const int iy = ey * ESH - EPT + ky;
+            for (int kx = 0; kx < EKW; kx++) {
+                const int ix = ex * ESW - EPL + kx;
+                if (iy >= 0 && iy < H && ix >= 0 && ix < W) {
+                    acc = fma(x[((n * C + c) * H + iy) * W + ix], pww[((m * C + c) * EKH + ky) * EKW + kx], acc);
+                }
+            }
+        }
     }
-    e[(n * M + m) * H * W + p] = PW_ACT(acc);
+    e[(n * M + m) * IH * IW + p] = PW_ACT(acc);
 }
 
 // pwdw_dw: global = (OW, OH, N*M); the depthwise convolution of scratch e.
@@ -570,8 +660,8 @@ __kernel void pwdw_dw(__global const float* restrict e, int e_off,
         const int iy = oy * SH - PT + ky * DH;
         for (int kx = 0; kx < KW; kx++) {
             const int ix = ox * SW - PL + kx * DW;
-            if (iy >= 0 && iy < H && ix >= 0 && ix < W) {
-                acc = fma(e[(nm * H + iy) * W + ix], dww[m * KK + ky * KW + kx], acc);
+            if (iy >= 0 && iy < IH && ix >= 0 && ix < IW) {
+                acc = fma(e[(nm * IH + iy) * IW + ix], dww[m * KK + ky * KW + kx], acc);
             }
         }
     }

@@ -54,6 +54,14 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 			in: shapes(sh(1, 16, 7, 7), sh(70, 16, 1, 1), sh(70), sh(70, 1, 3, 3), sh(70), sh(19, 70, 1, 1), sh(19), sh(1, 19, 7, 7)), out: shapes(sh(1, 19, 7, 7))}, true},
 		{opCase{name: "block output batch stride", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 6, OutputBatchStrideAttr: 4*8*9 + 13},
 			in: shapes(sh(2, 5, 8, 9), sh(6, 5, 1, 1), sh(6), sh(6, 1, 3, 3), sh(6), sh(4, 6, 1, 1), sh(4)), out: shapes(sh(2, 4, 8, 9))}, true},
+		// A stem (a 3×3 stride-2 Conv of 3 channels) as the expansion, alone and with a
+		// projection; uneven padding in both windows.
+		{opCase{name: "stem s2 then depthwise", attrs: mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 24,
+			PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}}),
+			in: shapes(sh(2, 3, 17, 21), sh(24, 3, 3, 3), sh(24), sh(24, 1, 3, 3), sh(24)), out: shapes(sh(2, 24, 9, 11))}, true},
+		{opCase{name: "stem block uneven pads", gen: "rwrwrrr", attrs: mergeAttrs(blockClip, Attrs{"pads": []int{0, 1, 1, 0}, "strides": []int{2, 2}, "group": 40,
+			PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 0, 0, 1}}),
+			in: shapes(sh(2, 3, 30, 27), sh(40, 3, 3, 3), sh(40), sh(40, 1, 3, 3), sh(40), sh(12, 40, 1, 1), sh(12)), out: shapes(sh(2, 12, 7, 6))}, true},
 		{opCase{name: "block dilated", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}, "group": 5},
 			in: shapes(sh(1, 3, 9, 10), sh(5, 3, 1, 1), sh(5), sh(5, 1, 3, 3), sh(5), sh(3, 5, 1, 1), nil, sh(1, 3, 9, 10)), omit: []int{6}, out: shapes(sh(1, 3, 9, 10))}, false},
 	}
@@ -201,6 +209,23 @@ func TestChoosePwdwTile(t *testing.T) {
 		{"gpu", geom(1, 4, 8, 10, 10, 1), DeviceInfo{IsGPU: true, FloatVectorWidth: 1}, pwdwTile{}, false},
 		{"row too wide", geom(1, 4, 64, 4, 300, 1), cpu, pwdwTile{}, false},
 	}
+	// MobileNetV2's stem (3 → 32 channels, 3×3 at stride 2 from 224) as the expansion:
+	// its 32 channels take two vectors, so one channel block reads each input tap once.
+	// 114 columns × 128 bytes: 6 rows of the 96 KB fit, 4 output rows; 28 bands, fewer
+	// than two per unit, so bands of 2 rows.
+	stem, err := pwdwOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}, "group": 32, PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
+		PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}},
+		shapes(sh(1, 3, 224, 224), sh(32, 3, 3, 3), nil, sh(32, 1, 3, 3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, struct {
+		name string
+		g    pwdwGeom
+		dev  DeviceInfo
+		want pwdwTile
+		ok   bool
+	}{"stem", stem, cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 2}, true})
 	for _, c := range cases {
 		got, ok := choosePwdwTile(c.g, c.dev)
 		if got != c.want || ok != c.ok {

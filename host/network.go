@@ -330,10 +330,11 @@ func (e *Engine) optimize(m *model.Model) error {
 	// DepthwisePointwise stays off: on the 16-core Xeon its kernel (dwpw_cpu.cl) ran
 	// MobileNetV2's blocks 10 % slower in sum than the two convolutions at batch 1, though
 	// it saves a launch, and 2–6× slower at batch 16 (its row-end taps go lane by lane, and
-	// 7-wide rows leave it 4-lane vectors). The one pair PointwiseDepthwise leaves to it in
-	// MobileNetV2, the first block's 32 channels on 112×112, ran 1.6× slower fused than
-	// apart at batch 16 there too, though it saves the 26 MB depthwise output's trip
-	// through memory (BenchmarkDepthwisePointwiseCPU, three runs). PointwiseDepthwise runs on CPUs, where it saves
+	// 7-wide rows leave it 4-lane vectors). MobileNetV2's first block (32 channels on
+	// 112×112) ran 1.6× slower that way than apart at batch 16 there too
+	// (BenchmarkDepthwisePointwiseCPU, three runs); it now joins the stem before it as a
+	// PointwiseDepthwise layer, with its projection (2.74 ms against 3.68 for the three
+	// layers at batch 16, README). PointwiseDepthwise runs on CPUs, where it saves
 	// a launch per MobileNet block and the expanded tensor's trip through memory, and
 	// with Projection small blocks run as one launch; GPUs have no fast kernel for them.
 	// A classifier head's 1×1 Conv takes its GlobalAveragePool on CPUs, whose conv1x1

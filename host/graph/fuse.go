@@ -36,7 +36,21 @@ const (
 // it become (builtin_kernels' PointwiseDepthwiseType): inputs X, the 1×1 W and B, the
 // depthwise W and B (either B the empty name when absent); the depthwise Conv's
 // attributes, the 1×1 Conv's fused activation renamed to the Pointwise* attributes.
+// A stem Conv (see maxStemTaps) takes the 1×1 Conv's place, its window under
+// PointwiseWindowPrefix.
 const PointwiseDepthwiseType = "clhost.PointwiseDepthwise"
+
+// PointwiseWindowPrefix carries the pads, strides and kernel_shape of a
+// PointwiseDepthwiseType layer's expansion where it is a stem Conv rather than 1×1
+// (builtin_kernels' PointwiseWindowPrefix).
+const PointwiseWindowPrefix = "clhost_pw_window_"
+
+// maxStemTaps bounds the input channels × window of a Conv that a PointwiseDepthwiseType
+// layer takes as its expansion: a network's stem (MobileNetV2's 3×3 stride-2 Conv of the
+// image's 3 channels, 27), whose output (26 MB at batch 16) then never goes to memory
+// and whose launch is saved. The fused kernel recomputes the stem rows its bands share,
+// which only few taps per output keep cheap.
+const maxStemTaps = 32
 
 // The 1×1 half's fused activation in a PointwiseDepthwiseType layer.
 const (
@@ -223,8 +237,11 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     residual, unit strides, no padding) → a depthwise Conv (2-D, group = channels = W's
 //     first dimension, undilated, its window rows within what the kernel's buffer
 //     holds): one PointwiseDepthwiseType layer, which then takes an activation as a Conv
-//     does (MobileNet's expansion and depthwise layers). It comes before
-//     DepthwisePointwise: a depthwise Conv joins the expansion before it.
+//     does (MobileNet's expansion and depthwise layers). A stem Conv (group 1,
+//     undilated, explicit pads, a window wider than 1×1 and at most maxStemTaps taps per
+//     output) joins its depthwise Conv the same way, its window under
+//     PointwiseWindowPrefix. It comes before DepthwisePointwise: a depthwise Conv joins
+//     the expansion before it.
 //   - With opts.ProjectionMinRows, a PointwiseDepthwiseType layer of at most
 //     maxBlockMACs multiply-adds (with the projection) and at least that many output rows
 //     over the batch, or with opts.ProjectionTallRows, one of at least that many output
@@ -330,7 +347,15 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				f.take(i, j)
 				f.appendWeights(i, next.Inputs, 3)
 				host.Type = PointwiseDepthwiseType
-				host.Attrs = append(slices.Clone(next.Attrs), renameAttrs(host.Attrs, pointwiseNames, true)...)
+				w := f.tensor[host.Inputs[1]].Shape // [M, C, KH, KW] (pointwiseDepthwise checked)
+				if w[2] == 1 && w[3] == 1 && plain1x1(host) {
+					host.Attrs = append(slices.Clone(next.Attrs), renameAttrs(host.Attrs, pointwiseNames, true)...)
+				} else {
+					// A stem: its window, the kernel_shape taken from W where the Conv leaves
+					// it out, moves under PointwiseWindowPrefix.
+					stem := append(renameAttrs(host.Attrs, stemNames, true), model.IntsAttr(PointwiseWindowPrefix+"kernel_shape", int64(w[2]), int64(w[3])))
+					host.Attrs = append(slices.Clone(next.Attrs), stem...)
+				}
 				stats.PointwiseDepthwise++
 			} else if (opts.ProjectionMinRows > 0 || opts.ProjectionTallRows > 0) && f.projection(host, next, opts) {
 				f.take(i, j)
@@ -588,9 +613,16 @@ func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
 		return false
 	}
 	m := pw[0]
-	if pw[1] != x[1] || pw[2] != 1 || pw[3] != 1 || host.Int("group", 1) != 1 || !ones(host.Ints("strides", nil)) ||
-		!ones(host.Ints("dilations", nil)) || !zeros(host.Ints("pads", nil)) ||
-		!slices.Contains([]string{"", "NOTSET", "VALID"}, host.String("auto_pad", "")) {
+	if pw[1] != x[1] || host.Int("group", 1) != 1 || !ones(host.Ints("dilations", nil)) {
+		return false
+	}
+	plain := pw[2] == 1 && pw[3] == 1 && ones(host.Ints("strides", nil)) && zeros(host.Ints("pads", nil)) &&
+		slices.Contains([]string{"", "NOTSET", "VALID"}, host.String("auto_pad", ""))
+	// A stem: a window wider than 1×1, explicit pads (an auto_pad would need resolving
+	// here), few taps.
+	stem := (pw[2] > 1 || pw[3] > 1) && slices.Contains([]string{"", "NOTSET"}, host.String("auto_pad", "")) &&
+		pw[1]*pw[2]*pw[3] <= maxStemTaps
+	if !plain && !stem {
 		return false
 	}
 	return dw[0] == m && dw[1] == 1 && mid[1] == m && next.Int("group", 1) == int64(m) &&
@@ -626,18 +658,28 @@ func (f *fuser) projection(host, next *model.Layer, opts FuseOptions) bool {
 		return nil
 	}
 	x, mid, pw := shape(host.Inputs[0]), shape(host.Outputs[0]), shape(next.Inputs[1])
-	var dw []int // the depthwise weights, [M, 1, KH, KW]
+	var ew, dw []int // the expansion's and the depthwise weights, [M, C, EKH, EKW] and [M, 1, KH, KW]
 	if len(host.Inputs) > 3 {
-		dw = shape(host.Inputs[3])
+		ew, dw = shape(host.Inputs[1]), shape(host.Inputs[3])
 	}
-	if len(x) != 4 || len(mid) != 4 || len(pw) != 4 || len(dw) != 4 || pw[1] != mid[1] || pw[2] != 1 || pw[3] != 1 ||
+	if len(x) != 4 || len(mid) != 4 || len(pw) != 4 || len(ew) != 4 || len(dw) != 4 || pw[1] != mid[1] || pw[2] != 1 || pw[3] != 1 ||
 		next.Int("group", 1) != 1 || !plain1x1(next) {
 		return false
 	}
+	// The expanded (depthwise input) plane: the input's, or a stem's output.
+	eh, ewid := x[2], x[3]
+	if k := host.Ints(PointwiseWindowPrefix+"kernel_shape", nil); len(k) == 2 {
+		s, p := host.Ints(PointwiseWindowPrefix+"strides", []int64{1, 1}), host.Ints(PointwiseWindowPrefix+"pads", []int64{0, 0, 0, 0})
+		if len(s) != 2 || len(p) != 4 || s[0] < 1 || s[1] < 1 {
+			return false
+		}
+		eh = int((int64(x[2])+p[0]+p[2]-k[0])/s[0] + 1)
+		ewid = int((int64(x[3])+p[1]+p[3]-k[1])/s[1] + 1)
+	}
 	n, m, oh, ow := float64(mid[0]), float64(mid[1]), float64(mid[2]), float64(mid[3])
-	macs := n*float64(x[2])*float64(x[3])*float64(x[1])*m + n*oh*ow*m*float64(dw[2]*dw[3]+pw[0])
+	macs := n*float64(eh)*float64(ewid)*float64(ew[1]*ew[2]*ew[3])*m + n*oh*ow*m*float64(dw[2]*dw[3]+pw[0])
 	// An expanded row, padding included, and the window's rows of them.
-	window := dw[2] * (x[3] + dw[3])
+	window := dw[2] * (ewid + dw[3])
 	buffer := mid[1]*(mid[3]+15)/16*16 + window*32
 	if opts.ProjectionMinRows > 0 && macs <= maxBlockMACs && buffer <= maxBlockBuffer && mid[0]*mid[2] >= opts.ProjectionMinRows {
 		return true
@@ -900,6 +942,9 @@ var (
 		FusedMinAttr: DepthwiseMinAttr, FusedMaxAttr: DepthwiseMaxAttr}
 	pointwiseNames = map[string]string{FusedActivationAttr: PointwiseActivationAttr, FusedAlphaAttr: PointwiseAlphaAttr,
 		FusedMinAttr: PointwiseMinAttr, FusedMaxAttr: PointwiseMaxAttr}
+	stemNames = map[string]string{FusedActivationAttr: PointwiseActivationAttr, FusedAlphaAttr: PointwiseAlphaAttr,
+		FusedMinAttr: PointwiseMinAttr, FusedMaxAttr: PointwiseMaxAttr, "pads": PointwiseWindowPrefix + "pads",
+		"strides": PointwiseWindowPrefix + "strides"}
 	squeezeNames = map[string]string{FusedActivationAttr: SqueezeActivationAttr, FusedAlphaAttr: SqueezeAlphaAttr,
 		FusedMinAttr: SqueezeMinAttr, FusedMaxAttr: SqueezeMaxAttr}
 	expand1Names = map[string]string{FusedActivationAttr: Expand1ActivationAttr, FusedAlphaAttr: Expand1AlphaAttr,

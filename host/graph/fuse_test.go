@@ -104,6 +104,20 @@ func mobileModel(t *testing.T) *model.Model {
 	return b.build(t)
 }
 
+// mobileStemModel is MobileNetV2's start: a 3×3 stride-2 stem Conv of 3 channels with a
+// Clip, the first block's depthwise Conv with a Clip and its projection, at batch 2.
+func mobileStemModel(t *testing.T) *model.Model {
+	b := newModel("mobile stem")
+	x := b.Input("x", model.Float32, 2, 3, 17, 16)
+	relu6 := []model.Attr{model.FloatAttr("min", 0), model.FloatAttr("max", 6)}
+	s := b.Layer("Conv", "s", []string{x, b.weights("ws", 1, 8, 3, 3, 3), b.weights("bs", 0.5, 8)}, pads1, model.IntsAttr("strides", 2, 2))
+	s6 := b.Layer("Clip", "s6", []string{s}, relu6...)
+	d := b.Layer("Conv", "d", []string{s6, b.weights("wd", 1, 8, 1, 3, 3), b.weights("bd", 0.5, 8)}, pads1, model.IntAttr("group", 8))
+	d6 := b.Layer("Clip", "d6", []string{d}, relu6...)
+	b.Output(b.Layer("Conv", "p", []string{d6, b.weights("wp", 0.3, 4, 8, 1, 1), b.weights("bp", 0.1, 4)}))
+	return b.build(t)
+}
+
 // headModel is a classifier head: a 1×1 Conv to 260 channels with a residual and a
 // Relu, then GlobalAveragePool and Flatten; and beside it a Conv → GlobalAveragePool →
 // Relu, whose Relu acts on the means and must stay a layer of its own.
@@ -588,6 +602,7 @@ var testModels = []struct {
 }{
 	{"resnet", resnetModel, 1},
 	{"mobile", mobileModel, 3},
+	{"mobile stem", mobileStemModel, 3},
 	{"nofuse", noFuseModel, 1},
 	{"head", headModel, 1},
 	{"stem", stemModel, 1},
@@ -781,6 +796,42 @@ func TestFusePointwiseDepthwise(t *testing.T) {
 			t.Errorf("%s: %+v, %v", c.name, stats, err)
 		}
 	}
+	// A stem (a 3×3 stride-2 Conv of 3 channels, kernel_shape left to W) joins the
+	// depthwise conv, its window under PointwiseWindowPrefix; one of more taps, or with
+	// an auto_pad, stays apart.
+	stems := []struct {
+		name  string
+		c     int
+		attrs []model.Attr
+		fused bool
+	}{
+		{"stem", 3, []model.Attr{pads1, model.IntsAttr("strides", 2, 2)}, true},
+		{"stem of 4 channels", 4, []model.Attr{pads1, model.IntsAttr("strides", 2, 2)}, false},
+		{"stem with auto_pad", 3, []model.Attr{model.StringAttr("auto_pad", "SAME_UPPER"), model.IntsAttr("strides", 2, 2)}, false},
+	}
+	for _, c := range stems {
+		b := newModel("stem")
+		x := b.Input("x", model.Float32, 1, c.c, 16, 16)
+		pw := b.Layer("Conv", "pw", []string{x, b.weights("wp", 1, 8, c.c, 3, 3)}, c.attrs...)
+		p6 := b.Layer("Clip", "p6", []string{pw}, relu6...)
+		b.Output(b.Layer("Conv", "dw", []string{p6, b.weights("wd", 1, 8, 1, 3, 3)}, pads1, model.IntAttr("group", 8)))
+		m := b.build(t)
+		stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true})
+		if err != nil || (stats.PointwiseDepthwise == 1) != c.fused {
+			t.Errorf("%s: %+v, %v", c.name, stats, err)
+		}
+		if !c.fused {
+			continue
+		}
+		l := layerNamed(t, m, "pw")
+		if l.Type != graph.PointwiseDepthwiseType || !slices.Equal(l.Ints(graph.PointwiseWindowPrefix+"kernel_shape", nil), []int64{3, 3}) ||
+			!slices.Equal(l.Ints(graph.PointwiseWindowPrefix+"strides", nil), []int64{2, 2}) ||
+			!slices.Equal(l.Ints(graph.PointwiseWindowPrefix+"pads", nil), []int64{1, 1, 1, 1}) ||
+			!slices.Equal(l.Ints("pads", nil), []int64{1, 1, 1, 1}) || l.Has("strides") || l.String(graph.PointwiseActivationAttr, "") != "Clip" {
+			t.Errorf("%s: %s %+v", c.name, l.Type, l.Attrs)
+		}
+	}
+
 	// A 1×1 conv that already carries a residual.
 	b := newModel("residual")
 	x := b.Input("x", model.Float32, 1, 8, 6, 6)

@@ -265,6 +265,13 @@ func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
 // bands of 7 rows expand 9) ran slower: on the 16-core Xeon (2026-11-24, two profiles)
 // MobileNetV2's blocks took 2–40 % longer, the whole network p50 15.2–16.3 → 16.0–18.0 ms
 // in five alternating rounds; a unit whose last band finishes late leaves the others idle.
+// Channel-blocked tensors (NCHW16c in and out, the projection's tile then 1–6 output
+// blocks × 4–24 pixels, so a group's pixels fill it pixel by pixel with no lanes to
+// spare and no transposition) gained nothing either: at batch 16 on the 16-core Xeon
+// (2026-11-24, two rounds of 40 launches, best-GFLOP/s) MobileNetV2's 56-, 28- and 14-row
+// blocks ran at parity (64 → 384 → 64: 736–950 against 730–885), its 7-row and stride-2
+// ones 5–25 % slower (160 → 960 → 160: 694–807 against 808–818), so no region of the
+// network runs blocked.
 func pwdwRollTile(g pwdwGeom, t pwdwTile, dev DeviceInfo) (pwdwTile, bool) {
 	w := g.dw.win
 	oh, ow := w.out[0], w.out[1]

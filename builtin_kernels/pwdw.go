@@ -91,7 +91,7 @@ func (pwdwOp) geometry(p Params, in [][]int) (pwdwGeom, error) {
 	pwp, dwp, projp := pwdwParts(p, block)
 	var err error
 	if g.pw, err = (convOp{}).geometry(pwp, in[:3]); err != nil {
-		return g, fmt.Errorf("%s: 1×1 half: %w", typ, err)
+		return g, fmt.Errorf("%s: expansion (1×1 or stem) half: %w", typ, err)
 	}
 	if g.pw.nsp != 2 || g.pw.g != 1 || g.pw.win.d != [2]int{1, 1} || !g.pw.pointwise() && !p.Has(PointwiseWindowPrefix+"kernel_shape") {
 		return g, fmt.Errorf("%s: input 1 (1×1 W) has shape %v: want [M, %d, 1, 1] over a 2-D X (or a window in %skernel_shape)", typ, in[1], g.pw.c, PointwiseWindowPrefix)

@@ -152,7 +152,9 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 	}{
 		{Attrs{"group": 2}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 3, 3, 3)), "group = input channels"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "1×1 W"},
-		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 5, 1, 1), nil, sh(6, 1, 3, 3)), "1×1 half"},
+		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 5, 1, 1), nil, sh(6, 1, 3, 3)), "expansion (1×1 or stem) half"},
+		{Attrs{"group": 6, PointwiseWindowPrefix + "kernel_shape": []int{2, 2}}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "kernel_shape [2 2] does not match"},
+		{Attrs{"group": 6, PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, PointwiseWindowPrefix + "strides": []int{0, 0}}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "strides [0 0]"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1)), "4 to 8"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 1, 3, 3), nil, sh(3, 6, 3, 3)), "projection W"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 1, 3, 3), nil, nil, sh(3)), "4 to 8"},

@@ -147,6 +147,46 @@ static inline void zeroPadding(floatV (*buf)[BW][CV], const int iy0, const int n
     }
 }
 
+#if EKH > 1 || EKW > 1 || ESH > 1 || ESW > 1 || EPT > 0 || EPL > 0
+/* stemTaps adds a stem expansion's taps (weights wp, every input channel and window
+   position) to the accumulators of PXT pixels whose windows start at input row iy[j]
+   and column ix[j]. With inside (every window within the image, a constant at each
+   call, so the compiler keeps two specialised loops) the taps are read directly;
+   otherwise a tap outside reads a zero: its address clamped to the image, its value
+   masked. */
+static inline void stemTaps(const __global float* restrict xn, const __global float* restrict wp,
+                            const int* iy, const int* ix, const bool inside, floatV (*acc)[CV])
+{
+    const __global float* wk = wp;
+    for (int c = 0; c < C; c++) {
+        const __global float* xc = xn + c * H * W;
+        for (int ky = 0; ky < EKH; ky++) {
+            _Pragma("unroll") for (int kx = 0; kx < EKW; kx++) {
+                floatV wv[CV];
+                _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                    wv[v] = vloadV(v, wk);
+                }
+                wk += VC;
+                _Pragma("unroll") for (int j = 0; j < PXT; j++) {
+                    const int y = iy[j] + ky, x = ix[j] + kx;
+                    float t;
+                    if (inside) {
+                        t = xc[y * W + x];
+                    } else {
+                        t = xc[clamp(y, 0, H - 1) * W + clamp(x, 0, W - 1)];
+                        t = y >= 0 && y < H && x >= 0 && x < W ? t : 0.0f;
+                    }
+                    const floatV xv = (floatV)(t);
+                    _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                        acc[j][v] = fma(xv, wv[v], acc[j][v]);
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
+
 /* expandRows runs the expansion of channel block wp over its output rows [lo, hi) of
    image xn (one contiguous run of pixels in each expanded plane) into the buffer whose
    row 0 is expanded row iy0. The last step's missing pixels repeat the run's last one
@@ -180,9 +220,8 @@ static inline void expandRows(const __global float* restrict xn, const __global 
             xc += H * W;
         }
 #else
-        /* Each pixel's window corner in the input. Where every window of the step lies
-           inside the image, the taps read it directly; elsewhere a tap outside reads a
-           zero (its address clamped to the image, its value masked). */
+        /* Each pixel's window corner in the input, and whether every window of the
+           step lies inside the image. */
         int iy[PXT], ix[PXT];
         bool inside = true;
         _Pragma("unroll") for (int j = 0; j < PXT; j++) {
@@ -191,52 +230,10 @@ static inline void expandRows(const __global float* restrict xn, const __global 
             ix[j] = (off[j] - ey * IW) * ESW - EPL;
             inside = inside && iy[j] >= 0 && iy[j] + EKH <= H && ix[j] >= 0 && ix[j] + EKW <= W;
         }
-        const __global float* wk = wp;
         if (inside) {
-            int base[PXT];
-            _Pragma("unroll") for (int j = 0; j < PXT; j++) {
-                base[j] = iy[j] * W + ix[j];
-            }
-            for (int c = 0; c < C; c++) {
-                const __global float* xc = xn + c * H * W;
-                for (int ky = 0; ky < EKH; ky++) {
-                    _Pragma("unroll") for (int kx = 0; kx < EKW; kx++) {
-                        floatV wv[CV];
-                        _Pragma("unroll") for (int v = 0; v < CV; v++) {
-                            wv[v] = vloadV(v, wk);
-                        }
-                        wk += VC;
-                        _Pragma("unroll") for (int j = 0; j < PXT; j++) {
-                            const floatV xv = (floatV)(xc[base[j] + ky * W + kx]);
-                            _Pragma("unroll") for (int v = 0; v < CV; v++) {
-                                acc[j][v] = fma(xv, wv[v], acc[j][v]);
-                            }
-                        }
-                    }
-                }
-            }
+            stemTaps(xn, wp, iy, ix, true, acc);
         } else {
-            for (int c = 0; c < C; c++) {
-                const __global float* xc = xn + c * H * W;
-                for (int ky = 0; ky < EKH; ky++) {
-                    _Pragma("unroll") for (int kx = 0; kx < EKW; kx++) {
-                        floatV wv[CV];
-                        _Pragma("unroll") for (int v = 0; v < CV; v++) {
-                            wv[v] = vloadV(v, wk);
-                        }
-                        wk += VC;
-                        _Pragma("unroll") for (int j = 0; j < PXT; j++) {
-                            const int y = iy[j] + ky, x = ix[j] + kx;
-                            const bool in = y >= 0 && y < H && x >= 0 && x < W;
-                            const float t = xc[clamp(y, 0, H - 1) * W + clamp(x, 0, W - 1)];
-                            const floatV xv = (floatV)(in ? t : 0.0f);
-                            _Pragma("unroll") for (int v = 0; v < CV; v++) {
-                                acc[j][v] = fma(xv, wv[v], acc[j][v]);
-                            }
-                        }
-                    }
-                }
-            }
+            stemTaps(xn, wp, iy, ix, false, acc);
         }
 #endif
         _Pragma("unroll") for (int j = 0; j < PXT; j++) {

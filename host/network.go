@@ -365,7 +365,9 @@ func (e *Engine) optimize(m *model.Model) error {
 		// with the next): at batch 16 on 16 units, MobileNetV2's blocks of 14 to 56 rows,
 		// whose depthwise results (5–29 MB) would otherwise go through memory. Per layer,
 		// on the 16-core Xeon, the 14-row blocks took 4.3 ms fused against 4.9 apart; the
-		// 7-row ones were no faster fused (3.1 against 3.0 ms), so they stay apart.
+		// 7-row ones were no faster fused (3.1 against 3.0 ms), so they stay apart: a
+		// threshold of 7 rows per unit, which folds them, ran MobileNetV2 slower in 6 of 6
+		// alternating rounds (2026-11-24, p50 13.4–16.6 ms against 12.2–15.4).
 		opts.ProjectionTallRows = 8 * max(e.Device.ComputeUnits, 1)
 	}
 	st, err := graph.FuseWith(m, opts)

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -942,14 +943,20 @@ var (
 		FusedMinAttr: DepthwiseMinAttr, FusedMaxAttr: DepthwiseMaxAttr}
 	pointwiseNames = map[string]string{FusedActivationAttr: PointwiseActivationAttr, FusedAlphaAttr: PointwiseAlphaAttr,
 		FusedMinAttr: PointwiseMinAttr, FusedMaxAttr: PointwiseMaxAttr}
-	stemNames = map[string]string{FusedActivationAttr: PointwiseActivationAttr, FusedAlphaAttr: PointwiseAlphaAttr,
-		FusedMinAttr: PointwiseMinAttr, FusedMaxAttr: PointwiseMaxAttr, "pads": PointwiseWindowPrefix + "pads",
-		"strides": PointwiseWindowPrefix + "strides"}
 	squeezeNames = map[string]string{FusedActivationAttr: SqueezeActivationAttr, FusedAlphaAttr: SqueezeAlphaAttr,
 		FusedMinAttr: SqueezeMinAttr, FusedMaxAttr: SqueezeMaxAttr}
 	expand1Names = map[string]string{FusedActivationAttr: Expand1ActivationAttr, FusedAlphaAttr: Expand1AlphaAttr,
 		FusedMinAttr: Expand1MinAttr, FusedMaxAttr: Expand1MaxAttr}
 )
+
+// stemNames rename a stem's fused activation as pointwiseNames do, and its window to
+// the PointwiseWindowPrefix attributes (the kernel_shape is added from W).
+var stemNames = func() map[string]string {
+	names := maps.Clone(pointwiseNames)
+	names["pads"] = PointwiseWindowPrefix + "pads"
+	names["strides"] = PointwiseWindowPrefix + "strides"
+	return names
+}()
 
 // renameAttrs returns a copy of attrs with those named in rename renamed; with only, the
 // others are dropped.

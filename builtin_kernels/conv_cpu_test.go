@@ -2,6 +2,7 @@ package builtinkernels
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -156,7 +157,7 @@ func TestConvCPUPlan(t *testing.T) {
 		{name: "1-D", attrs: Attrs{"pads": []int{2, 1}}, in: shapes(sh(1, 5, 17), sh(9, 5, 4), sh(9)), out: shapes(sh(1, 9, 17))},
 	}
 	// Each case runs three of the tiles, in turn, to keep the compile count (and CI) down.
-	tiles := []cpuConvTile{{4, 1, 3}, {8, 1, 8}, {8, 2, 5}, {16, 1, 7}, {16, 2, 4}, {16, 2, 6}}
+	tiles := []cpuConvTile{{4, 1, 3}, {8, 1, 8}, {8, 2, 5}, {16, 1, 7}, {16, 2, 4}, {16, 2, 6}, {16, 3, 7}, {16, 3, 5}, {16, 3, 8}}
 	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
 		var list []namedPlan
 		for k := 0; k < 3; k++ {
@@ -487,6 +488,28 @@ func TestConvCPUCandidates(t *testing.T) {
 	if got := bestPixelTile(3, 4, 7); got != 3 {
 		t.Errorf("bestPixelTile(3, 4..7) = %d, want 3", got)
 	}
+	// Deep layers run three weight vectors first where they make eight work-items per
+	// compute unit: ResNet-18's 7-wide layer at batch 8, not at batch 1; not from 64
+	// channels, nor into 64.
+	for _, c := range []struct {
+		n, c, m, hw, stride int
+		want                cpuConvTile
+	}{
+		{8, 512, 512, 7, 1, cpuConvTile{16, 3, 7}},
+		{1, 512, 512, 7, 1, cpuConvTile{16, 2, 7}},
+		{8, 128, 256, 28, 2, cpuConvTile{16, 3, 7}},
+		{8, 64, 128, 56, 2, cpuConvTile{16, 2, 7}},
+		{8, 256, 64, 14, 1, cpuConvTile{16, 2, 7}},
+	} {
+		attrs := Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{c.stride, c.stride}}
+		g, err := convOp{}.geometry(attrs, shapes(sh(c.n, c.c, c.hw, c.hw), sh(c.m, c.c, 3, 3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cpuConvCandidates(g, DeviceInfo{FloatVectorWidth: 16, ComputeUnits: 16})[0]; got != c.want {
+			t.Errorf("%d × %d → %d on %d² stride %d: first tile %v, want %v", c.n, c.c, c.m, c.hw, c.stride, got, c.want)
+		}
+	}
 	for _, c := range [][2]int{{56, 8}, {55, 8}, {112, 8}, {28, 7}, {14, 7}, {7, 7}, {13, 7}, {27, 7}, {3, 3}} {
 		if got := widePixelTile(c[0]); got != c[1] {
 			t.Errorf("widePixelTile(%d) = %d, want %d", c[0], got, c[1])
@@ -661,6 +684,67 @@ func BenchmarkSqueezeNet3x3CPU(b *testing.B) {
 			plans = append(plans, namedPlan{fmt.Sprint("vec", t), p})
 		}
 		benchPlans(b, env, fmt.Sprintf("%d_%d_%d", l[0], l[1], l[2]), plans, c.inputs(), c.out, 2.0*float64(geo.macs()))
+	}
+}
+
+// BenchmarkResNetCPU sweeps the plans of ResNet-18's 3×3 layers at batch 8, the half
+// of batch 16 each launch runs on CPUs (batch split), planned for half the compute units
+// as the network plans it, and some at batch 1 and 16: channel tiles (with
+// CLHOST_BENCH_ROWS set, more of them and several output rows per work-item too), and
+// for the stride-1 layers Winograd's two tile sizes. "plan" is the layer's own plan, the
+// peer of the same run.
+func BenchmarkResNetCPU(b *testing.B) {
+	env := deviceEnvB(b)
+	type layer struct{ n, c, m, hw, s int }
+	tiles := []cpuConvTile{{16, 2, 7}, {16, 3, 7}, {16, 3, 8}, {16, 2, 8}}
+	rowsList := []int{1}
+	if os.Getenv("CLHOST_BENCH_ROWS") != "" {
+		tiles = append(tiles, cpuConvTile{16, 2, 4}, cpuConvTile{16, 4, 7})
+		rowsList = append(rowsList, 2, 7)
+	}
+	for _, l := range []layer{{8, 64, 128, 56, 2}, {8, 128, 256, 28, 2}, {8, 256, 512, 14, 2}, {8, 128, 128, 28, 1}, {8, 256, 256, 14, 1}, {8, 512, 512, 7, 1},
+		{16, 256, 256, 14, 1}, {1, 64, 64, 56, 1}, {1, 128, 128, 28, 1}, {1, 512, 512, 7, 1}} {
+		o := l.hw / l.s
+		c := opCase{attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{l.s, l.s}, FusedActivationAttr: ActRelu}, in: shapes(sh(l.n, l.c, l.hw, l.hw), sh(l.m, l.c, 3, 3), sh(l.m)), out: shapes(sh(l.n, l.m, o, o))}
+		// Batch 8 is a half of batch 16, planned for half the compute units as the
+		// network plans it.
+		dev := env.dev
+		if l.n == 8 {
+			dev.ComputeUnits = max(dev.ComputeUnits/2, 1)
+		}
+		geo, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		own, err := convOp{}.Plan(c.attrs, c.in, c.out, dev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		plans := []namedPlan{{"plan", own}}
+		for _, t := range tiles {
+			if t.pxt > o {
+				continue
+			}
+			for _, rows := range rowsList {
+				p, err := cpuConvRowsPlan(geo, t, rows, dev)
+				if err != nil {
+					b.Fatal(err)
+				}
+				plans = append(plans, namedPlan{fmt.Sprint("vec", t, "r", rows), p})
+			}
+		}
+		if geo.winograd() {
+			for _, ts := range []int{2, 4} {
+				if p, ok, err := winoPlan(geo, chooseWinoTileOf(geo, ts, dev), dev); err != nil {
+					b.Fatal(err)
+				} else if ok {
+					plans = append(plans, namedPlan{fmt.Sprint("wino", ts), p})
+				}
+			}
+		}
+		// The own plan again last: the first sub-benchmark of a process can run slow.
+		plans = append(plans, namedPlan{"plan_again", plans[0].plan})
+		benchPlans(b, env, fmt.Sprintf("b%d_%d_%d_%d_s%d", l.n, l.c, l.m, l.hw, l.s), plans, c.inputs(), c.out, 2.0*float64(geo.macs()))
 	}
 }
 

@@ -145,8 +145,16 @@ func chooseWinoTileOf(g convGeom, ts int, dev DeviceInfo) winoTile {
 //   - With few input channels the transforms outweigh the multiply-adds saved:
 //     SqueezeNet's 55-wide expansion from 16 channels ran at 1.05–1.23 TFLOP/s against
 //     1.30 direct at batch 16, the 27-wide one from 32 at 1.2–1.55 against 1.15.
+//   - On planes under 8 × 8, 2×2 tiles compute 64 outputs for 49 and the direct
+//     kernel's three-vector tile (deepCPUTile) ran faster: ResNet-18's 7-wide layers at
+//     batch 8 (the half of batch 16 each launch runs), planned for 8 compute units as
+//     the network plans them, at 0.50–0.66 TFLOP/s against 0.71–0.82 in a busy phase of
+//     the 16-core Xeon, and planned for 16 at 0.86–0.91 against 1.15–1.24 in a calm one.
+//     Whole ResNet-18 runs at batch 16 took 43.3–46.2 ms (fastest inference, five
+//     alternating rounds) against 45.0–49.5 with them as Winograd.
 func winoPreferred(g convGeom, t winoTile, dev DeviceInfo) bool {
-	return g.c >= 32 && ceilDiv(g.n*ceilDiv(g.win.out[0], t.ts), t.trb) >= max(dev.ComputeUnits, 1)
+	return g.c >= 32 && min(g.win.out[0], g.win.out[1]) >= 8 &&
+		ceilDiv(g.n*ceilDiv(g.win.out[0], t.ts), t.trb) >= max(dev.ComputeUnits, 1)
 }
 
 // winoBlocks completes a layout with the channel blocking: kb output channels per

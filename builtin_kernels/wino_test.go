@@ -58,7 +58,7 @@ func TestConvWinogradCPUPlan(t *testing.T) {
 // layers on a 16-lane, 16-unit CPU (4×4 tiles except on 7×7 planes; segments that fit
 // the rows; the most output channels per work-item that still give every unit two
 // work-items), and which of them Conv's plan runs as Winograd: those with 32 input
-// channels or more whose bands of tile rows fill the units.
+// channels or more on planes of 8 × 8 or more whose bands of tile rows fill the units.
 func TestChooseWinoTile(t *testing.T) {
 	dev := DeviceInfo{FloatVectorWidth: 16, ComputeUnits: 16}
 	for _, c := range []struct {
@@ -72,7 +72,8 @@ func TestChooseWinoTile(t *testing.T) {
 		{16, 128, 28, winoTile{ts: 4, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 64, cb: 56, rk: 16, ntr: 1}, true},
 		{1, 128, 28, winoTile{ts: 4, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 16, cb: 56, rk: 16, ntr: 1}, false},
 		{16, 256, 14, winoTile{ts: 4, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 64, cb: 56, rk: 16, ntr: 1}, true},
-		{16, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 256, cb: 128, rk: 16, ntr: 1}, true},
+		// A 7 × 7 plane runs direct (deepCPUTile).
+		{16, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 256, cb: 128, rk: 16, ntr: 1}, false},
 		{1, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 16, cb: 128, rk: 16, ntr: 1}, false},
 		// Too few input channels.
 		{16, 16, 55, winoTile{ts: 4, vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 16, cb: 16, rk: 16, ntr: 1}, false},

@@ -150,8 +150,8 @@ func chooseWinoTileOf(g convGeom, ts int, dev DeviceInfo) winoTile {
 //     batch 8 (the half of batch 16 each launch runs), planned for 8 compute units as
 //     the network plans them, at 0.50–0.66 TFLOP/s against 0.71–0.82 in a busy phase of
 //     the 16-core Xeon, and planned for 16 at 0.86–0.91 against 1.15–1.24 in a calm one.
-//     Whole ResNet-18 runs at batch 16 took 43.3–46.2 ms (fastest inference, five
-//     alternating rounds) against 45.0–49.5 with them as Winograd.
+//     Whole ResNet-18 runs at batch 16 (with deepCPUTile) took 46.0 ms, the median of
+//     11 alternating rounds' p50, against 47.8 with them as Winograd (faster in 8).
 func winoPreferred(g convGeom, t winoTile, dev DeviceInfo) bool {
 	return g.c >= 32 && min(g.win.out[0], g.win.out[1]) >= 8 &&
 		ceilDiv(g.n*ceilDiv(g.win.out[0], t.ts), t.trb) >= max(dev.ComputeUnits, 1)

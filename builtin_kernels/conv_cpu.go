@@ -64,7 +64,11 @@ func heuristicCPUTile(g convGeom, dev DeviceInfo) cpuConvTile {
 // layers at batch 8, the half of batch 16 each launch runs) it ran the 7-wide 512-channel
 // layer at 1.15–1.24 TFLOP/s against 1.15 and 0.95 for two vectors, the stride-2 one
 // into 256 channels at 1.22 against 1.04 and 1.10; the stride-2 layer from 64 channels,
-// which it does not take, at 1.17 against 1.00–1.32.
+// which it does not take, at 1.17 against 1.00–1.32. Running such a layer's work-items
+// over the images before the channel tiles, so that a tile's packed weights (884 KB for
+// the 7-wide layer, against 100 KB of an image's input) serve several images from the
+// core's cache, gained nothing: the kernels within their runs' spread, whole ResNet-18
+// runs at batch 16 faster in 3 of 10 alternating rounds.
 func deepCPUTile(g convGeom, t cpuConvTile, dev DeviceInfo) (cpuConvTile, bool) {
 	if t.vec != 16 || t.nv != 2 || g.mg < 128 || g.cg*g.win.k[0]*g.win.k[1] < 128*9 {
 		return t, false

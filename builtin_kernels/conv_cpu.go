@@ -58,9 +58,9 @@ func heuristicCPUTile(g convGeom, dev DeviceInfo) cpuConvTile {
 // deepCPUTile is the three-vector tile (48 output channels × the heuristic's pixels)
 // that deep layers run first: 21 accumulators and 3 weights of AVX-512's 32 registers,
 // so each broadcast input feeds three multiply-adds, not two. It takes layers of at
-// least 128 output channels and 128 × 3 × 3 products per output, where the channels
-// spare the tiles' last vectors, and only with eight work-items per compute unit or
-// more, as it makes fewer of them. On the 16-core Xeon (BenchmarkResNetCPU, ResNet-18's
+// least 128 output channels (so that the last tile's unused lanes are few against the
+// rest) and 128 × 3 × 3 products per output, and only with eight work-items per compute
+// unit or more, as it makes fewer of them. On the 16-core Xeon (BenchmarkResNetCPU, ResNet-18's
 // layers at batch 8, the half of batch 16 each launch runs) it ran the 7-wide 512-channel
 // layer at 1.15–1.24 TFLOP/s against 1.15 and 0.95 for two vectors, the stride-2 one
 // into 256 channels at 1.22 against 1.04 and 1.10; the stride-2 layer from 64 channels,

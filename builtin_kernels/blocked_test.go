@@ -210,7 +210,7 @@ func BenchmarkBlocked1x1CPU(b *testing.B) {
 			out = shapes(sh(16, l.m, 1, 1))
 		}
 		c := opCase{attrs: attrs, in: shapes(sh(16, l.c, l.hw, l.hw), sh(l.m, l.c, 1, 1), sh(l.m)), out: out}
-		geo, plans := ownConvPlan(b, env, c)
+		geo, plans := ownConvPlan(b, env.dev, c)
 		name := fmt.Sprintf("%d_%d_%d", l.c, l.m, l.hw)
 		if l.pool {
 			name += "_pool"

@@ -615,14 +615,14 @@ func benchPlans(b *testing.B, env *testEnv, name string, plans []namedPlan, ins 
 	}
 }
 
-// ownConvPlan is a Conv case's geometry and its own plan on the device, named "plan": the
+// ownConvPlan is a Conv case's geometry and its own plan for dev, named "plan": the
 // first of a sweep's plans, and their peer.
-func ownConvPlan(b *testing.B, env *testEnv, c opCase) (convGeom, []namedPlan) {
+func ownConvPlan(b *testing.B, dev DeviceInfo, c opCase) (convGeom, []namedPlan) {
 	geo, err := convOp{}.geometry(c.attrs, c.in)
 	if err != nil {
 		b.Fatal(err)
 	}
-	own, err := convOp{}.Plan(c.attrs, c.in, c.out, env.dev)
+	own, err := convOp{}.Plan(c.attrs, c.in, c.out, dev)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -652,7 +652,7 @@ func BenchmarkSqueezeNet1x1CPU(b *testing.B) {
 		}
 		seen[l] = true
 		c := opCase{attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(16, l.c, l.hw, l.hw), sh(l.m, l.c, 1, 1), sh(l.m)), out: shapes(sh(16, l.m, l.hw, l.hw))}
-		geo, plans := ownConvPlan(b, env, c)
+		geo, plans := ownConvPlan(b, env.dev, c)
 		for _, t := range []cpu1x1Tile{{16, 8, 2, 0, 0}, {16, 12, 2, 0, 0}, {16, 8, 3, 0, 0}, {16, 6, 4, 0, 0}, {16, 4, 6, 0, 0}, {16, 4, 3, 0, 0}, {16, 16, 1, 0, 0}, {16, 8, 1, 0, 0},
 			{16, 8, 3, 0, 1 << 20}, {16, 8, 3, 1, 0}, {16, 8, 2, 1, 0}, {16, 6, 4, 1, 0}, {16, 8, 3, 0, 32}, {16, 8, 3, 0, 128}} {
 			p, err := cpu1x1Plan(geo, t, env.dev)
@@ -675,7 +675,7 @@ func BenchmarkSqueezeNet3x3CPU(b *testing.B) {
 	env := deviceEnvB(b)
 	for _, l := range [][3]int{{32, 128, 27}, {48, 192, 13}, {64, 256, 13}} {
 		c := opCase{attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}, in: shapes(sh(16, l[0], l[2], l[2]), sh(l[1], l[0], 3, 3), sh(l[1])), out: shapes(sh(16, l[1], l[2], l[2]))}
-		geo, plans := ownConvPlan(b, env, c)
+		geo, plans := ownConvPlan(b, env.dev, c)
 		for _, t := range []cpuConvTile{{16, 2, 7}, {16, 3, 7}, {16, 4, 7}, {16, 4, 6}, {16, 4, 5}, {16, 3, 5}, {16, 3, 8}, {16, 2, 8}} {
 			p, err := cpuConvPlan(geo, t, env.dev)
 			if err != nil {
@@ -712,15 +712,7 @@ func BenchmarkResNetCPU(b *testing.B) {
 		if l.n == 8 {
 			dev.ComputeUnits = max(dev.ComputeUnits/2, 1)
 		}
-		geo, err := convOp{}.geometry(c.attrs, c.in)
-		if err != nil {
-			b.Fatal(err)
-		}
-		own, err := convOp{}.Plan(c.attrs, c.in, c.out, dev)
-		if err != nil {
-			b.Fatal(err)
-		}
-		plans := []namedPlan{{"plan", own}}
+		geo, plans := ownConvPlan(b, dev, c)
 		for _, t := range tiles {
 			if t.pxt > o {
 				continue

@@ -165,8 +165,12 @@ const maxPwdwBuffer = 96 << 10
 // pwdwTile is pwdw's work per item: cv vectors of v expanded channels, px pixels per
 // step of the 1×1 convolution, rows output rows of the depthwise one. Where gr is above
 // 0 the block runs as pwdwr, gr output rows per projection step and a projection tile of
-// mt output channels × np vectors of pixels.
-type pwdwTile struct{ v, cv, px, rows, gr, mt, np int }
+// mt output channels × np vectors of pixels; with outLanes (pwdwr's OUT_LANES) mt output
+// channels (a multiple of v: mt/v vectors) × np pixels.
+type pwdwTile struct {
+	v, cv, px, rows, gr, mt, np int
+	outLanes                    bool
+}
 
 // choosePwdwTile picks the tile for a CPU device: channel vectors of the device's width,
 // two of them where the layer has channels for four (per input channel, two weight
@@ -253,14 +257,18 @@ func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
 	ch := ceilDiv(g.dw.m, vc) * vc
 	bw := max((w.out[1]-1)*w.s[1]+w.k[1], w.pb[1]+g.dw.in[1])
 	rq := ceilDiv(gr*w.out[1], np*t.v) * np * t.v
+	if t.outLanes {
+		rq = max(ceilDiv(gr*w.out[1], t.v)*t.v, ceilDiv(gr*w.out[1], np)*np)
+	}
 	return 4 * ch * (((gr-1)*w.s[0]+w.k[0])*bw + rq)
 }
 
 // pwdwRollTile completes tile t (its vectors and expansion step) for pwdwr: bands of
 // output rows such that the batch's bands give every compute unit two (at batch 16 on 16
 // units, half an image each; a band recomputes only the rows its window shares with the
-// next), and the group of rows and projection tile that waste the fewest lanes and loads
-// with buffers within maxRollBuffer. ok is false where not even one row's buffers fit.
+// next), then the projection's output channels in the lanes (pwdwOutLanesTile) where
+// they are whole vectors, else pixels in the lanes (pwdwPixelLanesTile). ok is false
+// where not even one row's buffers fit.
 // One band per unit (whole images at batch 16, no row expanded twice; the 14-row blocks'
 // bands of 7 rows expand 9) ran slower: on the 16-core Xeon (2026-11-24, two profiles)
 // MobileNetV2's blocks took 2–40 % longer, the whole network p50 15.2–16.3 → 16.0–18.0 ms
@@ -273,14 +281,33 @@ func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
 // ones 5–25 % slower (160 → 960 → 160: 694–807 against 808–818), so no region of the
 // network runs blocked.
 func pwdwRollTile(g pwdwGeom, t pwdwTile, dev DeviceInfo) (pwdwTile, bool) {
-	w := g.dw.win
-	oh, ow := w.out[0], w.out[1]
+	oh := g.dw.win.out[0]
 	nb := min(max(ceilDiv(2*max(dev.ComputeUnits, 1), g.dw.n), 1), oh)
 	t.rows = ceilDiv(oh, nb)
-	regs := 12 // accumulators the projection may keep in registers: AVX and SSE
-	if t.v == 16 {
-		regs = 24 // AVX-512
+	if lt, ok := pwdwOutLanesTile(g, t); ok {
+		return lt, true
 	}
+	return pwdwPixelLanesTile(g, t)
+}
+
+// projRegs is how many accumulators pwdwr's projection tile may keep in registers
+// with vectors of v lanes: AVX-512's 32 registers hold 24 beside the tile's loads, AVX's
+// and SSE's 16 hold 12.
+func projRegs(v int) int {
+	if v == 16 {
+		return 24
+	}
+	return 12
+}
+
+// pwdwPixelLanesTile completes tile t (its vectors, expansion step and bands) for pwdwr
+// with pixels in the projection's lanes: the group of rows and projection tile that
+// waste the fewest lanes and loads with buffers within maxRollBuffer. ok is false where
+// not even one row's buffers fit.
+func pwdwPixelLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
+	t.outLanes = false
+	ow := g.dw.win.out[1]
+	regs := projRegs(t.v)
 	best := -1.0
 	for gr := 1; gr <= t.rows; gr++ {
 		for np := 1; np <= 4; np++ {
@@ -302,6 +329,45 @@ func pwdwRollTile(g pwdwGeom, t pwdwTile, dev DeviceInfo) (pwdwTile, bool) {
 		}
 	}
 	return t, best >= 0
+}
+
+// pwdwOutLanesTile completes tile t (its vectors, expansion step and bands) for pwdwr
+// with the projection's output channels in the lanes (OUT_LANES), where they are whole
+// vectors: no transposition, and tiles of any number of pixels. Groups as tall as the
+// buffers allow (fewer group steps; no lanes to waste on their pixels), and a tile of
+// one or two vectors of channels × projRegs/vectors pixels. ok is false where the
+// outputs are not whole vectors, no group fits, or a group holds fewer than two tiles.
+func pwdwOutLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
+	regs := projRegs(t.v)
+	if g.proj.m%t.v != 0 {
+		return t, false
+	}
+	lt := t
+	lt.outLanes, lt.gr = true, 0
+	for gr := t.rows; gr >= 1 && lt.gr == 0; gr-- {
+		if pwdwRollBytes(g, pwdwTile{v: t.v, cv: t.cv, outLanes: true}, gr, 1) <= maxRollBuffer {
+			lt.gr = gr
+		}
+	}
+	if lt.gr == 0 {
+		return t, false
+	}
+	// Two vectors of channels × 12 pixels (AVX-512) where the outputs have two: on the
+	// 16-core Xeon (2026-11-24, BenchmarkBlockTilesCPU, 40 launches, a busy phase) the
+	// 14-row blocks ran at 669–734 GFLOP/s against 443–678 with 4–6 vectors × 4–8
+	// pixels and 342–377 with one vector × 24 pixels, where the loads per multiply-add
+	// alone would favour the squarer tiles.
+	ovt := 1
+	if g.proj.m%(2*t.v) == 0 {
+		ovt = 2
+	}
+	lt.mt, lt.np = ovt*t.v, regs/ovt
+	// A group narrower than two pixel tiles (single rows of narrow planes at batch 1)
+	// would compute more lanes than pixels: pixel lanes waste fewer there.
+	if lt.gr*g.dw.win.out[1] < 2*lt.np {
+		return t, false
+	}
+	return lt, pwdwRollBytes(g, lt, lt.gr, lt.np) <= maxRollBuffer
 }
 
 // pwdwRows is how many output rows a pwdw work-item of vc channels takes: as many as
@@ -340,10 +406,19 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs 
 	case g.proj != nil && t.gr == 0:
 		d.int("MT", 8) // pwdwp's output channels per projection step
 	case g.proj != nil:
+		if t.outLanes && t.mt%t.v != 0 {
+			return nil, fmt.Errorf("%s: projection tile of %d output channels is not whole vectors of %d", PointwiseDepthwiseType, t.mt, t.v)
+		}
 		d.int("GR", t.gr)
 		d.int("MT", t.mt)
-		d.int("NP", t.np)
 		d.int("MOT", ceilDiv(g.proj.m, t.mt))
+		d.bool("OUT_LANES", t.outLanes)
+		if t.outLanes {
+			d.int("OVT", t.mt/t.v)
+			d.int("NPX", t.np)
+		} else {
+			d.int("NP", t.np)
+		}
 	}
 	src, err := d.program("pwdw_cpu.cl")
 	if err != nil {

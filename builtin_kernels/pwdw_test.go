@@ -122,6 +122,12 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 			{v: 16, cv: 2, px: 12, rows: oh, gr: 3, mt: 5, np: 1},
 			{v: 4, cv: 2, px: 8, rows: 3, gr: 2, mt: 7, np: 3},
 			{v: 16, cv: 1, px: 8, rows: 2, gr: 2, mt: 24, np: 1},
+			// Output channels in the lanes: tiles of whole and partial vectors of
+			// channels, pixel tiles that straddle groups' ends.
+			{v: 16, cv: 2, px: 12, rows: oh, gr: 3, mt: 16, np: 5, outLanes: true},
+			{v: 8, cv: 1, px: 8, rows: 2, gr: 2, mt: 16, np: 3, outLanes: true},
+			{v: 4, cv: 2, px: 8, rows: 3, gr: 2, mt: 8, np: 7, outLanes: true},
+			{v: 16, cv: 1, px: 8, rows: 1, gr: 1, mt: 32, np: 1, outLanes: true},
 			{v: 16, cv: 2, px: 12, rows: 1},
 			{v: 8, cv: 1, px: 8, rows: 3},
 		} {
@@ -255,11 +261,18 @@ func TestChoosePwdwRollTile(t *testing.T) {
 		// 5 rows would take 434 KB. 224 = 7 × 32 lanes: 12 channels × 2 vectors fill the
 		// 24 registers with no lane wasted.
 		{"56x56 b16", geom(16, 24, 144, 56, 1, 24), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 28, gr: 4, mt: 12, np: 2}},
-		// With 8 lanes and 12 registers, 3 channels × 4 vectors (7 loads per 12
-		// multiply-adds) divide 224 exactly; 4 × 3 would waste lanes.
-		{"56x56 b16 AVX", geom(16, 24, 144, 56, 1, 24), avx, pwdwTile{v: 8, cv: 2, px: 6, rows: 28, gr: 4, mt: 3, np: 4}},
+		// With 8 lanes the 24 outputs are 3 whole vectors: they stay in the lanes, one
+		// vector × 12 pixels (12 registers), groups as tall as the buffers allow.
+		{"56x56 b16 AVX", geom(16, 24, 144, 56, 1, 24), avx, pwdwTile{v: 8, cv: 2, px: 6, rows: 28, gr: 4, mt: 8, np: 12, outLanes: true}},
+		// 64 outputs, 4 whole vectors: two of them × 12 pixels; bands of 7 rows (16
+		// images × 2 bands), one group per band: 384 channels × (9 rows × 16 columns
+		// + 112 pixels) × 4 bytes = 384 KB.
+		{"14x14 b16", geom(16, 64, 384, 14, 1, 64), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 7, gr: 7, mt: 32, np: 12, outLanes: true}},
+		// 32 outputs of 28-wide rows: groups of 7 rows (359 KB; 8 would take 393).
+		{"28x28 b16", geom(16, 32, 192, 28, 1, 32), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 14, gr: 7, mt: 32, np: 12, outLanes: true}},
 		// One image: 14 bands of one row; a row of 14 pixels fills one vector of 16, and
-		// 24 channels at a time (96 = 4 × 24) use every register.
+		// 24 channels at a time (96 = 4 × 24) use every register. Output channels in the
+		// lanes would compute 24 pixels for the row's 14.
 		{"14x14 b1", geom(1, 96, 576, 14, 1, 96), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 1, gr: 1, mt: 24, np: 1}},
 		// 512 channels of 57 columns at stride 2: one output row's buffers take 406 KB,
 		// more than pwdwr's 384; pwdwp's (a 32-channel block's rows, the row's depthwise
@@ -350,48 +363,86 @@ func BenchmarkBlockCPU(b *testing.B) {
 	}
 }
 
-// BenchmarkBlockTilesCPU sweeps pwdwr's groups of rows and projection tiles (gr rows per
-// group, mt output channels × np vectors of pixels) over MobileNetV2's 14- and 28-row
-// blocks at batch 16; "plan" is the block's own plan, the peer of the same run. On the
-// 16-core Xeon (2026-11-24, two rounds of 40 launches, best-GFLOP/s) no tile beat the
-// plans by more than the runs' spread (the plan's own tile, run again under another name,
-// gave 703–751 against the plan's 691–886 on 64 → 384 → 64): groups of one or two rows
-// ran 5–35 % slower, groups of 3–5 rows within the spread, and so did groups of a whole
-// 7-row band (up to twice maxRollBuffer; 98 pixels in 112 or 128 lanes where groups of 4
-// rows fill 128 with 98), though they compute a seventh fewer lanes.
+// BenchmarkBlockTilesCPU runs MobileNetV2's blocks with projections (the stem and first
+// block, the 56-, 28- and 14-row ones, strided or not) as the network runs them at batch
+// 16 split in halves: batch 8, planned for half the compute units. "plan" is the block's
+// own plan, "pixel" pwdwr with pixels in the projection's lanes (pwdwPixelLanesTile), the
+// rest output channels in the lanes over projection tiles of ovt vectors × npx pixels.
+// Earlier sweeps of the pixel-lane tiles (2026-11-24, two rounds of 40 launches on the
+// 16-core Xeon) found none that beat that chooser's by more than the runs' spread:
+// groups of one or two rows ran 5–35 % slower, groups of 3–5 rows and of a whole 7-row
+// band within the spread.
 func BenchmarkBlockTilesCPU(b *testing.B) {
 	env := deviceEnvB(b)
+	dev := env.dev
+	dev.ComputeUnits = max(dev.ComputeUnits/2, 1)
 	clip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
 		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
-	for _, bl := range [][4]int{{64, 384, 14, 64}, {96, 576, 14, 96}, {32, 192, 28, 32}} {
-		c, m, hw, o := bl[0], bl[1], bl[2], bl[3]
-		attrs := mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": m})
-		in := shapes(sh(16, c, hw, hw), sh(m, c, 1, 1), sh(m), sh(m, 1, 3, 3), sh(m), sh(o, m, 1, 1), sh(o), sh(16, o, hw, hw))
-		out := shapes(sh(16, o, hw, hw))
-		cs := opCase{name: fmt.Sprint(bl), typ: PointwiseDepthwiseType, attrs: attrs, in: in, out: out}
+	const n = 8
+	for _, bl := range []struct {
+		c, m, hw, s, o int
+		stem, residual bool
+	}{
+		{3, 32, 224, 1, 16, true, false},
+		{24, 144, 56, 1, 24, false, true},
+		{24, 144, 56, 2, 32, false, false},
+		{32, 192, 28, 1, 32, false, true},
+		{32, 192, 28, 2, 64, false, false},
+		{64, 384, 14, 1, 64, false, true},
+		{64, 384, 14, 1, 96, false, false},
+		{96, 576, 14, 1, 96, false, true},
+	} {
+		attrs := mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{bl.s, bl.s}, "group": bl.m})
+		ih, kw := bl.hw, 1
+		if bl.stem {
+			attrs = mergeAttrs(attrs, Attrs{PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
+				PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}})
+			ih, kw = bl.hw/2, 3
+		}
+		oh := (ih-1)/bl.s + 1
+		in := shapes(sh(n, bl.c, bl.hw, bl.hw), sh(bl.m, bl.c, kw, kw), sh(bl.m), sh(bl.m, 1, 3, 3), sh(bl.m), sh(bl.o, bl.m, 1, 1), sh(bl.o))
+		if bl.residual {
+			in = append(in, sh(n, bl.o, oh, oh))
+		}
+		out := shapes(sh(n, bl.o, oh, oh))
+		name := fmt.Sprintf("%d_%d_%d_s%d_%d", bl.c, bl.m, bl.hw, bl.s, bl.o)
+		cs := opCase{name: name, typ: PointwiseDepthwiseType, attrs: attrs, in: in, out: out}
 		g, err := pwdwOp{}.geometry(paramsOr(attrs), in)
 		if err != nil {
 			b.Fatal(err)
 		}
-		own, err := pwdwOp{}.Plan(attrs, in, out, env.dev)
+		own, err := pwdwOp{}.Plan(attrs, in, out, dev)
 		if err != nil {
 			b.Fatal(err)
 		}
 		plans := []namedPlan{{"plan", own}}
-		t, _ := choosePwdwTile(g, env.dev)
-		for _, v := range [][3]int{{1, 16, 1}, {1, 24, 1}, {1, 8, 2}, {2, 6, 2}, {2, 12, 2}, {3, 8, 3}, {4, 5, 4}, {4, 8, 2}, {5, 8, 3}, {7, 3, 7}, {7, 16, 1}, {7, 6, 4}} {
-			vt := t
-			vt.gr, vt.mt, vt.np = v[0], v[1], v[2]
-			if vt.gr > vt.rows || pwdwRollBytes(g, vt, vt.gr, vt.np) > 2*maxRollBuffer {
-				continue
+		t, _ := choosePwdwTile(g, dev)
+		tiles := []pwdwTile{}
+		if pt, ok := pwdwPixelLanesTile(g, t); ok {
+			tiles = append(tiles, pt)
+		}
+		if t.outLanes {
+			for _, v := range [][2]int{{1, 24}, {2, 12}, {3, 8}, {4, 6}, {6, 4}} {
+				vt := t
+				vt.mt, vt.np = v[0]*t.v, v[1]
+				if vt.mt <= ceilDiv(bl.o, t.v)*t.v && vt != t && pwdwRollBytes(g, vt, vt.gr, vt.np) <= 2*maxRollBuffer {
+					tiles = append(tiles, vt)
+				}
 			}
-			p, err := pwdwOp{}.plan(attrs, in, out, env.dev, &vt)
+		}
+		for _, vt := range tiles {
+			p, err := pwdwOp{}.plan(attrs, in, out, dev, &vt)
 			if err != nil {
 				b.Fatal(err)
 			}
-			plans = append(plans, namedPlan{fmt.Sprintf("r%d_g%d_%dx%d", vt.rows, vt.gr, vt.mt, vt.np), p})
+			label := fmt.Sprintf("pixel_g%d_%dx%d", vt.gr, vt.mt, vt.np)
+			if vt.outLanes {
+				label = fmt.Sprintf("lanes_g%d_%dx%d", vt.gr, vt.mt, vt.np)
+			}
+			plans = append(plans, namedPlan{label, p})
 		}
+		plans = append(plans, namedPlan{"plan_again", own})
 		flops := 2.0 * float64(g.pw.macs()+g.dw.macs()+g.proj.macs())
-		benchPlans(b, env, fmt.Sprintf("%d_%d_%d_%d", c, m, hw, o), plans, cs.inputs(), out, flops)
+		benchPlans(b, env, name, plans, cs.inputs(), out, flops)
 	}
 }

@@ -338,18 +338,7 @@ func pwdwPixelLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
 // one or two vectors of channels × projRegs/vectors pixels. ok is false where the
 // outputs are not whole vectors, no group fits, or a group holds fewer than two tiles.
 func pwdwOutLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
-	regs := projRegs(t.v)
 	if g.proj.m%t.v != 0 {
-		return t, false
-	}
-	lt := t
-	lt.outLanes, lt.gr = true, 0
-	for gr := t.rows; gr >= 1 && lt.gr == 0; gr-- {
-		if pwdwRollBytes(g, pwdwTile{v: t.v, cv: t.cv, outLanes: true}, gr, 1) <= maxRollBuffer {
-			lt.gr = gr
-		}
-	}
-	if lt.gr == 0 {
 		return t, false
 	}
 	// Two vectors of channels × 12 pixels (AVX-512) where the outputs have two: on the
@@ -361,13 +350,19 @@ func pwdwOutLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
 	if g.proj.m%(2*t.v) == 0 {
 		ovt = 2
 	}
-	lt.mt, lt.np = ovt*t.v, regs/ovt
+	lt := t
+	lt.outLanes, lt.mt, lt.np = true, ovt*t.v, projRegs(t.v)/ovt
+	for lt.gr = t.rows; lt.gr >= 1; lt.gr-- {
+		if pwdwRollBytes(g, lt, lt.gr, lt.np) <= maxRollBuffer {
+			break
+		}
+	}
 	// A group narrower than two pixel tiles (single rows of narrow planes at batch 1)
 	// would compute more lanes than pixels: pixel lanes waste fewer there.
-	if lt.gr*g.dw.win.out[1] < 2*lt.np {
+	if lt.gr < 1 || lt.gr*g.dw.win.out[1] < 2*lt.np {
 		return t, false
 	}
-	return lt, pwdwRollBytes(g, lt, lt.gr, lt.np) <= maxRollBuffer
+	return lt, true
 }
 
 // pwdwRows is how many output rows a pwdw work-item of vc channels takes: as many as

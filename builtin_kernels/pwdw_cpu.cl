@@ -475,6 +475,34 @@ __kernel void pwdwp(__global const float* restrict x, int x_off,
 #define RQ (((GQ + NP * V - 1) / (NP * V)) * NP * V)
 #endif
 
+/* The projection's bias of output channel o, and the residual's element at offset off
+   (a null pointer without one), for storeRun. */
+#if HAS_BIAS
+#define BIAS_OF(o) bias[o]
+#else
+#define BIAS_OF(o) 0.0f
+#endif
+#if HAS_RESIDUAL
+#define RES_AT(off) (res + (off))
+#else
+#define RES_AT(off) ((const __global float*)0)
+#endif
+
+/* storeRun writes count projected values of one output channel (vals, stride floats
+   apart) to the run yo of its plane: each plus the bias bv and, with a residual, the
+   run ro's value, through the activation. */
+static inline void storeRun(__global float* yo, const __global float* ro, const float bv, const float* vals,
+                            const int stride, const int count)
+{
+    for (int k = 0; k < count; k++) {
+        float v = vals[k * stride] + bv;
+#if HAS_RESIDUAL
+        v += ro[k];
+#endif
+        yo[k] = APPLY_ACT(v);
+    }
+}
+
 // pwdwr_pack (setup): the projection's weights per tile of MT output channels, per
 // depthwise channel, MT weights (zero past MO). global = (MT, M, MOT).
 __kernel void pwdwr_pack(__global const float* restrict wj, int wj_off, __global float* restrict wq, int wq_off)
@@ -608,22 +636,8 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
                     for (int i = 0; i < V; i++) {
                         const int o = ot * MT + k * V + i;
                         if (o < MO) {
-#if HAS_BIAS
-                            const float bv = bias[o];
-#else
-                            const float bv = 0.0f;
-#endif
-                            __global float* yo = y + n * YN + o * P + qoff + q0;
-#if HAS_RESIDUAL
-                            const __global float* ro = res + (n * MO + o) * P + qoff + q0;
-#endif
-                            for (int j = 0; j < np; j++) {
-                                float v = st[j][i] + bv;
-#if HAS_RESIDUAL
-                                v += ro[j];
-#endif
-                                yo[j] = APPLY_ACT(v);
-                            }
+                            storeRun(y + n * YN + o * P + qoff + q0, RES_AT((n * MO + o) * P + qoff + q0), BIAS_OF(o),
+                                     &st[0][i], V, np);
                         }
                     }
                 }
@@ -661,15 +675,9 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
                 _Pragma("unroll") for (int i = 0; i < MT; i++) {
                     const int o = ot * MT + i;
                     if (o < MO) {
-#if HAS_BIAS
-                        const float bv = bias[o];
-#else
-                        const float bv = 0.0f;
-#endif
+                        const float bv = BIAS_OF(o);
                         __global float* yo = y + n * YN + o * P + qoff + q0;
-#if HAS_RESIDUAL
-                        const __global float* ro = res + (n * MO + o) * P + qoff + q0;
-#endif
+                        const __global float* ro = RES_AT((n * MO + o) * P + qoff + q0);
                         _Pragma("unroll") for (int j = 0; j < NP; j++) {
                             const int q = q0 + j * V;
                             if (q + V <= q1) {
@@ -681,13 +689,7 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
                             } else if (q < q1) {
                                 float lanes[V];
                                 vstoreV(acc[i][j], 0, lanes);
-                                for (int k = 0; k < q1 - q; k++) {
-                                    float v = lanes[k] + bv;
-#if HAS_RESIDUAL
-                                    v += ro[j * V + k];
-#endif
-                                    yo[j * V + k] = APPLY_ACT(v);
-                                }
+                                storeRun(yo + j * V, RES_AT((n * MO + o) * P + qoff + q), bv, lanes, 1, q1 - q);
                             }
                         }
                     }

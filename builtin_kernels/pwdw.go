@@ -176,7 +176,8 @@ type pwdwTile struct {
 // two of them where the layer has channels for four (per input channel, two weight
 // vectors and px broadcast pixels then feed 2*px multiply-adds), 8 pixels per step, 12
 // with two vectors where the registers hold them (AVX-512: on the 16-core Xeon at batch
-// 16, MobileNetV2's blocks of 32 to 96 input channels ran 3–13 % faster than with 8);
+// 16, MobileNetV2's blocks of 32 to 96 input channels ran 3–13 % faster than with 8),
+// and for a block on AVX-512 three vectors (9 pixels) where two would pad the channels;
 // as many output rows as the buffer holds, halved
 // while that leaves fewer than two work-items per compute unit (each band recomputes the
 // expanded rows it shares with the next). A block (with its projection) takes
@@ -211,7 +212,20 @@ func choosePwdwTile(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 	}
 	rows := pwdwRows(g, v*cv, dev)
 	if g.proj != nil {
-		if t, ok := pwdwRollTile(g, pwdwTile{v: v, cv: cv, px: px}, dev); ok {
+		rt := pwdwTile{v: v, cv: cv, px: px}
+		if regs == 32 && cv == 2 && ceilDiv(g.dw.m, 3*v)*3 < ceilDiv(g.dw.m, 2*v)*2 {
+			// Three vectors where two would pad the channels (144 = 9 vectors of 16: five
+			// blocks of 32 compute 160) and the registers hold them. On the development
+			// machine (2026-11-24, BenchmarkBlockTilesCPU, 40 launches, two rounds)
+			// MobileNetV2's 144-channel blocks ran 14–20 % faster (24 → 144 → 24 with
+			// pixels in the projection's lanes: 177 against 155 best-GFLOP/s; → 32 at
+			// stride 2: 218–226 against 185); on the 16-core Xeon the stride-2 one ran at
+			// 727–760 against 444–555 (four rounds, a busy phase). Where both widths fit
+			// the channels exactly (192, 384, 576) three ran at parity or up to 4 %
+			// slower on the development machine.
+			rt.cv, rt.px = 3, (regs-3-2)/3
+		}
+		if t, ok := pwdwRollTile(g, rt, dev); ok {
 			return t, true
 		}
 		rows = pwdwBlockRows(g, v, cv, dev)
@@ -267,7 +281,7 @@ func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
 // output rows such that the batch's bands give every compute unit two (at batch 16 on 16
 // units, half an image each; a band recomputes only the rows its window shares with the
 // next), then the projection's output channels in the lanes (pwdwOutLanesTile) where
-// they are whole vectors, else pixels in the lanes (pwdwPixelLanesTile). ok is false
+// they fill their vectors, else pixels in the lanes (pwdwPixelLanesTile). ok is false
 // where not even one row's buffers fit.
 // One band per unit (whole images at batch 16, no row expanded twice; the 14-row blocks'
 // bands of 7 rows expand 9) ran slower: on the 16-core Xeon (2026-11-24, two profiles)
@@ -332,22 +346,31 @@ func pwdwPixelLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
 }
 
 // pwdwOutLanesTile completes tile t (its vectors, expansion step and bands) for pwdwr
-// with the projection's output channels in the lanes (OUT_LANES), where they are whole
-// vectors: no transposition, and tiles of any number of pixels. Groups as tall as the
+// with the projection's output channels in the lanes (OUT_LANES), where they fill their
+// vectors (or nearly): no transposition, and tiles of any number of pixels. Groups as tall as the
 // buffers allow (fewer group steps; no lanes to waste on their pixels), and a tile of
 // one or two vectors of channels × projRegs/vectors pixels. ok is false where the
-// outputs are not whole vectors, no group fits, or a group holds fewer than two tiles.
+// outputs leave more than a quarter of their vectors' lanes spare, no group fits, or a
+// group holds fewer than two tiles.
 func pwdwOutLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
-	if g.proj.m%t.v != 0 {
+	// Outputs that fill at least three quarters of their vectors: the spare lanes are
+	// computed and dropped. MobileNetV2's 24-output blocks (two vectors of 16 lanes)
+	// ran 4–17 % faster than with pixels in the lanes on the development machine
+	// (2026-11-24, BenchmarkBlockTilesCPU, best-GFLOP/s: 24 → 144 → 24 at 185 against
+	// 177 with three channel vectors; 16 → 96 → 24 at stride 2 from 112 rows, 180
+	// against 151–155). On the 16-core Xeon in a busy phase (four rounds) the stride-2
+	// one ran at 580–628 against 446–607, the other within the rounds' spread.
+	vecs := ceilDiv(g.proj.m, t.v)
+	if 4*g.proj.m < 3*vecs*t.v {
 		return t, false
 	}
-	// Two vectors of channels × 12 pixels (AVX-512) where the outputs have two: on the
+	// Two vectors of channels × 12 pixels (AVX-512) where the outputs make pairs: on the
 	// 16-core Xeon (2026-11-24, BenchmarkBlockTilesCPU, 40 launches, a busy phase) the
 	// 14-row blocks ran at 669–734 GFLOP/s against 443–678 with 4–6 vectors × 4–8
 	// pixels and 342–377 with one vector × 24 pixels, where the loads per multiply-add
 	// alone would favour the squarer tiles.
 	ovt := 1
-	if g.proj.m%(2*t.v) == 0 {
+	if vecs%2 == 0 {
 		ovt = 2
 	}
 	lt := t

@@ -455,7 +455,8 @@ __kernel void pwdwp(__global const float* restrict x, int x_off,
    fused multiply-adds. A tile's pixels are any NPX of the group's, not whole vectors of
    them, so narrow groups waste no lanes; its results go to the output planes value by
    value (a few per multiply-add of the channel loop). MT is then OVT*V. Where the
-   projection's outputs are whole vectors this runs (pwdwOutLanesTile): on the 16-core
+   projection's outputs fill at least three quarters of their vectors (the spare lanes
+   computed, never stored) this runs (pwdwOutLanesTile): on the 16-core
    Xeon at batch 16 (halves of 8 images) MobileNetV2's 14-row blocks ran at 669–734
    GFLOP/s against 326–536 with pixels in the lanes (BenchmarkBlockTilesCPU, one busy
    run), and the whole network's p50 was lower in 4 of 5 alternating rounds. */

@@ -128,6 +128,10 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 			{v: 8, cv: 1, px: 8, rows: 2, gr: 2, mt: 16, np: 3, outLanes: true},
 			{v: 4, cv: 2, px: 8, rows: 3, gr: 2, mt: 8, np: 7, outLanes: true},
 			{v: 16, cv: 1, px: 8, rows: 1, gr: 1, mt: 32, np: 1, outLanes: true},
+			// Three channel vectors per block (a partial last block where the channels
+			// are not a multiple of 3V), in both projection layouts.
+			{v: 16, cv: 3, px: 9, rows: oh, gr: 2, mt: 32, np: 9, outLanes: true},
+			{v: 4, cv: 3, px: 5, rows: 2, gr: 1, mt: 6, np: 2},
 			{v: 16, cv: 2, px: 12, rows: 1},
 			{v: 8, cv: 1, px: 8, rows: 3},
 		} {
@@ -256,11 +260,12 @@ func TestChoosePwdwRollTile(t *testing.T) {
 		dev  DeviceInfo
 		want pwdwTile
 	}{
-		// 16 images, 2 bands each of 28 rows. 160 channels (5 blocks of 32) × 58 columns:
-		// groups of 4 rows reach 6 input rows, 4 × 56 = 224 depthwise results, 358 KB;
-		// 5 rows would take 434 KB. 224 = 7 × 32 lanes: 12 channels × 2 vectors fill the
-		// 24 registers with no lane wasted.
-		{"56x56 b16", geom(16, 24, 144, 56, 1, 24), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 28, gr: 4, mt: 12, np: 2}},
+		// 16 images, 2 bands each of 28 rows. 144 channels take three vectors (3 blocks
+		// of 48; two would compute 160). The 24 outputs fill three quarters of two
+		// vectors: they take the lanes, 2 vectors × 12 pixels. 144 channels × 58 columns:
+		// groups of 4 rows reach 6 input rows, 4 × 56 = 224 depthwise results (228 for
+		// whole pixel tiles), 331 KB; 5 rows would take 400 KB.
+		{"56x56 b16", geom(16, 24, 144, 56, 1, 24), avx512, pwdwTile{v: 16, cv: 3, px: 9, rows: 28, gr: 4, mt: 32, np: 12, outLanes: true}},
 		// With 8 lanes the 24 outputs are 3 whole vectors: they stay in the lanes, one
 		// vector × 12 pixels (12 registers), groups as tall as the buffers allow.
 		{"56x56 b16 AVX", geom(16, 24, 144, 56, 1, 24), avx, pwdwTile{v: 8, cv: 2, px: 6, rows: 28, gr: 4, mt: 8, np: 12, outLanes: true}},
@@ -364,10 +369,12 @@ func BenchmarkBlockCPU(b *testing.B) {
 }
 
 // BenchmarkBlockTilesCPU runs MobileNetV2's blocks with projections (the stem and first
-// block, the 56-, 28- and 14-row ones, strided or not) as the network runs them at batch
-// 16 split in halves: batch 8, planned for half the compute units. "plan" is the block's
-// own plan, "pixel" pwdwr with pixels in the projection's lanes (pwdwPixelLanesTile), the
-// rest output channels in the lanes over projection tiles of ovt vectors × npx pixels.
+// block, the 112-, 56-, 28- and 14-row ones, strided or not) as the network runs them at
+// batch 16 split in halves: batch 8, planned for half the compute units. "plan" is the
+// block's own plan, "pixel" pwdwr with pixels in the projection's lanes
+// (pwdwPixelLanesTile), "lanes" output channels in the lanes over projection tiles of
+// mt channels × np pixels; cv is the channel vectors per block (where the plan takes
+// three, the choices with two run too).
 // Earlier sweeps of the pixel-lane tiles (2026-11-24, two rounds of 40 launches on the
 // 16-core Xeon) found none that beat that chooser's by more than the runs' spread:
 // groups of one or two rows ran 5–35 % slower, groups of 3–5 rows and of a whole 7-row
@@ -384,6 +391,7 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 		stem, residual bool
 	}{
 		{3, 32, 224, 1, 16, true, false},
+		{16, 96, 112, 2, 24, false, false},
 		{24, 144, 56, 1, 24, false, true},
 		{24, 144, 56, 2, 32, false, false},
 		{32, 192, 28, 1, 32, false, true},
@@ -421,6 +429,17 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 		if pt, ok := pwdwPixelLanesTile(g, t); ok {
 			tiles = append(tiles, pt)
 		}
+		if t.cv == 3 {
+			// The same choice with two channel vectors per block.
+			t2 := t
+			t2.cv, t2.px = 2, 12
+			if rt, ok := pwdwRollTile(g, t2, dev); ok {
+				tiles = append(tiles, rt)
+				if pt, ok := pwdwPixelLanesTile(g, rt); ok {
+					tiles = append(tiles, pt)
+				}
+			}
+		}
 		if t.outLanes {
 			for _, v := range [][2]int{{1, 24}, {2, 12}, {3, 8}, {4, 6}, {6, 4}} {
 				vt := t
@@ -435,9 +454,9 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			label := fmt.Sprintf("pixel_g%d_%dx%d", vt.gr, vt.mt, vt.np)
+			label := fmt.Sprintf("pixel_cv%d_g%d_%dx%d", vt.cv, vt.gr, vt.mt, vt.np)
 			if vt.outLanes {
-				label = fmt.Sprintf("lanes_g%d_%dx%d", vt.gr, vt.mt, vt.np)
+				label = fmt.Sprintf("lanes_cv%d_g%d_%dx%d", vt.cv, vt.gr, vt.mt, vt.np)
 			}
 			plans = append(plans, namedPlan{label, p})
 		}

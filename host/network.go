@@ -367,7 +367,10 @@ func (e *Engine) optimize(m *model.Model) error {
 		// on the 16-core Xeon, the 14-row blocks took 4.3 ms fused against 4.9 apart; the
 		// 7-row ones were no faster fused (3.1 against 3.0 ms), so they stay apart: a
 		// threshold of 7 rows per unit, which folds them, ran MobileNetV2 slower in 6 of 6
-		// alternating rounds (2026-11-24, p50 13.4–16.6 ms against 12.2–15.4).
+		// alternating rounds (2026-11-24, p50 13.4–16.6 ms against 12.2–15.4), and
+		// again once the projection took its output channels in the lanes (OUT_LANES,
+		// three channel vectors for 144): slower in 8 of 10 (p50 12.3–14.4 against
+		// 11.7–14.0, a calm phase).
 		opts.ProjectionTallRows = 8 * max(e.Device.ComputeUnits, 1)
 	}
 	st, err := graph.FuseWith(m, opts)

@@ -213,7 +213,8 @@ func choosePwdwTile(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 	rows := pwdwRows(g, v*cv, dev)
 	if g.proj != nil {
 		rt := pwdwTile{v: v, cv: cv, px: px}
-		if regs == 32 && cv == 2 && ceilDiv(g.dw.m, 3*v)*3 < ceilDiv(g.dw.m, 2*v)*2 {
+		padded := func(cv int) int { return ceilDiv(g.dw.m, cv*v) * cv * v }
+		if regs == 32 && cv == 2 && (padded(3) < padded(2) || padded(3) == padded(2) && g.pw.pointwise() && g.pw.c <= 16) {
 			// Three vectors where two would pad the channels (144 = 9 vectors of 16: five
 			// blocks of 32 compute 160) and the registers hold them. On the development
 			// machine (2026-11-24, BenchmarkBlockTilesCPU, 40 launches, two rounds)
@@ -221,8 +222,13 @@ func choosePwdwTile(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 			// pixels in the projection's lanes: 177 against 155 best-GFLOP/s; → 32 at
 			// stride 2: 218–226 against 185); on the 16-core Xeon the stride-2 one ran at
 			// 727–760 against 444–555 (four rounds, a busy phase). Where both widths fit
-			// the channels exactly (192, 384, 576) three ran at parity or up to 4 %
-			// slower on the development machine.
+			// the channels exactly three ran 8 % faster on 16 input channels (16 → 96 → 24
+			// at stride 2: 191–193 against 177–179, three rounds), where each expansion
+			// step's fixed work (its bias, its stores) weighs most, and from 4 % slower
+			// to 2 % faster on 32 to 96 (192, 384, 576 channels). On the 16-core Xeon
+			// that block ran at parity (607–673 against 603–667, three rounds) and
+			// MobileNetV2's p50 was lower in 5 of 8 alternating rounds (median 15.11
+			// against 15.21 ms).
 			rt.cv, rt.px = 3, (regs-3-2)/3
 		}
 		if t, ok := pwdwRollTile(g, rt, dev); ok {

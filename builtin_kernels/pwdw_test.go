@@ -266,6 +266,12 @@ func TestChoosePwdwRollTile(t *testing.T) {
 		// groups of 4 rows reach 6 input rows, 4 × 56 = 224 depthwise results (228 for
 		// whole pixel tiles), 331 KB; 5 rows would take 400 KB.
 		{"56x56 b16", geom(16, 24, 144, 56, 1, 24), avx512, pwdwTile{v: 16, cv: 3, px: 9, rows: 28, gr: 4, mt: 32, np: 12, outLanes: true}},
+		// 16 input channels: three channel vectors though two fit the 96 channels too.
+		// 96 channels × 113 columns: groups of 3 rows reach 7 input rows, 168
+		// depthwise results (176 for whole vectors), 371 KB; 4 rows would take 478 KB.
+		{"112 s2 b16", geom(16, 16, 96, 112, 2, 24), avx512, pwdwTile{v: 16, cv: 3, px: 9, rows: 28, gr: 3, mt: 32, np: 12, outLanes: true}},
+		// 32 input channels keep two.
+		{"28x28 b16 s2", geom(16, 32, 192, 28, 2, 64), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 7, gr: 6, mt: 32, np: 12, outLanes: true}},
 		// With 8 lanes the 24 outputs are 3 whole vectors: they stay in the lanes, one
 		// vector × 12 pixels (12 registers), groups as tall as the buffers allow.
 		{"56x56 b16 AVX", geom(16, 24, 144, 56, 1, 24), avx, pwdwTile{v: 8, cv: 2, px: 6, rows: 28, gr: 4, mt: 8, np: 12, outLanes: true}},

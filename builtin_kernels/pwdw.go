@@ -177,7 +177,8 @@ type pwdwTile struct {
 // vectors and px broadcast pixels then feed 2*px multiply-adds), 8 pixels per step, 12
 // with two vectors where the registers hold them (AVX-512: on the 16-core Xeon at batch
 // 16, MobileNetV2's blocks of 32 to 96 input channels ran 3–13 % faster than with 8),
-// and for a block on AVX-512 three vectors (9 pixels) where two would pad the channels;
+// and for a block on AVX-512 three vectors (9 pixels) where two would pad the channels
+// or its expansion reads at most 16 channels;
 // as many output rows as the buffer holds, halved
 // while that leaves fewer than two work-items per compute unit (each band recomputes the
 // expanded rows it shares with the next). A block (with its projection) takes
@@ -356,9 +357,9 @@ func pwdwPixelLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
 
 // pwdwOutLanesTile completes tile t (its vectors, expansion step and bands) for pwdwr
 // with the projection's output channels in the lanes (OUT_LANES), where they fill their
-// vectors (or nearly): no transposition, and tiles of any number of pixels. Groups as tall as the
-// buffers allow (fewer group steps; no lanes to waste on their pixels), and a tile of
-// one or two vectors of channels × projRegs/vectors pixels. ok is false where the
+// vectors (or nearly): no transposition, and tiles of any number of pixels. Groups as
+// tall as the buffers allow (fewer group steps; no lanes to waste on their pixels), and
+// a tile of one or two vectors of channels × projRegs/vectors pixels. ok is false where the
 // outputs leave more than a quarter of their vectors' lanes spare, no group fits, or a
 // group holds fewer than two tiles.
 func pwdwOutLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {

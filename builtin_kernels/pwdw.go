@@ -296,7 +296,9 @@ func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
 // in five alternating rounds; a unit whose last band finishes late leaves the others idle.
 // Four bands per unit (more, smaller work-items, each recomputing more shared rows) ran
 // no faster either: p50 lower in 3 of 10 alternating rounds, median 14.50 against 14.36
-// ms (2026-11-24), its rounds' spread narrower (13.9–15.2 against 13.7–16.4).
+// ms (2026-11-24), its rounds' spread narrower (13.9–15.2 against 13.7–16.4); and in a
+// far busier phase half an hour later, where smaller work-items might have let idle
+// threads take a slowed core's share, lower in 4 of 12 (median 32.5 against 29.5 ms).
 // Channel-blocked tensors (NCHW16c in and out, the projection's tile then 1–6 output
 // blocks × 4–24 pixels, so a group's pixels fill it pixel by pixel with no lanes to
 // spare and no transposition) gained nothing either: at batch 16 on the 16-core Xeon

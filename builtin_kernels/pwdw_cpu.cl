@@ -611,7 +611,9 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
         /* With OUT_LANES each pixel's channel vectors go to d as computed, V pixels at
            a time, their window corners computed once for every channel vector (rather
            than per channel vector: MobileNetV2's blocks ran 3–10 % faster on the
-           development machine, its stem block 1–3 % slower). */
+           development machine, its stem block 1–3 % slower; on the 16-core Xeon, in a
+           phase that ran the network at 2.5 times its usual time, the comparison was
+           lost in the noise). */
         for (int q0 = 0; q0 < q1; q0 += V) {
             int corner[V];
             _Pragma("unroll") for (int j = 0; j < V; j++) {

@@ -186,6 +186,28 @@ type pwdwTile struct {
 // pwdwp. ok is false where the tiled kernel does not apply (GPUs, dilated windows, rows
 // too wide for the buffer).
 func choosePwdwTile(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
+	t, ok := pwdwTileFor(g, dev)
+	if ok && !g.pw.pointwise() && stemStageBytes(g, t.px) > maxStemStage {
+		return pwdwTile{}, false
+	}
+	return t, ok
+}
+
+// maxStemStage bounds the private copy of the input rows that a stem expansion's
+// windows reach along one expanded row (bytes; expandStemRows). MobileNetV2's stem
+// (3 channels × 3 rows of 241 columns) takes 8.7 KB.
+const maxStemStage = 32 << 10
+
+// stemStageBytes is that copy's size for a stem expansion of px pixels per step: C ×
+// EKH rows of the columns its steps' windows reach (pwdw_cpu.cl's XW).
+func stemStageBytes(g pwdwGeom, px int) int {
+	w := g.pw.win
+	steps := ceilDiv(g.dw.in[1], px)
+	return 4 * g.pw.c * w.k[0] * ((steps*px-1)*w.s[1] + w.k[1])
+}
+
+// pwdwTileFor is choosePwdwTile without the bound on a stem's staged input rows.
+func pwdwTileFor(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 	w := g.dw.win
 	if dev.IsGPU || w.d != [2]int{1, 1} {
 		return pwdwTile{}, false

@@ -238,6 +238,25 @@ func TestChoosePwdwTile(t *testing.T) {
 		want pwdwTile
 		ok   bool
 	}{"stem", stem, cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 2}, true})
+	// A stem of 16 channels over a row of 1000 pixels: the buffer holds three expanded
+	// rows (502 columns × 64 bytes), but the copy of the input rows a row's windows reach
+	// would take 3 × 3 × 1009 columns × 4 bytes = 36 KB, over maxStemStage.
+	wide, err := pwdwOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}, "group": 16, PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
+		PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}},
+		shapes(sh(1, 3, 8, 1000), sh(16, 3, 3, 3), nil, sh(16, 1, 3, 3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl, ok := pwdwTileFor(wide, cpu); !ok || stemStageBytes(wide, tl.px) != 3*3*1009*4 {
+		t.Errorf("wide stem: tile %+v %v, stage %d bytes; want a tile of the buffer's bounds, 36324 bytes", tl, ok, stemStageBytes(wide, tl.px))
+	}
+	cases = append(cases, struct {
+		name string
+		g    pwdwGeom
+		dev  DeviceInfo
+		want pwdwTile
+		ok   bool
+	}{"wide stem", wide, cpu, pwdwTile{}, false})
 	for _, c := range cases {
 		got, ok := choosePwdwTile(c.g, c.dev)
 		if got != c.want || ok != c.ok {

@@ -175,13 +175,12 @@ type pwdwTile struct {
 // choosePwdwTile picks the tile for a CPU device: channel vectors of the device's width,
 // two of them where the layer has channels for four (per input channel, two weight
 // vectors and px broadcast pixels then feed 2*px multiply-adds), 8 pixels per step, 12
-// with two vectors where the registers hold them (AVX-512: on the 16-core Xeon at batch
-// 16, MobileNetV2's blocks of 32 to 96 input channels ran 3–13 % faster than with 8),
-// and for a block on AVX-512 three vectors (9 pixels) where two would pad the channels
-// or its expansion reads at most 16 channels;
-// as many output rows as the buffer holds, halved
-// while that leaves fewer than two work-items per compute unit (each band recomputes the
-// expanded rows it shares with the next). A block (with its projection) takes
+// for a 1×1 expansion with two vectors where the registers hold them (AVX-512: on the
+// 16-core Xeon at batch 16, MobileNetV2's blocks of 32 to 96 input channels ran 3–13 %
+// faster than with 8), and for a block on AVX-512 three vectors (9 pixels) where two
+// would pad the channels or its expansion reads at most 16 channels; as many output
+// rows as the buffer holds, halved while that leaves fewer than two work-items per
+// compute unit (each band recomputes the expanded rows it shares with the next). A block (with its projection) takes
 // pwdwRollTile's tile for pwdwr where its buffers fit, else pwdwBlockRows' bands for
 // pwdwp. ok is false where the tiled kernel does not apply (GPUs, dilated windows, rows
 // too wide for the buffer).
@@ -229,8 +228,13 @@ func pwdwTileFor(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 	if v == 16 {
 		regs = 32 // AVX-512
 	}
+	// A stem keeps 8 pixels per step: its taps at stride 2 share broadcasts across the
+	// window's columns, which 12 pixels' accumulators leave no registers to hold. On
+	// the development machine (2026-11-24, BenchmarkBlockTilesCPU, 30 launches)
+	// MobileNetV2's stem block ran at 199–203 best-GFLOP/s with 8 against 183–188 with
+	// 12, 194–203 with 7, 190–193 with 10 and 170 with 14.
 	px := 8
-	if cv == 2 {
+	if cv == 2 && g.pw.pointwise() {
 		px = min(12, (regs-cv-2)/cv)
 	}
 	rows := pwdwRows(g, v*cv, dev)

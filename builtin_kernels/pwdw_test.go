@@ -222,7 +222,8 @@ func TestChoosePwdwTile(t *testing.T) {
 		{"row too wide", geom(1, 4, 64, 4, 300, 1), cpu, pwdwTile{}, false},
 	}
 	// MobileNetV2's stem (3 → 32 channels, 3×3 at stride 2 from 224) as the expansion:
-	// its 32 channels take two vectors, so one channel block reads each input tap once.
+	// its 32 channels take two vectors, so one channel block reads each input tap once,
+	// 8 pixels per step.
 	// 114 columns × 128 bytes: 6 rows of the 96 KB fit, 4 output rows; 28 bands, fewer
 	// than two per unit, so bands of 2 rows.
 	stem, err := pwdwOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}, "group": 32, PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
@@ -237,7 +238,7 @@ func TestChoosePwdwTile(t *testing.T) {
 		dev  DeviceInfo
 		want pwdwTile
 		ok   bool
-	}{"stem", stem, cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 2}, true})
+	}{"stem", stem, cpu, pwdwTile{v: 16, cv: 2, px: 8, rows: 2}, true})
 	// A stem of 16 channels over a row of 1000 pixels: the buffer holds three expanded
 	// rows (502 columns × 64 bytes), but the copy of the input rows a row's windows reach
 	// would take 3 × 3 × 1009 columns × 4 bytes = 36 KB, over maxStemStage.

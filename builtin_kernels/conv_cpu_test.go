@@ -61,7 +61,11 @@ func timeLaunchesBest(t testing.TB, env *testEnv, plan *Plan, ins []*HostTensor,
 		outB = append(outB, mk(4*numel(s)))
 	}
 	for _, s := range plan.Scratch {
-		scr = append(scr, mk(s))
+		b := mk(s)
+		if err := q.Write(b, 0, make([]byte, s), nil); err != nil {
+			t.Fatal(err)
+		}
+		scr = append(scr, b)
 	}
 	var ks []*cl.Kernel
 	all := append(append([]Launch(nil), plan.Setup...), plan.Launches...)

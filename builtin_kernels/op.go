@@ -90,6 +90,11 @@ type Plan struct {
 	// next as the plan writes them, where the layer was asked for a stride through
 	// OutputBatchStrideAttr and its kernels honour it; 0 means contiguous.
 	OutputBatchStride int
+	// Counters lists the scratch buffers the launches keep work counters in (pwdwr's
+	// groups claimed at run time): each must be zero before the first launch, and the
+	// launches leave it zero again, so it keeps memory of its own (never shared with
+	// other layers' temporaries) for each binding of the launches.
+	Counters []int
 }
 
 // OutputSpan is how many elements output i of the given shape spans in memory under the

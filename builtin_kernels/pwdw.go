@@ -166,10 +166,13 @@ const maxPwdwBuffer = 96 << 10
 // step of the 1×1 convolution, rows output rows of the depthwise one. Where gr is above
 // 0 the block runs as pwdwr, gr output rows per projection step and a projection tile of
 // mt output channels × np vectors of pixels; with outLanes (pwdwr's OUT_LANES) mt output
-// channels (a multiple of v: mt/v vectors) × np pixels.
+// channels (a multiple of v: mt/v vectors) × np pixels; with dyn (pwdwr's DYN) the
+// work-items claim their groups at run time, a band's own in order, then the last groups
+// of bands still running.
 type pwdwTile struct {
 	v, cv, px, rows, gr, mt, np int
-	outLanes                    bool
+	outLanes, dyn               bool
+	thieves                     bool // tests only: with dyn, every group claimed from a range's back
 }
 
 // choosePwdwTile picks the tile for a CPU device: channel vectors of the device's width,
@@ -314,8 +317,18 @@ func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
 // output rows such that the batch's bands give every compute unit two (at batch 16 on 16
 // units, half an image each; a band recomputes only the rows its window shares with the
 // next), then the projection's output channels in the lanes (pwdwOutLanesTile) where
-// they fill their vectors, else pixels in the lanes (pwdwPixelLanesTile). ok is false
-// where not even one row's buffers fit.
+// they fill their vectors, else pixels in the lanes (pwdwPixelLanesTile), and where a
+// band holds more than one group its work-items claim their groups at run time (dyn):
+// a work-item done with its own band, once all have started, takes the last groups of
+// bands still running. ok is false where not even one row's buffers fit.
+// The claims balance cores of unequal speed: on the 16-core Xeon, 16 independent
+// single-thread processes ran a block at 54–92 GFLOP/s each (2026-11-24), so a launch of
+// one band per thread waited on the slowest. With the claims (2026-11-24,
+// BenchmarkBlockTilesCPU at batch 8 on 16 threads, three rounds) the stem and the 56-
+// and 28-row blocks ran 5–48 % faster than with each band taken whole (24 → 144 → 24:
+// 695–932 against 547–722 best-GFLOP/s; the stem 685–745 against 566–649), and
+// MobileNetV2 at batch 16 had a lower p50 in 7 of 8 alternating rounds (median 14.1
+// against 14.6 ms). The 14- and 7-row blocks' bands are one group each: nothing to claim.
 // One band per unit (whole images at batch 16, no row expanded twice; the 14-row blocks'
 // bands of 7 rows expand 9) ran slower: on the 16-core Xeon (2026-11-24, two profiles)
 // MobileNetV2's blocks took 2–40 % longer, the whole network p50 15.2–16.3 → 16.0–18.0 ms
@@ -336,10 +349,12 @@ func pwdwRollTile(g pwdwGeom, t pwdwTile, dev DeviceInfo) (pwdwTile, bool) {
 	oh := g.dw.win.out[0]
 	nb := min(max(ceilDiv(2*max(dev.ComputeUnits, 1), g.dw.n), 1), oh)
 	t.rows = ceilDiv(oh, nb)
-	if lt, ok := pwdwOutLanesTile(g, t); ok {
-		return lt, true
+	lt, ok := pwdwOutLanesTile(g, t)
+	if !ok {
+		lt, ok = pwdwPixelLanesTile(g, t)
 	}
-	return pwdwPixelLanesTile(g, t)
+	lt.dyn = ok && lt.gr < lt.rows
+	return lt, ok
 }
 
 // projRegs is how many accumulators pwdwr's projection tile may keep in registers
@@ -469,6 +484,10 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs 
 		d.int("MT", t.mt)
 		d.int("MOT", ceilDiv(g.proj.m, t.mt))
 		d.bool("OUT_LANES", t.outLanes)
+		d.bool("DYN", t.dyn)
+		if t.thieves {
+			d.int("DYN_THIEVES", 1)
+		}
 		if t.outLanes {
 			d.int("OVT", t.mt/t.v)
 			d.int("NPX", t.np)
@@ -512,6 +531,12 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs 
 	qg, ql := launchSize([]int{t.mt, pw.m, mot}, dev)
 	plan.Setup = append(plan.Setup, Launch{Kernel: "pwdwr_pack", Global: qg, Local: ql, Args: []Arg{projArgs[0], wq}})
 	args := append(append([]Arg{{Kind: ArgInput, Index: 0}, packed, wq}, projArgs[1:]...), output)
+	if t.dyn {
+		// A claim counter per band and a count of the work-items done.
+		plan.Counters = []int{len(plan.Scratch)}
+		args = append(args, Arg{Kind: ArgScratch, Index: len(plan.Scratch)})
+		plan.Scratch = append(plan.Scratch, 4*(nb*pw.n+1))
+	}
 	plan.Launches = []Launch{cpuLaunch("pwdwr", []int{nb, pw.n}, macs+g.proj.macs(), args, dev)}
 	return plan, nil
 }

@@ -567,29 +567,107 @@ __kernel void pwdwr_pack(__global const float* restrict wj, int wj_off, __global
     wq[(ot * M + m) * MT + i] = o < MO ? wj[o * M + m] : 0.0f;
 }
 
+#if DYN
+/* With DYN the work-items claim their groups of rows at run time: work-item w owns range
+   w (band b of image n, w = n*NB + b) and takes its groups in order, each carrying the
+   rows the one before expanded; once its own are taken, and every work-item has
+   started, it takes the groups left at the end of the other ranges, the last first
+   (each expanding its rows afresh). A core that
+   runs slower, its neighbours' load on the machine, then leaves its last groups to the
+   others instead of holding the launch up. ctr holds a claim counter per range (groups
+   taken from the front in its low 16 bits, from the back in its high 16 bits: a claim
+   succeeds while their sum is below the range's groups, so front and back never take
+   the same group) and a count of the work-items done; the last one done sets them all
+   back to zero for the next launch. */
+#define NW (NB * N)
+
+/* rangeGroups is how many groups range r's band holds. */
+static inline int rangeGroups(const int r)
+{
+    const int b = r % NB;
+    return (min(ROWS, OH - b * ROWS) + GR - 1) / GR;
+}
+
+/* claimGroup takes work-item w's next group: from its own range while that has any
+   (thief 0), then from the back of the others', (w + thief) % NW in turn. Sets range r
+   and group k; false once every range is taken. */
+#ifndef DYN_THIEVES
+#define DYN_THIEVES 0
+#endif
+static inline bool claimGroup(volatile __global int* ctr, const int w, int* thief, int* r, int* k)
+{
+#if DYN_THIEVES
+    /* (Tests only.) Every group is taken as a thief takes it, from the back, the
+       work-item's own range first, whatever order the work-items run in. */
+#else
+    if (*thief == 0) {
+        const int old = atomic_add(&ctr[w], 1);
+        if ((old & 0xffff) + (old >> 16) < rangeGroups(w)) {
+            *r = w;
+            *k = old & 0xffff;
+            return true;
+        }
+        *thief = 1;
+        /* While a range's work-item has not started (PoCL runs them as threads come
+           free), this one ends: its thread then takes such a work-item, whose groups
+           run in order, each carrying rows to the next, rather than others' groups,
+           which expand their rows afresh. */
+        for (int v = 0; v < NW; v++) {
+            if ((atomic_add(&ctr[v], 0) & 0xffff) == 0) {
+                return false;
+            }
+        }
+    }
+#endif
+    for (; *thief < NW + DYN_THIEVES; (*thief)++) {
+        const int v = (w + *thief) % NW;
+        const int ng = rangeGroups(v);
+        const int old = atomic_add(&ctr[v], 0x10000);
+        if ((old & 0xffff) + (old >> 16) < ng) {
+            *r = v;
+            *k = ng - 1 - (old >> 16);
+            return true;
+        }
+    }
+    return false;
+}
+#define CTR_ARG , __global int* ctr, int ctr_off
+#else
+#define CTR_ARG
+#endif
+
 __kernel void pwdwr(__global const float* restrict x, int x_off,
                     __global const float* restrict packed, int packed_off,
                     __global const float* restrict wq, int wq_off PROJ_BIAS_ARG RES_ARG,
-                    __global float* restrict y, int y_off)
+                    __global float* restrict y, int y_off CTR_ARG)
 {
     x += x_off;
     packed += packed_off;
     wq += wq_off;
     y += y_off;
     OPTIONAL_OFFSETS
-    const int b = get_global_id(0);
-    const int n = get_global_id(1);
-    if (b >= NB || n >= N) {
+    if (get_global_id(0) >= NB || get_global_id(1) >= N) {
         return;
     }
+    floatV buf[MB][IRG][BW][CV];
+#if DYN
+    ctr += ctr_off;
+    const int w = get_global_id(1) * NB + get_global_id(0);
+    /* Groups of any range come here: the projection's last tile's spare rows are
+       zeroed for the smallest. */
+    const int zq = 0;
+#else
+    const int b = get_global_id(0);
+    const int n = get_global_id(1);
     const int oy0 = b * ROWS;
     const int rows = min(ROWS, OH - oy0);
-    floatV buf[MB][IRG][BW][CV];
+    const int zq = min(rows, GR) * OW / V * V;
+#endif
 #if OUT_LANES
     float d[DQ][DC];
     /* The projection's last tile reads rows past the group's pixels that the depthwise
        vectors may not reach: zeros rather than whatever the stack held. */
-    for (int q = min(rows, GR) * OW / V * V; q < DQ; q++) {
+    for (int q = zq; q < DQ; q++) {
         for (int m = 0; m < DC; m++) {
             d[q][m] = 0.0f;
         }
@@ -599,15 +677,31 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
     /* The projection's last tile reads past the group's pixels before anything is
        written there: zeros rather than whatever the stack held. */
     for (int m = 0; m < M; m++) {
-        for (int q = min(rows, GR) * OW / V * V; q < RQ; q++) {
+        for (int q = zq; q < RQ; q++) {
             d[m][q] = 0.0f;
         }
     }
 #endif
-    const __global float* xn = x + n * C * H * W;
+#if DYN
+    int thief = 0, r, k, lastR = -1, lastK = -1;
+    int next = 0, prev = 0;
+    while (claimGroup(ctr, w, &thief, &r, &k)) {
+        const int n = r / NB;
+        const int oy0 = (r - n * NB) * ROWS;
+        const int rows = min(ROWS, OH - oy0);
+        const int g0 = k * GR;
+        if (r != lastR || k != lastK + 1) {
+            /* Not the group after the last one: nothing in buf to carry. */
+            next = prev = (oy0 + g0) * SH - PT;
+        }
+        lastR = r;
+        lastK = k;
+#else
     int next = oy0 * SH - PT; /* the first input row not yet in buf */
     int prev = next;          /* the input row of buf's row 0 */
     for (int g0 = 0; g0 < rows; g0 += GR) {
+#endif
+        const __global float* xn = x + n * C * H * W;
         const int gr = min(GR, rows - g0);
         const int top = (oy0 + g0) * SH - PT; /* the input row of buf's row 0 now */
         const int end = top + (gr - 1) * SH + KH;
@@ -757,6 +851,13 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
         }
 #endif
     }
+#if DYN
+    if (atomic_inc(&ctr[NW]) == NW - 1) {
+        for (int i = 0; i <= NW; i++) {
+            atomic_xchg(&ctr[i], 0);
+        }
+    }
+#endif
 }
 #endif
 #endif

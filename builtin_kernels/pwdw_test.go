@@ -2,8 +2,12 @@ package builtinkernels
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"clhost/host/cl"
 )
 
 // TestPointwiseDepthwisePlan runs the fused 1×1 + depthwise layer against the two
@@ -134,6 +138,11 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 			{v: 4, cv: 3, px: 5, rows: 2, gr: 1, mt: 6, np: 2},
 			{v: 16, cv: 2, px: 12, rows: 1},
 			{v: 8, cv: 1, px: 8, rows: 3},
+			// Groups claimed at run time (DYN): bands of several groups, whole planes,
+			// single rows, both projection layouts.
+			{v: 16, cv: 2, px: 12, rows: 3, gr: 1, mt: 16, np: 5, outLanes: true, dyn: true},
+			{v: 8, cv: 1, px: 8, rows: oh, gr: 2, mt: 3, np: 2, dyn: true},
+			{v: 4, cv: 2, px: 8, rows: 1, gr: 1, mt: 8, np: 7, outLanes: true, dyn: true},
 		} {
 			kernel := "pwdwp"
 			if tile.gr > 0 {
@@ -268,8 +277,8 @@ func TestChoosePwdwTile(t *testing.T) {
 
 // TestChoosePwdwRollTile: a block (with its projection) runs as pwdwr in bands that give
 // every compute unit two, in the group of rows and projection tile that waste the fewest
-// lanes and loads within maxRollBuffer and the registers; as pwdwp where only its smaller
-// buffers fit.
+// lanes and loads within maxRollBuffer and the registers, its groups claimed at run time
+// (dyn) where a band holds more than one; as pwdwp where only its smaller buffers fit.
 func TestChoosePwdwRollTile(t *testing.T) {
 	geom := func(n, c, m, hw, s, o int) pwdwGeom { return pwdwTestGeom(t, n, c, m, hw, hw, s, o) }
 	avx512 := DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16}
@@ -285,22 +294,22 @@ func TestChoosePwdwRollTile(t *testing.T) {
 		// vectors: they take the lanes, 2 vectors × 12 pixels. 144 channels × 58 columns:
 		// groups of 4 rows reach 6 input rows, 4 × 56 = 224 depthwise results (228 for
 		// whole pixel tiles), 331 KB; 5 rows would take 400 KB.
-		{"56x56 b16", geom(16, 24, 144, 56, 1, 24), avx512, pwdwTile{v: 16, cv: 3, px: 9, rows: 28, gr: 4, mt: 32, np: 12, outLanes: true}},
+		{"56x56 b16", geom(16, 24, 144, 56, 1, 24), avx512, pwdwTile{v: 16, cv: 3, px: 9, rows: 28, gr: 4, mt: 32, np: 12, outLanes: true, dyn: true}},
 		// 16 input channels: three channel vectors though two fit the 96 channels too.
 		// 96 channels × 113 columns: groups of 3 rows reach 7 input rows, 168
 		// depthwise results (176 for whole vectors), 371 KB; 4 rows would take 478 KB.
-		{"112 s2 b16", geom(16, 16, 96, 112, 2, 24), avx512, pwdwTile{v: 16, cv: 3, px: 9, rows: 28, gr: 3, mt: 32, np: 12, outLanes: true}},
+		{"112 s2 b16", geom(16, 16, 96, 112, 2, 24), avx512, pwdwTile{v: 16, cv: 3, px: 9, rows: 28, gr: 3, mt: 32, np: 12, outLanes: true, dyn: true}},
 		// 32 input channels keep two.
-		{"28x28 b16 s2", geom(16, 32, 192, 28, 2, 64), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 7, gr: 6, mt: 32, np: 12, outLanes: true}},
+		{"28x28 b16 s2", geom(16, 32, 192, 28, 2, 64), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 7, gr: 6, mt: 32, np: 12, outLanes: true, dyn: true}},
 		// With 8 lanes the 24 outputs are 3 whole vectors: they stay in the lanes, one
 		// vector × 12 pixels (12 registers), groups as tall as the buffers allow.
-		{"56x56 b16 AVX", geom(16, 24, 144, 56, 1, 24), avx, pwdwTile{v: 8, cv: 2, px: 6, rows: 28, gr: 4, mt: 8, np: 12, outLanes: true}},
+		{"56x56 b16 AVX", geom(16, 24, 144, 56, 1, 24), avx, pwdwTile{v: 8, cv: 2, px: 6, rows: 28, gr: 4, mt: 8, np: 12, outLanes: true, dyn: true}},
 		// 64 outputs, 4 whole vectors: two of them × 12 pixels; bands of 7 rows (16
 		// images × 2 bands), one group per band: 384 channels × (9 rows × 16 columns
 		// + 112 pixels) × 4 bytes = 384 KB.
 		{"14x14 b16", geom(16, 64, 384, 14, 1, 64), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 7, gr: 7, mt: 32, np: 12, outLanes: true}},
 		// 32 outputs of 28-wide rows: groups of 7 rows (359 KB; 8 would take 393).
-		{"28x28 b16", geom(16, 32, 192, 28, 1, 32), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 14, gr: 7, mt: 32, np: 12, outLanes: true}},
+		{"28x28 b16", geom(16, 32, 192, 28, 1, 32), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 14, gr: 7, mt: 32, np: 12, outLanes: true, dyn: true}},
 		// One image: 14 bands of one row; a row of 14 pixels fills one vector of 16, and
 		// 24 channels at a time (96 = 4 × 24) use every register. Output channels in the
 		// lanes would compute 24 pixels for the row's 14.
@@ -475,6 +484,12 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 				}
 			}
 		}
+		if t.dyn {
+			// The same bands each taken whole by its work-item.
+			st := t
+			st.dyn = false
+			tiles = append(tiles, st)
+		}
 		for _, vt := range tiles {
 			p, err := pwdwOp{}.plan(attrs, in, out, dev, &vt)
 			if err != nil {
@@ -484,10 +499,125 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 			if vt.outLanes {
 				label = fmt.Sprintf("lanes_cv%d_g%d_%dx%d", vt.cv, vt.gr, vt.mt, vt.np)
 			}
+			if vt.gr > 0 && !vt.dyn {
+				label = "static_" + label
+			}
 			plans = append(plans, namedPlan{label, p})
 		}
 		plans = append(plans, namedPlan{"plan_again", own})
 		flops := 2.0 * float64(g.pw.macs()+g.dw.macs()+g.proj.macs())
 		benchPlans(b, env, name, plans, cs.inputs(), out, flops)
+	}
+}
+
+// TestPwdwrClaims runs pwdwr with its groups claimed at run time (DYN) three times on the
+// same buffers, a new input and residual each time: every run must match the reference
+// (a launch that found its counters left over from the run before would claim nothing
+// and leave the last run's output), and leave its counters zero. The thieves' tile takes
+// every group from a range's back, expanding its rows afresh, whatever order PoCL runs
+// the work-items in.
+func TestPwdwrClaims(t *testing.T) {
+	env := deviceEnv(t)
+	q := mustQueue(t, env)
+	blockClip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
+		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
+	c := opCase{name: "claims", typ: PointwiseDepthwiseType, attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 24}),
+		in:  shapes(sh(3, 8, 11, 9), sh(24, 8, 1, 1), sh(24), sh(24, 1, 3, 3), sh(24), sh(12, 24, 1, 1), sh(12), sh(3, 12, 11, 9)),
+		out: shapes(sh(3, 12, 11, 9))}
+	for _, tile := range []pwdwTile{
+		{v: 8, cv: 1, px: 8, rows: 4, gr: 1, mt: 16, np: 5, outLanes: true, dyn: true},
+		{v: 8, cv: 2, px: 8, rows: 6, gr: 2, mt: 3, np: 2, dyn: true},
+		{v: 8, cv: 1, px: 8, rows: 4, gr: 1, mt: 16, np: 5, outLanes: true, dyn: true, thieves: true},
+		{v: 4, cv: 2, px: 8, rows: 11, gr: 3, mt: 5, np: 1, dyn: true, thieves: true},
+	} {
+		plan, err := pwdwOp{}.plan(c.attrs, c.in, c.out, env.dev, &tile)
+		if err != nil {
+			t.Fatalf("%+v: %v", tile, err)
+		}
+		if len(plan.Counters) != 1 {
+			t.Fatalf("%+v: counters %v, want one buffer", tile, plan.Counters)
+		}
+		prog, err := env.ctx.BuildProgram(plan.Source, plan.Options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bufs []*cl.Buffer
+		mk := func(bytes int) *cl.Buffer {
+			b, err := env.ctx.NewBuffer(cl.MemReadWrite, max(bytes, 4))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bufs = append(bufs, b)
+			if err := q.Write(b, 0, make([]byte, max(bytes, 4)), nil); err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		ins := c.inputs()
+		inB := make([]*cl.Buffer, len(ins))
+		for i, in := range ins {
+			inB[i] = mk(4 * len(in.Data))
+			if err := q.Write(inB[i], 0, floatsToBytes(in.Data), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		outB := []*cl.Buffer{mk(4 * numel(c.out[0]))}
+		var scr []*cl.Buffer
+		for _, s := range plan.Scratch {
+			scr = append(scr, mk(s))
+		}
+		run := func(ls []Launch) {
+			for _, l := range ls {
+				k, err := prog.Kernel(l.Kernel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := SetArgs(k, l.Args, Refs(inB), Refs(outB), Refs(scr)); err != nil {
+					t.Fatal(err)
+				}
+				ev, err := q.EnqueueNDRange(k, l.Global, l.Local, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ev.Release()
+				if err := q.Finish(); err != nil {
+					t.Fatal(err)
+				}
+				k.Release()
+			}
+		}
+		run(plan.Setup)
+		for r := 0; r < 3; r++ {
+			// A new image batch and residual each run.
+			for _, i := range []int{0, 7} {
+				for j := range ins[i].Data {
+					ins[i].Data[j] = float32(math.Sin(float64(j*(r+3)+i))) * 1.5
+				}
+				if err := q.Write(inB[i], 0, floatsToBytes(ins[i].Data), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run(plan.Launches)
+			want, err := pwdwOp{}.Reference(c.attrs, ins, c.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := make([]byte, 4*numel(c.out[0]))
+			if err := q.Read(outB[0], 0, raw, nil); err != nil {
+				t.Fatal(err)
+			}
+			compare(t, fmt.Sprintf("%+v run %d", tile, r), &HostTensor{Shape: c.out[0], Data: bytesToFloats(raw)}, want[0])
+			ctr := make([]byte, plan.Scratch[plan.Counters[0]])
+			if err := q.Read(scr[plan.Counters[0]], 0, ctr, nil); err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(ctr, func(b byte) bool { return b != 0 }) {
+				t.Errorf("%+v run %d: counters left at % x", tile, r, ctr)
+			}
+		}
+		for _, b := range bufs {
+			b.Release()
+		}
+		prog.Release()
 	}
 }

@@ -593,16 +593,15 @@ func (n *Network) bindBuiltin(l *model.Layer, plan, half *builtinkernels.Plan) e
 		return nil
 	}
 	scratch := make([]builtinkernels.BufferRef, len(plan.Scratch))
-	for i, size := range plan.Scratch {
+	for i := range plan.Scratch {
 		if ref, ok := n.scratchRef(l.Name, i, 0); ok {
 			scratch[i] = ref // planned with the activations (stepScratch)
 			continue
 		}
-		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, size)
+		b, err := n.newScratch(plan, i)
 		if err != nil {
-			return fmt.Errorf("layer %q (%s): scratch buffer of %d bytes: %w", l.Name, l.Type, size, err)
+			return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
 		}
-		n.owned = append(n.owned, b)
 		scratch[i] = builtinkernels.BufferRef{Buf: b}
 	}
 	prog, err := n.engine.programs.get(l.Type, plan.Source, plan.Options)

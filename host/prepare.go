@@ -341,7 +341,7 @@ func (n *Network) stepScratch(p *preparedLayer) []stepScratch {
 	setupWritten := setupScratch(plan)
 	var out []stepScratch
 	for i, size := range plan.Scratch {
-		if setupWritten[i] || size <= 0 {
+		if setupWritten[i] || size <= 0 || slices.Contains(plan.Counters, i) {
 			continue
 		}
 		for lane := range lanes {
@@ -349,6 +349,23 @@ func (n *Network) stepScratch(p *preparedLayer) []stepScratch {
 		}
 	}
 	return out
+}
+
+// newScratch makes a scratch buffer of its own for scratch i of plan: zeroed where the
+// plan keeps counters in it.
+func (n *Network) newScratch(plan *builtinkernels.Plan, i int) (*cl.Buffer, error) {
+	size := plan.Scratch[i]
+	b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, size)
+	if err != nil {
+		return nil, fmt.Errorf("scratch buffer of %d bytes: %w", size, err)
+	}
+	n.owned = append(n.owned, b)
+	if slices.Contains(plan.Counters, i) {
+		if err := n.engine.queue.Write(b, 0, make([]byte, size), nil); err != nil {
+			return nil, fmt.Errorf("zeroing counters: %w", err)
+		}
+	}
+	return b, nil
 }
 
 // setupScratch marks the scratch buffers a plan's setup launches write.

@@ -1,10 +1,7 @@
 package host
 
 import (
-	"fmt"
-
 	"clhost/builtin_kernels"
-	"clhost/host/cl"
 	"clhost/host/model"
 )
 
@@ -247,7 +244,7 @@ func (n *Network) bindLastHalf(layer string, plan *builtinkernels.Plan, prog *pr
 	}
 	packed := setupScratch(plan)
 	sc := append([]builtinkernels.BufferRef(nil), scratch...)
-	for i, size := range plan.Scratch {
+	for i := range plan.Scratch {
 		if packed[i] {
 			continue
 		}
@@ -255,11 +252,10 @@ func (n *Network) bindLastHalf(layer string, plan *builtinkernels.Plan, prog *pr
 			sc[i] = ref
 			continue
 		}
-		b, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, size)
+		b, err := n.newScratch(plan, i)
 		if err != nil {
-			return nil, fmt.Errorf("scratch buffer of %d bytes: %w", size, err)
+			return nil, err
 		}
-		n.owned = append(n.owned, b)
 		sc[i] = builtinkernels.BufferRef{Buf: b}
 	}
 	ls, ks, err := bindLaunches(prog.prog, plan.Launches, in, out, sc)

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"clhost/builtin_kernels"
 	"clhost/host/model"
 )
 
@@ -258,5 +262,71 @@ func TestSplitBatchRandomNetworks(t *testing.T) {
 		shape := wn.Inputs()[0].Shape
 		in := map[string]*Tensor{"x": randomTensor(rand.New(rand.NewSource(seed)), shape...)}
 		inferAlike(t, fmt.Sprintf("seed %d", seed), wn, sn, in)
+	}
+}
+
+// TestSplitBatchClaimedGroups: an inverted residual block tall enough that its bands
+// hold several groups of rows claims its groups at run time (pwdwr's DYN), in each half
+// of a split batch with counters of its own, kept out of the memory plan (another
+// layer's temporaries there would leave them non-zero); over several inferences the
+// split and whole networks match.
+func TestSplitBatchClaimedGroups(t *testing.T) {
+	const batch = 4
+	build := func() *model.Model {
+		b := model.NewBuilder("claims")
+		rng := rand.New(rand.NewSource(9))
+		w := func(name string, shape ...int) string { return uniformConsts(b, rng, 0.3)(name, shape...) }
+		clip := func(name, in string) string {
+			return b.Layer("Clip", name, []string{in}, model.FloatAttr("min", 0), model.FloatAttr("max", 6))
+		}
+		x := b.Input("x", model.Float32, batch, 24, 40, 40)
+		ex := clip("exc", b.Layer("Conv", "ex", []string{x, w("wex", 96, 24, 1, 1), w("bex", 96)}))
+		dw := clip("dwc", b.Layer("Conv", "dw", []string{ex, w("wdw", 96, 1, 3, 3), w("bdw", 96)},
+			model.IntsAttr("pads", 1, 1, 1, 1), model.IntAttr("group", 96)))
+		pj := b.Layer("Conv", "pj", []string{dw, w("wpj", 24, 96, 1, 1), w("bpj", 24)})
+		b.Output(b.Layer("Add", "res", []string{pj, x}))
+		m, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	dump := t.TempDir()
+	whole := newTestEngine(t, Options{SplitBatch: SplitOff, OutOfOrder: true})
+	split := newTestEngine(t, Options{SplitBatch: SplitOn, OutOfOrder: true, DumpKernels: dump})
+	wn, err := whole.Compile(build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, err := split.Compile(build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sn.SplitLayers(); !slices.Contains(got, "ex") {
+		t.Fatalf("split layers %v: the block (ex) missing", got)
+	}
+	if !builtinkernels.DeviceInfoOf(split.Device).IsGPU {
+		files, _ := filepath.Glob(filepath.Join(dump, builtinkernels.PointwiseDepthwiseType+"_*.cl"))
+		claims := false
+		for _, f := range files {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			claims = claims || strings.Contains(string(src), "#define DYN 1\n")
+		}
+		if !claims {
+			t.Fatalf("no block program of %v claims its groups at run time", files)
+		}
+		// pwdwr's scratch 2 holds the counters: never a slot of the memory plan.
+		for lane := range 2 {
+			if _, ok := sn.slotBuf[scratchKey("ex", 2, lane)]; ok {
+				t.Errorf("the counters of lane %d are in the memory plan", lane)
+			}
+		}
+	}
+	rng := rand.New(rand.NewSource(11))
+	for run := range 3 {
+		inferAlike(t, fmt.Sprintf("run %d", run), wn, sn, map[string]*Tensor{"x": randomTensor(rng, batch, 24, 40, 40)})
 	}
 }

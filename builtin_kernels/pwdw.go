@@ -326,7 +326,7 @@ func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
 // one band per thread waited on the slowest. With the claims (2026-11-24,
 // BenchmarkBlockTilesCPU at batch 8 on 16 threads, three rounds) the stem and the 56-
 // and 28-row blocks ran 5–48 % faster than with each band taken whole (24 → 144 → 24:
-// 695–932 against 547–722 best-GFLOP/s; the stem 685–745 against 566–649), and
+// 695–932 against 547–722 best-GFLOP/s; the stem 665–745 against 566–649), and
 // MobileNetV2 at batch 16 had a lower p50 in 7 of 8 alternating rounds (median 14.1
 // against 14.6 ms). The 14- and 7-row blocks' bands are one group each: nothing to claim.
 // One band per unit (whole images at batch 16, no row expanded twice; the 14-row blocks'

@@ -207,13 +207,14 @@ func pwdwTestGeom(t *testing.T, n, c, m, h, w, s, o int) pwdwGeom {
 func TestChoosePwdwTile(t *testing.T) {
 	geom := func(n, c, m, h, w, s int) pwdwGeom { return pwdwTestGeom(t, n, c, m, h, w, s, 0) }
 	cpu := DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16}
-	cases := []struct {
+	type tileCase struct {
 		name string
 		g    pwdwGeom
 		dev  DeviceInfo
 		want pwdwTile
 		ok   bool
-	}{
+	}
+	cases := []tileCase{
 		// 144 channels take two vectors (32 channels, 5 blocks); 58 columns × 128 bytes:
 		// 13 rows of the 96 KB fit, 11 output rows; 16 images need no more bands.
 		{"56x56 b16", geom(16, 24, 144, 56, 56, 1), cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 11}, true},
@@ -230,43 +231,29 @@ func TestChoosePwdwTile(t *testing.T) {
 		{"gpu", geom(1, 4, 8, 10, 10, 1), DeviceInfo{IsGPU: true, FloatVectorWidth: 1}, pwdwTile{}, false},
 		{"row too wide", geom(1, 4, 64, 4, 300, 1), cpu, pwdwTile{}, false},
 	}
-	// MobileNetV2's stem (3 → 32 channels, 3×3 at stride 2 from 224) as the expansion:
-	// its 32 channels take two vectors, so one channel block reads each input tap once,
-	// 8 pixels per step.
-	// 114 columns × 128 bytes: 6 rows of the 96 KB fit, 4 output rows; 28 bands, fewer
-	// than two per unit, so bands of 2 rows.
-	stem, err := pwdwOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}, "group": 32, PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
-		PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}},
-		shapes(sh(1, 3, 224, 224), sh(32, 3, 3, 3), nil, sh(32, 1, 3, 3)))
-	if err != nil {
-		t.Fatal(err)
+	// A stem (3×3 at stride 2 of 3 channels) as the expansion.
+	stemGeom := func(m, h, w int) pwdwGeom {
+		g, err := pwdwOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}, "group": m, PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
+			PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}},
+			shapes(sh(1, 3, h, w), sh(m, 3, 3, 3), nil, sh(m, 1, 3, 3)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
 	}
-	cases = append(cases, struct {
-		name string
-		g    pwdwGeom
-		dev  DeviceInfo
-		want pwdwTile
-		ok   bool
-	}{"stem", stem, cpu, pwdwTile{v: 16, cv: 2, px: 8, rows: 2}, true})
 	// A stem of 16 channels over a row of 1000 pixels: the buffer holds three expanded
 	// rows (502 columns × 64 bytes), but the copy of the input rows a row's windows reach
 	// would take 3 × 3 × 1009 columns × 4 bytes = 36 KB, over maxStemStage.
-	wide, err := pwdwOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}, "group": 16, PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
-		PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}},
-		shapes(sh(1, 3, 8, 1000), sh(16, 3, 3, 3), nil, sh(16, 1, 3, 3)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wide := stemGeom(16, 8, 1000)
 	if tl, ok := pwdwTileFor(wide, cpu); !ok || stemStageBytes(wide, tl.px) != 3*3*1009*4 {
 		t.Errorf("wide stem: tile %+v %v, stage %d bytes; want a tile of the buffer's bounds, 36324 bytes", tl, ok, stemStageBytes(wide, tl.px))
 	}
-	cases = append(cases, struct {
-		name string
-		g    pwdwGeom
-		dev  DeviceInfo
-		want pwdwTile
-		ok   bool
-	}{"wide stem", wide, cpu, pwdwTile{}, false})
+	cases = append(cases, tileCase{"wide stem", wide, cpu, pwdwTile{}, false},
+		// MobileNetV2's stem (3 → 32 channels from 224): its 32 channels take two
+		// vectors, so one channel block reads each input tap once, 8 pixels per step.
+		// 114 columns × 128 bytes: 6 rows of the 96 KB fit, 4 output rows; 28 bands,
+		// fewer than two per unit, so bands of 2 rows.
+		tileCase{"stem", stemGeom(32, 224, 224), cpu, pwdwTile{v: 16, cv: 2, px: 8, rows: 2}, true})
 	for _, c := range cases {
 		got, ok := choosePwdwTile(c.g, c.dev)
 		if got != c.want || ok != c.ok {

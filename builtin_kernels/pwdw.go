@@ -183,9 +183,9 @@ type pwdwTile struct {
 // faster than with 8), and for a block on AVX-512 three vectors (9 pixels) where two
 // would pad the channels or its expansion reads at most 16 channels; as many output
 // rows as the buffer holds, halved while that leaves fewer than two work-items per
-// compute unit (each band recomputes the expanded rows it shares with the next). A block (with its projection) takes
-// pwdwRollTile's tile for pwdwr where its buffers fit, else pwdwBlockRows' bands for
-// pwdwp. ok is false where the tiled kernel does not apply (GPUs, dilated windows, rows
+// compute unit (each band recomputes the expanded rows it shares with the next). A block
+// (with its projection) takes pwdwRollTile's tile for pwdwr where its buffers fit, else
+// pwdwBlockRows' bands for pwdwp. ok is false where the tiled kernel does not apply (GPUs, dilated windows, rows
 // too wide for the buffer).
 func choosePwdwTile(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 	t, ok := pwdwTileFor(g, dev)
@@ -353,7 +353,9 @@ func pwdwRollTile(g pwdwGeom, t pwdwTile, dev DeviceInfo) (pwdwTile, bool) {
 	if !ok {
 		lt, ok = pwdwPixelLanesTile(g, t)
 	}
-	lt.dyn = ok && lt.gr < lt.rows
+	// The claim counters hold a band's groups taken from each end in 16 bits each, and
+	// every work-item may add one failed claim to each.
+	lt.dyn = ok && lt.gr < lt.rows && ceilDiv(lt.rows, lt.gr)+nb*g.dw.n < 1<<15
 	return lt, ok
 }
 

@@ -328,7 +328,8 @@ func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
 // and 28-row blocks ran 5–48 % faster than with each band taken whole (24 → 144 → 24:
 // 695–932 against 547–722 best-GFLOP/s; the stem 665–745 against 566–649), and
 // MobileNetV2 at batch 16 had a lower p50 in 7 of 8 alternating rounds (median 14.1
-// against 14.6 ms). The 14- and 7-row blocks' bands are one group each: nothing to claim.
+// against 14.6 ms). At batch 16 the 96 → 576 blocks' 7-row bands hold two groups; the
+// 64 → 384 blocks' (groups of 7 rows) and the 7-row blocks' (bands of 4) one each.
 // One band per unit (whole images at batch 16, no row expanded twice; the 14-row blocks'
 // bands of 7 rows expand 9) ran slower: on the 16-core Xeon (2026-11-24, two profiles)
 // MobileNetV2's blocks took 2–40 % longer, the whole network p50 15.2–16.3 → 16.0–18.0 ms

@@ -493,7 +493,8 @@ __kernel void pwdwp(__global const float* restrict x, int x_off,
      global = (NB, N); arguments: x, packed (pwdw_pack), the packed projection
      (pwdwr_pack), [projection bias], [residual], y.
    Defines as pwdwp, plus GR, MT and NP (the projection's tile: MT output channels × NP
-   vectors of V pixels) and MOT = ceil(MO / MT).
+   vectors of V pixels), MOT = ceil(MO / MT), and DYN (groups claimed at run time, with
+   a last argument of counters: see claimGroup).
 
    With OUT_LANES the projection keeps output channels in the lanes instead: d holds a
    row of every depthwise channel per pixel (the depthwise vectors stored as computed,

@@ -332,7 +332,10 @@ func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
 // 64 → 384 blocks' (groups of 7 rows) and the 7-row blocks' (bands of 4) one each.
 // Whole images in claimed groups for those (an owner then expands no shared rows twice,
 // a thief takes an image's last group) ran at parity: MobileNetV2's p50 was lower in 5
-// of 10 alternating rounds (2026-11-24, 12.3–14.5 against 12.1–14.8 ms).
+// of 10 alternating rounds (2026-11-24, 12.3–14.5 against 12.1–14.8 ms). So did two
+// claimed groups of 4 and 3 rows in the 64 → 384 blocks' 7-row bands: lower in 6 of 10
+// (10.9–12.8 against 10.5–12.9 ms), though each block ran 6–16 % faster than with the
+// same groups unclaimed.
 // One band per unit (whole images at batch 16, no row expanded twice; the 14-row blocks'
 // bands of 7 rows expand 9) ran slower: on the 16-core Xeon (2026-11-24, two profiles)
 // MobileNetV2's blocks took 2–40 % longer, the whole network p50 15.2–16.3 → 16.0–18.0 ms

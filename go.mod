@@ -1,4 +1,4 @@
-module clhost
+module github.com/clhost/clhost
 
 go 1.24
 

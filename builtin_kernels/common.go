@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"clhost/host/cl"
+	"github.com/clhost/clhost/host/cl"
 )
 
 //go:embed *.cl

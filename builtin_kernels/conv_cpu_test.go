@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"clhost/host/cl"
+	"github.com/clhost/clhost/host/cl"
 )
 
 // timeLaunches builds a plan, runs its setup once and returns the median time of iters

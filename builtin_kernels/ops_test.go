@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"clhost/host/cl"
+	"github.com/clhost/clhost/host/cl"
 )
 
 // testEnv is the device every kernel test runs on: CLHOST_TEST_DEVICE (a cl.Select

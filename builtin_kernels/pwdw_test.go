@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/host/cl"
+	"github.com/clhost/clhost/host/cl"
 )
 
 // TestPointwiseDepthwisePlan runs the fused 1×1 + depthwise layer against the two

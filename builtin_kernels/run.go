@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"clhost/host/cl"
+	"github.com/clhost/clhost/host/cl"
 )
 
 // buildLogged, where set (by this package's tests, which hold built-in kernels to

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/customlayer"
-	"clhost/jit"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/jit"
 )
 
 // The embedded global configuration loads without a problem, defines the layers the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing/fstest"
 
-	"clhost/customlayer"
+	"github.com/clhost/clhost/customlayer"
 )
 
 // A program can embed its configurations and kernels (//go:embed configs) and load

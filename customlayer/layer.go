@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"clhost/jit/formula"
+	"github.com/clhost/clhost/jit/formula"
 )
 
 // Format is the memory layout a kernel expects for a tensor.

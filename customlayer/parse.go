@@ -15,7 +15,7 @@ import (
 
 	"github.com/beevik/etree"
 
-	"clhost/jit/formula"
+	"github.com/clhost/clhost/jit/formula"
 )
 
 // MaxFileSize bounds a configuration or kernel source file. Real ones are a few KiB;

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"clhost/host/cl"
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/host/model"
 )
 
 // benchChain is a network of 16 small layers, so per-layer host cost dominates.

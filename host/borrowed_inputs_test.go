@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 // TestBorrowedInputs: on a CPU device the kernels read the graph input from the

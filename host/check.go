@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"math"
 
-	"clhost/builtin_kernels"
-	"clhost/host/model"
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/host/model"
 )
 
 // LayerError compares one built-in layer's device output with its CPU reference computed

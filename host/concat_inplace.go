@@ -3,8 +3,8 @@ package host
 import (
 	"slices"
 
-	"clhost/builtin_kernels"
-	"clhost/host/model"
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/host/model"
 )
 
 // partOf places a tensor inside another: the producers of a Concat's inputs write

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/builtin_kernels"
-	"clhost/host/model"
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/host/model"
 )
 
 // fireModel is a SqueezeNet-style fire module over input shape xs: a 1×1 conv and a

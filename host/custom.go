@@ -9,13 +9,13 @@ import (
 	"sort"
 	"strings"
 
-	"clhost/builtin_kernels"
-	"clhost/configs"
-	"clhost/customlayer"
-	"clhost/host/cl"
-	"clhost/host/graph"
-	"clhost/host/model"
-	"clhost/jit"
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/configs"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/host/graph"
+	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/jit"
 )
 
 // LoadConfigs builds the custom-layer registry an engine with these options would use:

@@ -22,11 +22,11 @@ import (
 	"testing/fstest"
 	"time"
 
-	"clhost/customlayer"
-	"clhost/host/cl"
-	"clhost/host/model"
-	"clhost/host/tensorio"
-	"clhost/jit"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/host/tensorio"
+	"github.com/clhost/clhost/jit"
 )
 
 // ctDir holds the test configurations and their kernels.

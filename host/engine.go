@@ -19,8 +19,8 @@ import (
 	"os"
 	"sync"
 
-	"clhost/customlayer"
-	"clhost/host/cl"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/host/cl"
 )
 
 // Options configure an Engine.

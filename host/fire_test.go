@@ -4,8 +4,8 @@ import (
 	"math/rand"
 	"testing"
 
-	"clhost/host/graph"
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/graph"
+	"github.com/clhost/clhost/host/model"
 )
 
 // TestFireModules: on a CPU device a fire module (squeeze, two expansions with their Relus,

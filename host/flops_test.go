@@ -3,8 +3,8 @@ package host
 import (
 	"testing"
 
-	"clhost/host/graph"
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/graph"
+	"github.com/clhost/clhost/host/model"
 )
 
 // TestLayerFlops: the fused convolution layers count the work of the convolutions they

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"sync"
 
-	"clhost/builtin_kernels"
-	"clhost/customlayer"
-	"clhost/host/cl"
-	"clhost/host/graph"
-	"clhost/host/model"
-	"clhost/host/onnx"
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/host/graph"
+	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/host/onnx"
 )
 
 // Tensor is a float32 tensor in host memory, C order.

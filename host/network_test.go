@@ -14,8 +14,8 @@ import (
 	"sync"
 	"testing"
 
-	"clhost/host/cl"
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/host/model"
 )
 
 func newTestEngine(t testing.TB, opts Options) *Engine {

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"clhost/builtin_kernels"
-	"clhost/customlayer"
-	"clhost/host/cl"
-	"clhost/host/model"
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/host/model"
 )
 
 // preparedLayer is a layer with its implementation chosen and, for a built-in, its

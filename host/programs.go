@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"clhost/host/cl"
-	"clhost/jit"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/jit"
 )
 
 // program is one compiled program and what the kernel dump says about it.

@@ -1,8 +1,8 @@
 package host
 
 import (
-	"clhost/builtin_kernels"
-	"clhost/host/model"
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/host/model"
 )
 
 // Batch splitting (Options.SplitBatch): on a CPU device each eligible layer runs as two

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/builtin_kernels"
-	"clhost/host/model"
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/host/model"
 )
 
 // splitModel has a layer of each kind that splits its batch (Conv with fused

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"sync"
 
-	"clhost/host/cl"
+	"github.com/clhost/clhost/host/cl"
 )
 
 // Inputs and outputs cross to the device either directly from the caller's Go memory (a

@@ -6,7 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 // TestPinnedTransfers: inputs and outputs copied through pinned host buffers (in pieces,

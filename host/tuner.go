@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"sync"
 
-	"clhost/builtin_kernels"
-	"clhost/host/cl"
-	"clhost/host/model"
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/host/model"
 )
 
 // tuner picks, for layers whose op offers several plans (tile sizes, K splits on GPUs),

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/builtin_kernels"
-	"clhost/host/model"
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/host/model"
 )
 
 // slowFastOp is a test op with three plans of one copy kernel: the first (its own

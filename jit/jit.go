@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"clhost/customlayer"
-	"clhost/jit/formula"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/jit/formula"
 )
 
 // Tensor describes one input or output of a layer instance.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"clhost/customlayer"
-	"clhost/jit/formula"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/jit/formula"
 )
 
 func loadReLU(t *testing.T) *customlayer.Layer {

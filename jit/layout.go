@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"clhost/customlayer"
+	"github.com/clhost/clhost/customlayer"
 )
 
 // Layout is the memory layout of one tensor as the kernel sees it: sizes, paddings and

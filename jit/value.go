@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"clhost/customlayer"
+	"github.com/clhost/clhost/customlayer"
 )
 
 // Kind is the type of a layer parameter value.

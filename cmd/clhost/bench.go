@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"clhost/host"
+	"github.com/clhost/clhost/host"
 )
 
 func init() {

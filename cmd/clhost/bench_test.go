@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"clhost/host"
+	"github.com/clhost/clhost/host"
 )
 
 // TestMain lets a test run this test binary as the clhost command itself

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 // smallConvPool is OCL-ENGINE's conv + pool shape of model at a size that is easy to

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"clhost/host/cl"
+	"github.com/clhost/clhost/host/cl"
 )
 
 // deviceFlag adds the shared -d selector to a command's flags.

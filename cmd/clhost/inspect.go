@@ -8,8 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"clhost/host/graph"
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/graph"
+	"github.com/clhost/clhost/host/model"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 func TestInspectTable(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"clhost/customlayer"
-	"clhost/host/cl"
-	"clhost/jit"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/jit"
 )
 
 func init() {

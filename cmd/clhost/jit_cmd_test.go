@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/customlayer"
-	"clhost/jit"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/jit"
 )
 
 func TestJitPrintsTheProgram(t *testing.T) {

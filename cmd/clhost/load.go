@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 
-	"clhost/host/model"
-	"clhost/host/onnx"
+	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/host/onnx"
 )
 
 // loadModelBatch is loadModel with a batch size for the dynamic batch dimension of an

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"clhost/host/model"
-	"clhost/host/onnx"
+	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/host/onnx"
 )
 
 // Model files are told apart by extension, the same way for every command.

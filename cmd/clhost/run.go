@@ -15,8 +15,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"clhost/host"
-	"clhost/host/tensorio"
+	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/tensorio"
 )
 
 func init() {

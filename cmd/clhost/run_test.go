@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/host/tensorio"
+	"github.com/clhost/clhost/host/tensorio"
 )
 
 // captureStderr runs f with os.Stderr redirected and returns what it wrote.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/host"
+	"github.com/clhost/clhost/host"
 )
 
 // TestPrintTimeline: the span, the busy share and the largest idle gaps, with whether

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"clhost/host"
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"clhost/customlayer"
-	"clhost/jit/formula"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/jit/formula"
 )
 
 func init() {

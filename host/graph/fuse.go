@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 // Attributes of a layer with fused work, as the built-in Conv and Gemm read them

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/builtin_kernels"
-	"clhost/host"
-	"clhost/host/graph"
-	"clhost/host/model"
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/graph"
+	"github.com/clhost/clhost/host/model"
 )
 
 // modelBuilder wraps model.Builder with seeded random weights.

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"sync"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 // ShapeFunc computes the output shapes of one layer from the shapes of its inputs, with

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 // Window is the resolved geometry of a convolution or pooling window over the spatial axes

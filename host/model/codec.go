@@ -9,7 +9,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"clhost/host/model/fb"
+	"github.com/clhost/clhost/host/model/fb"
 )
 
 const (

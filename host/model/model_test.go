@@ -15,7 +15,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"clhost/host/model/fb"
+	"github.com/clhost/clhost/host/model/fb"
 )
 
 // sampleModel uses every feature of the format: each element type, each attribute kind,

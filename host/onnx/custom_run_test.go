@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/host"
-	"clhost/host/cl"
-	"clhost/host/onnx"
+	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/host/onnx"
 )
 
 func TestCustomOpRuns(t *testing.T) {

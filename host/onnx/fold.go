@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 // FoldBatchNorm folds every inference-mode BatchNormalization that directly follows a

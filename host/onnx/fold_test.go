@@ -11,7 +11,7 @@ import (
 
 	"github.com/sbinet/npyio/npy"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 // convRef is a direct NCHW convolution with ONNX Conv's pads, strides, dilations and

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 // FuzzDecode feeds arbitrary bytes to the importer: it must return a model or an error,

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strconv"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 // importer turns one decoded GraphProto into a model.Model.

@@ -29,8 +29,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"clhost/host/graph"
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/graph"
+	"github.com/clhost/clhost/host/model"
 )
 
 // Options tune how a model is imported. The zero value is the default.

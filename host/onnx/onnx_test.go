@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 // The fixtures come from testdata/make_fixtures.py; the literal values below are the ones

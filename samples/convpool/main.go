@@ -14,8 +14,8 @@ import (
 	"math/rand/v2"
 	"os"
 
-	"clhost/host/graph"
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/graph"
+	"github.com/clhost/clhost/host/model"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 func TestConvPoolModel(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"clhost/host"
-	"clhost/host/model"
+	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/model"
 )
 
 //go:embed custom_layers.xml kernels/*.cl

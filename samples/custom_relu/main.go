@@ -9,7 +9,7 @@ import (
 	"math/rand"
 	"os"
 
-	"clhost/host/model"
+	"github.com/clhost/clhost/host/model"
 )
 
 func main() {

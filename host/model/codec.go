@@ -1,11 +1,13 @@
 package model
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
@@ -52,6 +54,11 @@ func Decode(data []byte, name string) (m *Model, err error) {
 	corrupt := func(format string, args ...any) error {
 		return &Error{Source: name, Problems: []string{"corrupt file: " + fmt.Sprintf(format, args...)}}
 	}
+	if len(data) < 8 || string(data[4:8]) != FileIdentifier {
+		if other := otherForm(data, name); other != "" {
+			return nil, &Error{Source: name, Problems: []string{other}}
+		}
+	}
 	switch {
 	case len(data) < 8:
 		return nil, corrupt("%d bytes is too short for a clhost model", len(data))
@@ -89,6 +96,21 @@ func Decode(data []byte, name string) (m *Model, err error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// otherForm names the other model form a file that is not a clhost model seems to be in,
+// with the loader that reads it, or returns "" when it seems to be in none.
+func otherForm(data []byte, name string) string {
+	ext := strings.ToLower(filepath.Ext(name))
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	switch {
+	// An ONNX file is a protobuf ModelProto whose first field is ir_version (tag 0x08).
+	case ext == ".onnx" || len(data) >= 2 && data[0] == 0x08 && data[1] > 0 && data[1] < 0x80:
+		return "an ONNX model, not a clhost one: load it with host.LoadModel or onnx.Load"
+	case ext == ".json" || len(trimmed) > 0 && trimmed[0] == '{':
+		return "a model in JSON form, not a clhost file: load it with host.LoadModel or model.LoadJSON"
+	}
+	return ""
 }
 
 func decodeModel(r *fb.Model) *Model {

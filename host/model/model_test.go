@@ -607,3 +607,36 @@ func TestBuilderIsIndependentOfBuiltModel(t *testing.T) {
 		t.Fatalf("empty builder: %v", err)
 	}
 }
+
+// TestLoadOtherForms: Load of an ONNX or JSON model, by name or by content, says which
+// loader reads it instead of reporting a bad file identifier.
+func TestLoadOtherForms(t *testing.T) {
+	onnxPath := filepath.Join("..", "onnx", "testdata", "conv.onnx")
+	onnxData, err := os.ReadFile(onnxPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonData, err := ToJSON(sampleModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const onnxHint = "an ONNX model, not a clhost one: load it with host.LoadModel or onnx.Load"
+	const jsonHint = "a model in JSON form, not a clhost file: load it with host.LoadModel or model.LoadJSON"
+	if _, err := Load(onnxPath); err == nil || err.Error() != onnxPath+": "+onnxHint {
+		t.Errorf("Load(%s): %v", onnxPath, err)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"renamed.clm", onnxData, onnxHint},
+		{"m.json", jsonData, jsonHint},
+		{"renamed.clm", jsonData, jsonHint},
+		{"empty.json", nil, jsonHint},
+	} {
+		if _, err := Decode(c.data, c.name); err == nil || err.Error() != c.name+": "+c.want {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
-// Package customlayer reads OpenVINO-style CustomLayer XML files (SPEC §1) into validated
-// layer descriptions: which kernel to build from which sources, which defines to add,
-// which kernel argument each tensor or constant blob binds to, and the work-size rules.
+// Package customlayer reads OpenVINO-style CustomLayer XML files into validated layer
+// descriptions: which kernel to build from which sources, which defines to add, which
+// kernel argument each tensor or constant blob binds to, and the work-size rules. The
+// schema is documented for users in docs/custom-layers.md.
 //
 // It is pure: no OpenCL and no model. Loading reads the kernel sources, so a missing
 // source file is a load-time error like any other, and every problem of a file is

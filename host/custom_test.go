@@ -1,8 +1,9 @@
 package host
 
-// End-to-end tests of custom layers (SPEC §4–§5) on the OpenCL CPU device: each builds a
-// model with the model Builder, compiles it with configurations from testdata/custom,
-// runs it, and compares every output with a reference computed here in plain Go loops.
+// End-to-end tests of custom layers (docs/custom-layers.md: binding, reorders, dumps) on
+// the OpenCL CPU device: each builds a model with the model Builder, compiles it with
+// configurations from testdata/custom, runs it, and compares every output with a
+// reference computed here in plain Go loops.
 
 import (
 	"bytes"

@@ -1,6 +1,7 @@
 // Package jit turns a custom layer and one instance of it (shapes, formats and types of
 // its tensors, and its parameters) into the exact program text handed to the OpenCL
-// compiler, the build options, and the global and local work sizes (SPEC §2–§3).
+// compiler, the build options, and the global and local work sizes. docs/custom-layers.md
+// documents the text it writes.
 //
 // It is pure: text in, text out, no OpenCL. The same input always gives the same text,
 // byte for byte, so the host can cache programs by their text.

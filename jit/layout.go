@@ -39,7 +39,7 @@ func Dims4(shape []int) ([4]int, error) {
 }
 
 // Pitches returns the pitches of a tensor of format f whose padded sizes (size + lower +
-// upper padding) are p, per SPEC §2. ANY is treated as BFYX.
+// upper padding) are p, as docs/custom-layers.md tabulates. ANY is treated as BFYX.
 func Pitches(f customlayer.Format, p [4]int) [4]int {
 	const b, fe, y, x = 0, 1, 2, 3
 	switch f {

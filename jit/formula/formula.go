@@ -1,6 +1,7 @@
 // Package formula parses and evaluates the work-size formulas of a custom layer
-// (SPEC §3): comma-separated lists of 1 to 3 integer expressions over B, F, Y and X
-// (either case) with + - * / %, parentheses and integer literals.
+// (docs/custom-layers.md, "Work sizes"): comma-separated lists of 1 to 3 integer
+// expressions over B, F, Y and X (either case) with + - * / %, parentheses and integer
+// literals.
 //
 // Parsing goes through github.com/Knetic/govaluate's tokenizer, but evaluation is ours:
 // govaluate computes in float64, where ((X + 31)/32)*32 with X = 40 is 71, while OpenCL

@@ -10,7 +10,7 @@ import (
 // (float) offset in it at which the tensor begins. Activations share one arena buffer,
 // each at its planned offset, and the kernels add the offset themselves: a sub-buffer
 // per activation would do the same job, but NVIDIA's driver enqueues kernels on
-// sub-buffers slowly (100–200 µs a layer in MobileNetV2).
+// sub-buffers slowly (docs/runtime.md#offsets-not-sub-buffers).
 type BufferRef struct {
 	Buf *cl.Buffer
 	Off int

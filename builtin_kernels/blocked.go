@@ -88,10 +88,8 @@ func cpu1x1BlockedPlan(g convGeom, t blockedTile, io blockedIO, dev DeviceInfo) 
 // classifier heads of SqueezeNet (512 → 1000 on 13 × 13) and MobileNetV2 (320 → 1280 on
 // 7 × 7). There each pixel's output channels are vectors of their own, so a tile wastes
 // no lanes on the plane's odd width, and its 24 accumulators take 12 pixels of 32
-// channels from 12 broadcasts and 2 weight vectors per input channel. On the 16-core
-// Xeon at batch 16 (BenchmarkBlocked1x1CPU, 2026-11-24, two rounds, best-GFLOP/s),
-// SqueezeNet's head went from 1246 and 868 with conv1x1's POOL_AVG to 1859 and 1332,
-// MobileNetV2's from 1084 and 950 to 1188 and 1212.
+// channels from 12 broadcasts and 2 weight vectors per input channel. It measured faster
+// than conv1x1's POOL_AVG on both heads (docs/kernels/conv1x1-cpu.md#pooledblocked).
 func pooledBlocked(g convGeom, dev DeviceInfo) bool {
 	if !g.pool || !pooledIn1x1(g, dev) || g.g != 1 || g.hasResidual || g.c < 64 {
 		return false

@@ -31,10 +31,8 @@ func bestPixelTile(ow, lo, hi int) int {
 
 // widePixelTile is the pixel tile of two weight vectors: the widest of 8 down to 4 pixels
 // that wastes at most 1/32 of the row on its last tile, else the one that wastes least.
-// Wider tiles load fewer values per multiply-add and store fewer, longer rows: on the
-// 16-core Xeon, 8 pixels ran a 56-wide 3×3 layer at 1.53 TFLOP/s against 1.36 for 7,
-// and a 55-wide one (one pixel wasted) at 1.13 against 0.99 for 5; but at 28 wide,
-// where the last tile of 8 computes 4, 7 won by 1.16 to 0.87.
+// Wider tiles load fewer values per multiply-add and store fewer, longer rows, but a
+// mostly empty last tile costs more than that saves (docs/kernels/conv-cpu.md#widepixeltile).
 func widePixelTile(ow int) int {
 	for p := min(8, ow); p >= 4; p-- {
 		if 32*(ceilDiv(ow, p)*p-ow) <= ow {
@@ -60,15 +58,8 @@ func heuristicCPUTile(g convGeom, dev DeviceInfo) cpuConvTile {
 // so each broadcast input feeds three multiply-adds, not two. It takes layers of at
 // least 128 output channels (so that the last tile's unused lanes are few against the
 // rest) and 128 × 3 × 3 products per output, and only with eight work-items per compute
-// unit or more, as it makes fewer of them. On the 16-core Xeon (BenchmarkResNetCPU, ResNet-18's
-// layers at batch 8, the half of batch 16 each launch runs) it ran the 7-wide 512-channel
-// layer at 1.15–1.24 TFLOP/s against 1.15 and 0.95 for two vectors, the stride-2 one
-// into 256 channels at 1.22 against 1.04 and 1.10; the stride-2 layer from 64 channels,
-// which it does not take, at 1.17 against 1.00–1.32. Running such a layer's work-items
-// over the images before the channel tiles, so that a tile's packed weights (884 KB for
-// the 7-wide layer, against 100 KB of an image's input) serve several images from the
-// core's cache, gained nothing: the kernels within their runs' spread, whole ResNet-18
-// runs at batch 16 faster in 3 of 10 alternating rounds.
+// unit or more, as it makes fewer of them. The thresholds follow ResNet-18's deep layers,
+// where it measured faster than two vectors (docs/kernels/conv-cpu.md#deepcputile).
 func deepCPUTile(g convGeom, t cpuConvTile, dev DeviceInfo) (cpuConvTile, bool) {
 	if t.vec != 16 || t.nv != 2 || g.mg < 128 || g.cg*g.win.k[0]*g.win.k[1] < 128*9 {
 		return t, false
@@ -140,9 +131,9 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 		vec = append(vec, p)
 	}
 	// The channel tiles go first on small planes (7×7 = 49 pixels fill few of the
-	// GEMM's vectors), and for strided 1×1 layers, where on the 16-core Xeon they ran as
-	// fast as the subsampling copy and GEMM together (0.37–0.53 against 0.38–0.45
-	// TFLOP/s) and the GEMM is the tuner's to pick (2.7× on a 2-core EPYC).
+	// GEMM's vectors), and for strided 1×1 layers, where they measured as fast as the
+	// subsampling copy and GEMM on many cores and the GEMM is the tuner's to pick
+	// (docs/kernels/conv-cpu.md#strided-pointwise-layers).
 	if gp := g.gemm1x1(); gemm && (gp.in[0]*gp.in[1] < 128 || g.strided1x1()) {
 		plans = append(vec, plans...)
 	} else {
@@ -163,11 +154,8 @@ func cpuConvCandidatePlans(g convGeom, dev DeviceInfo, limit int) ([]*Plan, erro
 		}
 	}
 	// Few products per output (a stem's 3 channels × 3×3): the row-vectorised window
-	// kernel, which stores whole vectors where the channel tiles transpose theirs, is the
-	// tuner's second candidate. Since the channel tiles transpose in registers they ran
-	// these layers faster: on the 16-core Xeon at batch 16, SqueezeNet's stem (3 → 64,
-	// stride 2) at 478–684 GFLOP/s against 448–521, MobileNetV2's (3 → 32) at 393–684
-	// against 434–475 (BenchmarkConvCPU, three runs).
+	// kernel is the tuner's second candidate; the channel tiles, transposed in registers,
+	// measured faster (docs/kernels/conv-cpu.md#stems-channel-tiles-before-the-window-kernel).
 	if !gemm && g.cg*g.win.k[0]*g.win.k[1] < 64 {
 		p, ok, err := cpuWindowConvPlan(g, 8, 2, windowVec(g.win.out[1], dev), dev)
 		if err != nil {
@@ -265,12 +253,10 @@ const vecChannelChunk = 64
 
 // vecRows is conv2d_vec's output rows per work-item: a whole plane for a 1×1 layer on a
 // small plane (under 128 pixels: MobileNetV2's 7×7 layers), where the channel tiles
-// run first (cpuConvCandidatePlans) and one row per work-item reads the tile's weights
-// once per row, so that at batch 16 the 16-core Xeon streamed them from L3: in two
-// profiled runs of MobileNetV2 there (a busy phase of the machine), its five 7×7 1×1
-// layers took 2.34 and 2.60 ms this way against 3.82 and 3.13; on 2 cores, where L2
-// holds them, 3–7 % faster. One row elsewhere, and wherever whole planes would leave
-// under four work-items per compute unit (batch 1).
+// run first (cpuConvCandidatePlans) and one row per work-item would read the tile's
+// weights once per row, from L3 when many cores do so at once
+// (docs/kernels/conv-cpu.md#vecrows-whole-planes-on-small-planes). One row elsewhere, and
+// wherever whole planes would leave under four work-items per compute unit (batch 1).
 func vecRows(g convGeom, t cpuConvTile, dev DeviceInfo) int {
 	oh, ow := g.win.out[0], g.win.out[1]
 	if !g.pointwise() || oh*ow >= 128 {
@@ -379,8 +365,8 @@ func cpuConvMaxPoolCandidates(g convGeom, plan *Plan, dev DeviceInfo) ([]*Plan, 
 // of one pixel): conv_pack packs the weights once, then each work-item runs the
 // heuristic's weight vectors for up to 8 images, fewer where that would leave under four
 // work-items per compute unit. conv2d_vec ran such a layer one image per work-item,
-// reading every weight once per image: on the 16-core Xeon MobileNetV2's classifier at
-// batch 16 (1280 → 1000) took 432–667 µs that way and 186–189 µs as fc_vec.
+// reading every weight once per image, far slower
+// (docs/kernels/conv-cpu.md#fc_vec-fully-connected-layers).
 func cpuFCPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
 	t := heuristicCPUTile(g, dev)
 	tile := t.vec * t.nv
@@ -419,15 +405,9 @@ func windowVec(ow int, dev DeviceInfo) int {
 }
 
 // smallKernelMACs is the number of multiply-adds (or comparisons) per compute unit below
-// which a CPU kernel runs as one work-group per compute unit. PoCL wakes a worker thread
-// for each work-group it hands out, and in the 16-core Xeon's VM that costs about 2 µs a
-// thread, a launch of 64 tiny work-groups 35 µs more than one of a single group. Layers at
-// batch 1 have that little work: on that machine, MobileNetV2's and SqueezeNet's layers of
-// 0.5–56 MFLOP ran 10–40 % faster as 16 groups than as the 35–96 the plans make for load
-// balance, and none ran slower. Fewer groups still, about sqrt(MACs / 50000) of them so
-// that each woken thread has more to do, gained nothing robust (2026-11-24, batch 1, four
-// alternating rounds in a busy phase: SqueezeNet's fastest inferences 2.02–2.17 ms
-// against 1.88–2.11, MobileNetV2 and ResNet-18 within their rounds' spread).
+// which a CPU kernel runs as one work-group per compute unit: PoCL wakes a worker thread
+// for each work-group it hands out, which the layers at batch 1 do too little work to
+// pay for. Chosen by measurement (docs/kernels/conv-cpu.md#small-launches-smallkernelmacs).
 const smallKernelMACs = 2 << 20
 
 // macs is the number of multiply-adds a conv performs.
@@ -532,9 +512,8 @@ func cpuDepthwisePlan(g convGeom, dev DeviceInfo) (*Plan, bool, error) {
 }
 
 // depthwiseVec is the row vector width of a depthwise conv: 16 lanes where the device
-// has them, the stride is 1 and the row holds a whole vector, else windowVec's. On the
-// 16-core Xeon at batch 16, MobileNetV2's 28- and 56-wide layers ran 10–25 % faster so
-// (192 channels on 28×28: 226–264 µs against 292–308), its strided ones no faster.
+// has them, the stride is 1 and the row holds a whole vector, else windowVec's; strided
+// layers measured no faster with 16 (docs/kernels/window-cpu.md#depthwisevec).
 func depthwiseVec(g convGeom, dev DeviceInfo) int {
 	if ow := g.win.out[1]; ow >= 16 && g.win.s[1] == 1 && dev.FloatVectorWidth >= 16 {
 		return 16
@@ -545,10 +524,8 @@ func depthwiseVec(g convGeom, dev DeviceInfo) int {
 // depthwiseRows is how many output rows a depthwise conv computes at a time. With one
 // output channel per unit the accumulators are only that many vectors, so small planes
 // take up to 8 rows (a 7×7 plane at once, 14 rows in two steps of 7), which saves the
-// per-step work of copying and indexing rows: on the 16-core Xeon at batch 16, 576
-// channels on 14×14 ran in 246–399 µs against 291–421 µs for 5 rows, 960 on 7×7 in
-// 192–264 against 231–393 for 4. Wider planes keep windowRows': at 28 and 56 wide,
-// 8 rows ran slower than 4.
+// per-step work of copying and indexing rows. Wider planes keep windowRows', where 8 rows
+// measured slower than 4 (docs/kernels/window-cpu.md#depthwiserows).
 func depthwiseRows(oh int) int {
 	switch {
 	case oh <= 8:
@@ -609,11 +586,8 @@ type cpu1x1Tile struct{ vec, mt, np, mti, kc int }
 // chunk1x1 is conv1x1's chunk of input channels where a work-item runs several channel
 // tiles over its pixel tile: 64 channels of 32 pixels are 8 KB, which stay in the L1
 // cache while every channel tile reads them, where the whole column (576 channels in
-// MobileNetV2's 14×14 projections, 74 KB) would be read from L2 once per channel tile.
-// Kernel timings on the 16-core Xeon at batch 16 (two runs each, 8×2 tiles): 144 → 24
-// channels on 56×56 went from 757–771 to 871–898 GFLOP/s, 256 → 32 on 27×27 from
-// 679–692 to 741–808, 576 → 96 on 14×14 from 794–846 to 851–979, 384 → 64 on 14×14
-// from 672–712 to 693–738.
+// MobileNetV2's 14×14 projections, 74 KB) would be read from L2 once per channel tile
+// (docs/kernels/conv1x1-cpu.md#chunk1x1).
 const chunk1x1 = 64
 
 // maxChunkPartials bounds the partial sums (floats) a chunked conv1x1 work-item keeps in
@@ -623,17 +597,13 @@ const maxChunkPartials = 16 << 10
 
 // heuristic1x1Tile: 12 channels × 2 vectors is 24 accumulators of AVX-512's 32
 // registers, leaving room for the two pixel vectors and the broadcast weight; AVX2's 16
-// registers take 4 × 2. Against 8 × 2 (16 accumulators: 10 loads per 16 multiply-adds,
-// against 14 per 24), kernel timings on the 16-core Xeon at batch 16, two runs of two and
-// three: SqueezeNet's 512 → 1000 classifier on 13×13 went from 754–1076 to 880–1267
-// GFLOP/s, MobileNetV2's 144 → 24 projection on 56×56 from 718–771 to 815–940, 576 → 96
-// on 14×14 from 792–846 to 797–879; 256 → 32 on 27×27, 384 → 64 on 14×14 and the 16 →
-// 64 expansion on 55×55 stayed within their runs' spread. Wider tiles make fewer
-// work-items, so layers with too few for eight per compute unit (batch 1) keep 8 × 2,
-// and so do layers whose channels 12 divides badly: a last, partial tile computes its
-// missing channels all the same, and 12 × 2 runs only 5–17 % faster than 8 × 2, so it
-// is taken where it computes at most a tenth more channels (SqueezeNet's squeezes to 16
-// channels would compute 24 with it, its 64-channel expansions 72).
+// registers take 4 × 2 (12 × 2 loads 14 values per 24 multiply-adds, 8 × 2 10 per 16).
+// Wider tiles make fewer work-items, so layers with too few for eight per compute unit
+// (batch 1) keep 8 × 2, and so do layers whose channels 12 divides badly: a last,
+// partial tile computes its missing channels all the same, and 12 × 2 gains only a
+// little, so it is taken where it computes at most a tenth more channels (SqueezeNet's
+// squeezes to 16 channels would compute 24 with it, its 64-channel expansions 72).
+// Measured against 8 × 2: docs/kernels/conv1x1-cpu.md#heuristic1x1tile.
 func heuristic1x1Tile(g convGeom, dev DeviceInfo) cpu1x1Tile {
 	vec := dev.FloatVectorWidth
 	if vec != 4 && vec != 8 && vec != 16 {
@@ -683,10 +653,9 @@ func cpu1x1Candidates(g convGeom, dev DeviceInfo) ([]*Plan, error) {
 
 // minItemFMAs is the least number of vector multiply-adds worth a work-item of its own
 // on a CPU driver: PoCL pays a few microseconds per work-group, and conv1x1's tile over
-// 16 input channels (SqueezeNet's expansions) is only 256 of them, about 0.1 µs. Long
-// runs of tiles also let conv1x1's prefetches land in the thread that issued them: on
-// the 16-core Xeon at batch 16, 65536 against 4096 ran SqueezeNet's 1×1 layers 5–20 %
-// faster (16384 in between), and MobileNetV2's as fast.
+// 16 input channels (SqueezeNet's expansions) is only 256 of them. Long runs of tiles
+// also let conv1x1's prefetches land in the thread that issued them. Chosen by
+// measurement (docs/kernels/conv1x1-cpu.md#minitemfmas).
 const minItemFMAs = 65536
 
 // tilesPerItem is how many tiles of fmas vector multiply-adds each to give a work-item,
@@ -705,10 +674,8 @@ func tilesPerItem(fmas, tiles, rows int, dev DeviceInfo) int {
 // them together reads each pixel tile's input from memory once rather than once per
 // channel tile, but writes as many output planes at once. So layers that reduce channels
 // (cg ≥ mg, MobileNetV2's projections, SqueezeNet's squeezes) run as many as leave four
-// work-items per compute unit, and the rest one. On the 16-core Xeon at batch 16 (8×2
-// tiles, two rounds): 144 → 24 channels on 56×56 went from 623–724 to 799–829 GFLOP/s,
-// 96 → 24 from 514–629 to 649–750, 32 → 16 on 112×112 from 371–451 to 531–626, squeezes
-// alike; expansions lost (16 → 64 on 55×55: 420 → 248–278).
+// work-items per compute unit, and the rest one: expansions measured slower that way
+// (docs/kernels/conv1x1-cpu.md#channeltilesperitem).
 func channelTilesPerItem(cg, mg, mt1, items int, dev DeviceInfo) int {
 	if cg < mg {
 		return 1

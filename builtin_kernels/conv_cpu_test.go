@@ -525,9 +525,8 @@ func TestConvCPUCandidates(t *testing.T) {
 // shapes of ResNet-18, MobileNetV2 and SqueezeNet (go test -bench ConvCPU
 // ./builtin_kernels); each sub-benchmark reports GFLOP/s, and the direct kernel is the
 // peer of the same run. 1×1 layers also run conv1x1 tiles beyond the tuner's two, and
-// those on planes under 128 pixels channel tiles beyond the heuristic's: on the 16-core
-// Xeon at batch 16 (two runs each), none beat the plan's own choice by more than the
-// runs' spread on SqueezeNet's squeezes or MobileNetV2's 7×7 projections.
+// those on planes under 128 pixels channel tiles beyond the heuristic's (findings in
+// docs/kernels/conv1x1-cpu.md#tile-sweeps).
 func BenchmarkConvCPU(b *testing.B) {
 	env := deviceEnvB(b)
 	layers := []opCase{
@@ -635,13 +634,7 @@ func ownConvPlan(b *testing.B, dev DeviceInfo, c opCase) (convGeom, []namedPlan)
 
 // BenchmarkSqueezeNet1x1CPU sweeps conv1x1's tiles over SqueezeNet 1.1's 1×1 layers at
 // batch 16, the squeezes (channels reduced) and the 1×1 expansions; "plan" is the layer's
-// own plan, the peer of the same run. On the 16-core Xeon (2026-11-24, 60 launches each)
-// the squeezes' plans ran at 630–953 best-GFLOP/s; the best other tile of each was up
-// to 1.24× faster in one run (128 → 16 on 55 × 55 with 8 × 3 tiles in chunks of 128
-// channels), but which tile won changed from run to run, and a second run put the plans
-// within 2–10 % of the best, as far apart as the runs themselves. Tiles that ran across
-// images (so that a 13 × 13 plane's 11 vectors take no 12th) were tried too, and were
-// slower: each vector then needs a pointer of its own, and the squeezes lost 3–29 %.
+// own plan, the peer of the same run (findings in docs/kernels/conv1x1-cpu.md#tile-sweeps).
 func BenchmarkSqueezeNet1x1CPU(b *testing.B) {
 	env := deviceEnvB(b)
 	type layer struct{ c, m, hw int }
@@ -673,8 +666,7 @@ func BenchmarkSqueezeNet1x1CPU(b *testing.B) {
 // BenchmarkSqueezeNet3x3CPU sweeps conv2d_vec's tiles over SqueezeNet 1.1's 3×3
 // expansions at batch 16 on 27- and 13-wide planes; "plan" is the layer's own plan (a
 // Winograd one there), the peer of the same run. GFLOP/s count the direct convolution's
-// multiply-adds. On the 16-core Xeon (2026-11-24) the plans ran at 1346–1460
-// best-GFLOP/s, the direct tiles at up to 1405 (4 vectors × 5 pixels), most at 800–1250.
+// multiply-adds (findings in docs/kernels/winograd.md#winopreferred).
 func BenchmarkSqueezeNet3x3CPU(b *testing.B) {
 	env := deviceEnvB(b)
 	for _, l := range [][3]int{{32, 128, 27}, {48, 192, 13}, {64, 256, 13}} {

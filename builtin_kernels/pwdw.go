@@ -156,10 +156,8 @@ func (o pwdwOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 }
 
 // maxPwdwBuffer bounds pwdw's private buffer of expanded rows (bytes): the rows of a band
-// must fit, or the two-launch path runs. Taller bands recompute fewer rows: on the
-// 16-core Xeon at batch 16, MobileNetV2's 16 → 96 expansion on 112×112 (stride 2 after)
-// took 1.31–1.50 ms with 96 KB (two output rows of 32 channels per band) against
-// 1.78–2.04 with 48 KB (one), and 1.46–3.21 as the two convolutions.
+// must fit, or the two-launch path runs. Taller bands recompute fewer rows; the size was
+// chosen by measurement (docs/kernels/pwdw.md#maxpwdwbuffer).
 const maxPwdwBuffer = 96 << 10
 
 // pwdwTile is pwdw's work per item: cv vectors of v expanded channels, px pixels per
@@ -178,15 +176,15 @@ type pwdwTile struct {
 // choosePwdwTile picks the tile for a CPU device: channel vectors of the device's width,
 // two of them where the layer has channels for four (per input channel, two weight
 // vectors and px broadcast pixels then feed 2*px multiply-adds), 8 pixels per step, 12
-// for a 1×1 expansion with two vectors where the registers hold them (AVX-512: on the
-// 16-core Xeon at batch 16, MobileNetV2's blocks of 32 to 96 input channels ran 3–13 %
-// faster than with 8), and for a block on AVX-512 three vectors (9 pixels) where two
+// for a 1×1 expansion with two vectors where the registers hold them (AVX-512), and for a
+// block on AVX-512 three vectors (9 pixels) where two
 // would pad the channels or its expansion reads at most 16 channels; as many output
 // rows as the buffer holds, halved while that leaves fewer than two work-items per
 // compute unit (each band recomputes the expanded rows it shares with the next). A block
 // (with its projection) takes pwdwRollTile's tile for pwdwr where its buffers fit, else
-// pwdwBlockRows' bands for pwdwp. ok is false where the tiled kernel does not apply (GPUs, dilated windows, rows
-// too wide for the buffer).
+// pwdwBlockRows' bands for pwdwp. ok is false where the tiled kernel does not apply
+// (GPUs, dilated windows, rows too wide for the buffer). Measurements:
+// docs/kernels/pwdw.md#choosepwdwtile.
 func choosePwdwTile(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 	t, ok := pwdwTileFor(g, dev)
 	if ok && !g.pw.pointwise() && stemStageBytes(g, t.px) > maxStemStage {
@@ -232,10 +230,8 @@ func pwdwTileFor(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 		regs = 32 // AVX-512
 	}
 	// A stem keeps 8 pixels per step: its taps at stride 2 share broadcasts across the
-	// window's columns, which 12 pixels' accumulators leave no registers to hold. On
-	// the development machine (2026-11-24, BenchmarkBlockTilesCPU, 30 launches)
-	// MobileNetV2's stem block ran at 199–203 best-GFLOP/s with 8 against 183–188 with
-	// 12, 194–203 with 7, 190–193 with 10 and 170 with 14.
+	// window's columns, which 12 pixels' accumulators leave no registers to hold
+	// (docs/kernels/pwdw.md#a-stems-pixels-per-step).
 	px := 8
 	if cv == 2 && g.pw.pointwise() {
 		px = min(12, (regs-cv-2)/cv)
@@ -246,19 +242,9 @@ func pwdwTileFor(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 		padded := func(cv int) int { return ceilDiv(g.dw.m, cv*v) * cv * v }
 		if regs == 32 && cv == 2 && (padded(3) < padded(2) || padded(3) == padded(2) && g.pw.pointwise() && g.pw.c <= 16) {
 			// Three vectors where two would pad the channels (144 = 9 vectors of 16: five
-			// blocks of 32 compute 160) and the registers hold them. On the development
-			// machine (2026-11-24, BenchmarkBlockTilesCPU, 40 launches, two rounds)
-			// MobileNetV2's 144-channel blocks ran 14–20 % faster (24 → 144 → 24 with
-			// pixels in the projection's lanes: 177 against 155 best-GFLOP/s; → 32 at
-			// stride 2: 218–226 against 185); on the 16-core Xeon the stride-2 one ran at
-			// 727–760 against 444–555 (four rounds, a busy phase). Where both widths fit
-			// the channels exactly three ran 8 % faster on 16 input channels (16 → 96 → 24
-			// at stride 2: 191–193 against 177–179, three rounds), where each expansion
-			// step's fixed work (its bias, its stores) weighs most, and from 4 % slower
-			// to 2 % faster on 32 to 96 (192, 384, 576 channels). On the 16-core Xeon
-			// that block ran at parity (607–673 against 603–667, three rounds) and
-			// MobileNetV2's p50 was lower in 5 of 8 alternating rounds (median 15.11
-			// against 15.21 ms).
+			// blocks of 32 compute 160) and the registers hold them, and where both fit
+			// and the expansion reads at most 16 channels, whose fixed work per step (its
+			// bias, its stores) weighs most (docs/kernels/pwdw.md#three-channel-vectors).
 			rt.cv, rt.px = 3, (regs-3-2)/3
 		}
 		if t, ok := pwdwRollTile(g, rt, dev); ok {
@@ -321,37 +307,9 @@ func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
 // band holds more than one group its work-items claim their groups at run time (dyn):
 // a work-item done with its own band, once all have started, takes the last groups of
 // bands still running. ok is false where not even one row's buffers fit.
-// The claims balance cores of unequal speed: on the 16-core Xeon, 16 independent
-// single-thread processes ran a block at 54–92 GFLOP/s each (2026-11-24), so a launch of
-// one band per thread waited on the slowest. With the claims (2026-11-24,
-// BenchmarkBlockTilesCPU at batch 8 on 16 threads, three rounds) the stem and the 56-
-// and 28-row blocks ran 5–48 % faster than with each band taken whole (24 → 144 → 24:
-// 695–932 against 547–722 best-GFLOP/s; the stem 665–745 against 566–649), and
-// MobileNetV2 at batch 16 had a lower p50 in 7 of 8 alternating rounds (median 14.1
-// against 14.6 ms). At batch 16 the 96 → 576 blocks' 7-row bands hold two groups; the
-// 64 → 384 blocks' (groups of 7 rows) and the 7-row blocks' (bands of 4) one each.
-// Whole images in claimed groups for those (an owner then expands no shared rows twice,
-// a thief takes an image's last group) ran at parity: MobileNetV2's p50 was lower in 5
-// of 10 alternating rounds (2026-11-24, 12.3–14.5 against 12.1–14.8 ms). So did two
-// claimed groups of 4 and 3 rows in the 64 → 384 blocks' 7-row bands: lower in 6 of 10
-// (10.9–12.8 against 10.5–12.9 ms), though each block ran 6–16 % faster than with the
-// same groups unclaimed.
-// One band per unit (whole images at batch 16, no row expanded twice; the 14-row blocks'
-// bands of 7 rows expand 9) ran slower: on the 16-core Xeon (2026-11-24, two profiles)
-// MobileNetV2's blocks took 2–40 % longer, the whole network p50 15.2–16.3 → 16.0–18.0 ms
-// in five alternating rounds; a unit whose last band finishes late leaves the others idle.
-// Four bands per unit (more, smaller work-items, each recomputing more shared rows) ran
-// no faster either: p50 lower in 3 of 10 alternating rounds, median 14.50 against 14.36
-// ms (2026-11-24), its rounds' spread narrower (13.9–15.2 against 13.7–16.4); and in a
-// far busier phase half an hour later, where smaller work-items might have let idle
-// threads take a slowed core's share, lower in 4 of 12 (median 32.5 against 29.5 ms).
-// Channel-blocked tensors (NCHW16c in and out, the projection's tile then 1–6 output
-// blocks × 4–24 pixels, so a group's pixels fill it pixel by pixel with no lanes to
-// spare and no transposition) gained nothing either: at batch 16 on the 16-core Xeon
-// (2026-11-24, two rounds of 40 launches, best-GFLOP/s) MobileNetV2's 56-, 28- and 14-row
-// blocks ran at parity (64 → 384 → 64: 736–950 against 730–885), its 7-row and stride-2
-// ones 5–25 % slower (160 → 960 → 160: 694–807 against 808–818), so no region of the
-// network runs blocked.
+// The claims balance cores of unequal speed, where a launch of one band per thread waits
+// on the slowest; one band per unit, four bands per unit and channel-blocked tensors
+// measured slower or no faster (docs/kernels/pwdw.md#pwdwrolltile).
 func pwdwRollTile(g pwdwGeom, t pwdwTile, dev DeviceInfo) (pwdwTile, bool) {
 	oh := g.dw.win.out[0]
 	nb := min(max(ceilDiv(2*max(dev.ComputeUnits, 1), g.dw.n), 1), oh)
@@ -416,21 +374,16 @@ func pwdwPixelLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
 // group holds fewer than two tiles.
 func pwdwOutLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
 	// Outputs that fill at least three quarters of their vectors: the spare lanes are
-	// computed and dropped. MobileNetV2's 24-output blocks (two vectors of 16 lanes)
-	// ran 4–17 % faster than with pixels in the lanes on the development machine
-	// (2026-11-24, BenchmarkBlockTilesCPU, best-GFLOP/s: 24 → 144 → 24 at 185 against
-	// 177 with three channel vectors; 16 → 96 → 24 at stride 2 from 112 rows, 180
-	// against 151–155). On the 16-core Xeon in a busy phase (four rounds) the stride-2
-	// one ran at 580–628 against 446–607, the other within the rounds' spread.
+	// computed and dropped, which measured faster than pixels in the lanes on
+	// MobileNetV2's 24-output blocks (two vectors of 16 lanes; see
+	// docs/kernels/pwdw.md#pwdwoutlanestile-output-channels-in-the-lanes).
 	vecs := ceilDiv(g.proj.m, t.v)
 	if 4*g.proj.m < 3*vecs*t.v {
 		return t, false
 	}
-	// Two vectors of channels × 12 pixels (AVX-512) where the outputs make pairs: on the
-	// 16-core Xeon (2026-11-24, BenchmarkBlockTilesCPU, 40 launches, a busy phase) the
-	// 14-row blocks ran at 669–734 GFLOP/s against 443–678 with 4–6 vectors × 4–8
-	// pixels and 342–377 with one vector × 24 pixels, where the loads per multiply-add
-	// alone would favour the squarer tiles.
+	// Two vectors of channels × 12 pixels (AVX-512) where the outputs make pairs: they
+	// measured faster than the squarer tiles that the loads per multiply-add alone would
+	// favour (docs/kernels/pwdw.md#pwdwoutlanestile-output-channels-in-the-lanes).
 	ovt := 1
 	if vecs%2 == 0 {
 		ovt = 2

@@ -15,13 +15,10 @@ func (t winoTile) positions() int { return (t.ts + 2) * (t.ts + 2) }
 
 // Private memory bounds of a wino work-item, in floats: M (positions × kb channels × nt
 // lane vectors) and the transformed chunk V (positions × cb × nt). Both live in the
-// core's second-level cache. M is read and written once per chunk, so larger chunks
-// save passes over it: on the 16-core Xeon at batch 16, ResNet-18's 56-wide layer ran at
-// 1.8, 2.3 and 2.6 TFLOP/s (counted as direct) with chunks of 16, 32 and 64 channels
-// (V of 32, 64 and 128 KB), the other layers within noise. Up to 64K floats of M let
-// F(4×4) blocks take 64 output channels, which ran 10–20 % faster than 32, and the 7×7
-// layers of 512 channels 256, which ran at 0.92 and 1.47 TFLOP/s against 0.54 and 1.25
-// with 128 (two runs). PoCL holds such private arrays (1.1 MB per work-item ran).
+// core's second-level cache, and PoCL holds such private arrays. M is read and written
+// once per chunk, so larger chunks save passes over it, and a larger M lets a work-item
+// take more output channels; both bounds were chosen by measurement
+// (docs/kernels/winograd.md#private-memory-bounds).
 const (
 	maxWinoAccumulators = 64 << 10
 	maxWinoChunk        = 32 << 10
@@ -72,20 +69,14 @@ func winoLanes(g convGeom, t winoTile) float64 {
 // widest that fits in the row, whose outputs are stored as whole vectors), then as many
 // output channels per work-item as the accumulators hold, fewer where the layer would
 // leave compute units idle, since the input transform is repeated for each block of them.
-// Layouts of one lane vector stay so: on the 16-core Xeon at batch 16, taking twice the
-// tile rows (each weight loaded feeding two vectors, half the channels per work-item)
-// ran ResNet-18's 28-, 14- and 7-wide layers 2–15 % slower.
+// Layouts of one lane vector stay so: twice the tile rows (each weight loaded feeding
+// two vectors, half the channels per work-item) measured slower.
 //
 // F(4×4) does 2.25 multiply-adds per output and input channel where F(2×2) does 4, but
 // its transforms cost more per multiply-add, it holds half the output channels per
 // work-item, and its wider tiles waste more of small planes. It is chosen where its
 // multiply-adds per computed output, weighted by winoF4Cost, are fewer: ResNet-18's 56-,
-// 28- and 14-wide layers, not its 7-wide ones. On the 16-core Xeon at batch 16 (one run,
-// counted as direct) F(4×4) ran the 28- and 14-wide layers at 2.3 and 1.8 TFLOP/s
-// against 2.1 and 1.7, the 56-wide one at 2.45 (with 14-channel chunks) against 2.6 (64),
-// the 7-wide one at 0.9 against 1.3; whole ResNet-18 runs were within noise of F(2×2)
-// alone at batch 16 (42.8–45.2 against 42.2–48.5 ms) and a little faster at batch 1
-// (4.75–5.01 against 4.91–5.14).
+// 28- and 14-wide layers, not its 7-wide ones (docs/kernels/winograd.md#f44-or-f22).
 // A layout that winoPreferred accepts goes before one it does not (at batch 1, 56 rows of
 // 2×2 tiles fill 16 compute units where 14 rows of 4×4 tiles would not).
 func chooseWinoTile(g convGeom, dev DeviceInfo) winoTile {
@@ -136,23 +127,11 @@ func chooseWinoTileOf(g convGeom, ts int, dev DeviceInfo) winoTile {
 }
 
 // winoPreferred reports whether a Winograd layer should run wino_cpu.cl rather than the
-// direct kernels: where it has 32 input channels or more and its bands of tile rows
-// alone give every compute unit one.
-//   - With fewer bands, the work-items split the output channels into small blocks, each
-//     transforming the whole input again: on the 16-core Xeon at batch 1, ResNet-18's
-//     14- and 7-wide layers ran at 718 and 173 GFLOP/s so against 806 and 279 direct,
-//     its 56-wide ones (28 bands) at 622 against 388.
-//   - With few input channels the transforms outweigh the multiply-adds saved:
-//     SqueezeNet's 55-wide expansion from 16 channels ran at 1.05–1.23 TFLOP/s against
-//     1.30 direct at batch 16, the 27-wide one from 32 at 1.2–1.55 against 1.15.
-//   - On planes under 8 × 8, 2×2 tiles compute 64 outputs for 49 and the direct
-//     kernel's three-vector tile (deepCPUTile) ran faster: ResNet-18's 7-wide layers at
-//     batch 8 (the half of batch 16 each launch runs), planned for 8 compute units as
-//     the network plans them, at 0.50–0.66 TFLOP/s against 0.71–0.82 in a busy phase of
-//     the 16-core Xeon, and planned for 16 at 0.86–0.91 against 1.15–1.24 in a calm one.
-//     Whole ResNet-18 runs at batch 16 (with deepCPUTile) took 46.0 ms, the median of
-//     11 alternating rounds' p50, against 47.8 with them as Winograd (faster in 8).
-//     Taking the 14-wide layers direct too (a floor of 15) was faster in 4 of 10.
+// direct kernels: where it has 32 input channels or more, planes of 8 × 8 or more, and
+// its bands of tile rows alone give every compute unit one. With fewer bands each
+// work-item transforms the whole input again for a small block of channels; with few
+// input channels the transforms outweigh the multiply-adds saved; on smaller planes 2×2
+// tiles waste lanes and deepCPUTile ran faster (docs/kernels/winograd.md#winopreferred).
 func winoPreferred(g convGeom, t winoTile, dev DeviceInfo) bool {
 	return g.c >= 32 && min(g.win.out[0], g.win.out[1]) >= 8 &&
 		ceilDiv(g.n*ceilDiv(g.win.out[0], t.ts), t.trb) >= max(dev.ComputeUnits, 1)

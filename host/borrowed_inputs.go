@@ -13,15 +13,8 @@ import (
 // the caller's memory. At every inference the input's data is wrapped in a buffer of its
 // own (CL_MEM_USE_HOST_PTR, which PoCL's CPU devices use where it lies) and every kernel
 // argument that takes the input is bound to it for the launches' enqueue. Writing the
-// input into the network's memory first, even mapped and by 8 goroutines, took 0.4–0.8
-// ms per inference of a batch-16 image input on the 16-core Xeon, all of it before the
-// first kernel could start, while ONNX Runtime reads the caller's array in place.
-// Measured on that machine, alternating inferences with and without it in one process
-// (clhost bench --against --copy-inputs): at batch 16 borrowing was faster in 175 of 300
-// pairs on SqueezeNet 1.1 (medians 17.6 against 17.5 ms in a busy phase of the machine),
-// 206 of 300 on MobileNetV2 (15.5 against 15.9) and 93 of 150 on ResNet-18 (45.8 against
-// 46.4); at batch 1 in 773, 739 and 754 of 1000 (2.40 against 2.55, 2.91 against 3.07,
-// 4.95 against 5.12 ms).
+// input into the network's memory first delays the first kernel by the whole copy, and
+// measured slower on every network (docs/runtime.md#borrowed-inputs).
 //
 // Until an inference binds the caller's memory, those arguments hold a stand-in buffer
 // of the input's own (a few bytes, not the input's size): the memory plan leaves such

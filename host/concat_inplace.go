@@ -26,9 +26,8 @@ type partOf struct {
 // image apart (stridedConcatParts asked them to); each input must be written by a
 // built-in layer with launches, read by this Concat alone, and be neither a graph input
 // nor output nor an alias; the output is no graph output (the output reads wait on its
-// producer's events). It saves a copy launch per input and the copy's memory traffic:
-// on PoCL with 16 cores a launch costs about 40 µs, and SqueezeNet's fire modules
-// concatenate twice per module.
+// producer's events). It saves a copy launch per input and the copy's memory traffic,
+// twice per SqueezeNet fire module (docs/runtime.md#concat-in-place).
 func (n *Network) concatInPlace(layers []*preparedLayer, ts []*memTensor, byName map[string]*memTensor, isAlias func(string) bool) ([]*memTensor, map[string]partOf) {
 	parts := map[string]partOf{}
 	n.inPlace = map[int]bool{}

@@ -72,10 +72,9 @@ type Options struct {
 	// Arena says how activations share memory: ArenaOn (and ArenaAuto, the default)
 	// places them at planned offsets of one buffer (the least memory: the largest live
 	// set), which built-in kernels take as the buffer and an offset; ArenaOff gives each
-	// reuse slot a buffer of its own (more memory). On an H100 the two ran equally fast
-	// (ResNet-18 b16 3.34–3.37 against 3.36–3.38 ms; MobileNetV2 b1 0.56–0.61 against
-	// 0.59–0.61 ms); sub-buffers per activation, the arena's earlier form, had made
-	// NVIDIA's driver enqueue kernels up to 200 µs late.
+	// reuse slot a buffer of its own (more memory). Both run equally fast on GPUs; the
+	// arena is offsets, not sub-buffers, which NVIDIA's driver enqueues late
+	// (docs/runtime.md#memory).
 	Arena ArenaMode
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool

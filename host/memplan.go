@@ -181,10 +181,9 @@ func sharesMemory(a, b *memTensor, align int) bool {
 // sharing a slot are never alive at the same time: largest first, each into the
 // smallest slot free for its whole lifetime, else a new slot of its size. Slots cost
 // more memory than one arena (a slot is as large as its largest tensor) but need no
-// sub-buffers, which NVIDIA's driver handles slowly: with MobileNetV2's activations as
-// sub-buffers of one arena, the host's enqueues lagged the device by up to 200 µs a
-// layer. Each tensor's offset is set to its slot's place in a notional arena (slots end
-// to end), so sharesMemory and the reuse ordering see slots as they see arena ranges.
+// sub-buffers, which NVIDIA's driver handles slowly (docs/runtime.md#offsets-not-sub-buffers).
+// Each tensor's offset is set to its slot's place in a notional arena (slots end to
+// end), so sharesMemory and the reuse ordering see slots as they see arena ranges.
 // It returns the slots' sizes.
 func planSlots(ts []*memTensor, align int) []int {
 	align = max(align, 4)

@@ -327,50 +327,24 @@ func (e *Engine) optimize(m *model.Model) error {
 			e.logf("fused %d BatchNormalization layers into their convolutions", k)
 		}
 	}
-	// DepthwisePointwise stays off: on the 16-core Xeon its kernel (dwpw_cpu.cl) ran
-	// MobileNetV2's blocks 10 % slower in sum than the two convolutions at batch 1, though
-	// it saves a launch, and 2–6× slower at batch 16 (its row-end taps go lane by lane, and
-	// 7-wide rows leave it 4-lane vectors). MobileNetV2's first block (32 channels on
-	// 112×112) ran 1.6× slower that way than apart at batch 16 there too
-	// (BenchmarkDepthwisePointwiseCPU, three runs); it now joins the stem before it as a
-	// PointwiseDepthwise layer, with its projection (2.74 ms against 3.68 for the three
-	// layers at batch 16, README). PointwiseDepthwise runs on CPUs, where it saves
-	// a launch per MobileNet block and the expanded tensor's trip through memory, and
-	// with Projection small blocks run as one launch; GPUs have no fast kernel for them.
-	// A classifier head's 1×1 Conv takes its GlobalAveragePool on CPUs, whose conv1x1
-	// sums each plane as it computes it: the planes (10.8 MB for SqueezeNet at batch 16)
-	// never reach memory, and the pool's launch is saved. GPUs would run the two apart
-	// within the Conv's plan anyway.
-	// A stem's MaxPool joins its Conv on CPUs (conv2d_maxpool) where the Conv does few
-	// products per output: SqueezeNet's stem writes 51 MB at batch 16 that its pool reads
-	// back; ResNet-18's 7×7 stem gained nothing that way and keeps its pool apart. The
-	// pool after a fire module's Concat moves into both expansions where neither is a
-	// Winograd layer (fire3's, whose outputs are 25 MB each).
-	// A fire module runs as one launch on CPUs (builtin_kernels' fire_cpu.cl), its squeezed
-	// tensor kept in each work-item's private memory; GPUs run the three convolutions
-	// apart, each with the whole device's parallelism.
+	// The larger fusions (MobileNet blocks, a classifier head's pool, a stem's MaxPool,
+	// fire modules) run on CPUs only: each saves a launch and an intermediate tensor's
+	// trip through memory, where GPUs run the parts apart, each with the whole device's
+	// parallelism (docs/runtime.md#fusion-policy).
 	opts := graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU(), GlobalAveragePool: e.Device.IsCPU(),
 		MaxPool: e.Device.IsCPU(), Fire: e.Device.IsCPU() && !e.opts.KeepFires}
 	if cu := e.Device.ComputeUnits; e.Device.IsCPU() && cu >= 8 {
-		// Whole blocks where a launch costs more than the rows a band recomputes: PoCL
-		// wakes a thread per compute unit, and a launch took 35–40 µs on the 16-core Xeon
-		// (4 µs on 2 cores, where MobileNetV2 at batch 1 ran slower as blocks); and only
-		// where the block's rows keep three quarters of the units busy (its 7-row blocks
-		// ran 2–3× slower as blocks on 16).
+		// Whole blocks where a launch costs more than the rows a band recomputes, and only
+		// where the block's rows keep three quarters of the units busy
+		// (docs/kernels/pwdw.md#when-a-block-takes-its-projection).
 		opts.ProjectionMinRows = cu * 3 / 4
 	}
 	if e.Device.IsCPU() {
 		// Blocks of any size with at least 8 output rows per compute unit over the batch
 		// (pwdwr runs two bands per unit; each recomputes the expanded rows it shares
-		// with the next): at batch 16 on 16 units, MobileNetV2's blocks of 14 to 56 rows,
-		// whose depthwise results (5–29 MB) would otherwise go through memory. Per layer,
-		// on the 16-core Xeon, the 14-row blocks took 4.3 ms fused against 4.9 apart; the
-		// 7-row ones were no faster fused (3.1 against 3.0 ms), so they stay apart: a
-		// threshold of 7 rows per unit, which folds them, ran MobileNetV2 slower in 6 of 6
-		// alternating rounds (2026-11-24, p50 13.4–16.6 ms against 12.2–15.4), and
-		// again once the projection took its output channels in the lanes (OUT_LANES,
-		// three channel vectors for 144): slower in 8 of 10 (p50 12.3–14.4 against
-		// 11.7–14.0, a calm phase).
+		// with the next): MobileNetV2's blocks of 14 to 56 rows at batch 16 on 16 units.
+		// Folding 7 rows per unit measured slower
+		// (docs/kernels/pwdw.md#when-a-block-takes-its-projection).
 		opts.ProjectionTallRows = 8 * max(e.Device.ComputeUnits, 1)
 	}
 	st, err := graph.FuseWith(m, opts)

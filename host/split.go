@@ -9,8 +9,8 @@ import (
 // launches of half the batch, lane 1 on the first images and lane 2 on the rest, and a
 // lane's launch waits only on the same lane of the layers before it. The two lanes'
 // kernels overlap in PoCL's thread pool: while one half of a layer runs its last work-
-// groups, or waits for the driver to start it (about 30 µs a launch on 16 cores, with
-// every worker asleep meanwhile), the other half's work keeps the cores busy.
+// groups, or waits for the driver to start it (with every worker asleep meanwhile), the
+// other half's work keeps the cores busy (docs/runtime.md#split-batch).
 //
 // A half is the same kernel planned for N/2 images and half the compute units, bound at
 // element offsets N/2 images further into each activation: kernels address images from
@@ -29,14 +29,13 @@ const (
 
 // minSplitUnits is the fewest compute units on which layers split by default: the
 // halves hide the cost of waking every worker for each launch, which few cores barely
-// pay. On the 2-core development machine MobileNetV2 at batch 16 ran no faster split
-// (median 114–128 against 111–113 ms).
+// pay: on 2 cores MobileNetV2 ran no faster split (docs/runtime.md#split-batch-measurements).
 const minSplitUnits = 8
 
 // minSplitBatch is the smallest batch whose layers split by default (SplitAuto): at
-// batch 8 MobileNetV2 ran as fast either way on the 16-core Xeon (split faster in 165 of
-// 300 alternating pairs, medians 9.41 and 9.39 ms), and smaller halves leave less work
-// per launch to overlap. SplitOn splits any even batch.
+// batch 8 MobileNetV2 ran as fast either way, and smaller halves leave less work per
+// launch to overlap (docs/runtime.md#split-batch-measurements). SplitOn splits any even
+// batch.
 const minSplitBatch = 16
 
 // lane values of a step's launches.
@@ -65,11 +64,8 @@ func (e *Engine) splitBatch() bool {
 // split on CPU devices of at least minSplitUnits compute units, at batches of at least
 // minSplitBatch, unless more than a quarter of the network's levels run layers side by
 // side: branches overlap in the out-of-order queue already, and twice the launches then
-// cost more than the halves gain. Measured on the 16-core Xeon at batch 16, alternating inferences of
-// both forms in one process: MobileNetV2 (a chain) ran faster split in 468 of 600 pairs
-// (median 13.6–13.9 against 14.1–14.5 ms), ResNet-18 (3 of 21 levels with a downsample
-// branch) in 63 of 80 (42.1 against 43.9 ms), SqueezeNet 1.1 (8 of 28 levels with two
-// expansions) in 81 of 200 only (11.8 against 11.6 ms).
+// cost more than the halves gain. Chosen by measurement on MobileNetV2, ResNet-18 and
+// SqueezeNet (docs/runtime.md#split-batch-measurements).
 func (n *Network) planHalves(prepared []*preparedLayer, levels [][]int) {
 	if !n.engine.splitBatch() {
 		return
@@ -155,10 +151,8 @@ func (n *Network) halfShapes(l *model.Layer, minBatch int) (in, out [][]int, ok 
 	switch l.Type {
 	case "Gemm":
 		// A classifier's Gemm runs in halves too, though each half reads all the
-		// weights: run whole, it waits for both halves of the layer before it, and
-		// MobileNetV2 at batch 16 on the 16-core Xeon ran slower in 5 of 6 alternating
-		// rounds (2026-11-24, p50 12.3–13.7 ms against 11.9–13.4) while the Gemm itself
-		// took 0.10 ms against 0.47 for its halves.
+		// weights: run whole, it waits for both halves of the layer before it, which
+		// measured slower (docs/runtime.md#split-batch-measurements).
 		if l.Int("transA", 0) != 0 {
 			return nil, nil, false
 		}

@@ -13,15 +13,13 @@ import (
 // after the other) or through pinned host buffers of the network's own: each input is
 // copied into its pinned buffer by several goroutines at once, each enqueueing the
 // device copy of a piece as soon as the piece is in, so the bus transfer overlaps the
-// host copy. On an H100 a pageable write of ResNet-18's batch-16 input (9.6 MB) ran at
-// about 9 GB/s, a quarter of the whole inference. On a CPU device the "device" memory is
+// host copy; a pageable write is a large share of a GPU inference (docs/runtime.md#transfers).
+// On a CPU device the "device" memory is
 // host memory already, so kernels read the inputs from the caller's memory itself
 // (borrowed_inputs.go); an input that is copied all the same (Options.CopyInputs, a graph
 // output) is written in place: the buffer's region is mapped (no copy on such a device)
-// and filled by the same goroutines. A blocking write there
-// is one memcpy on one driver thread: on the 16-core Xeon a batch-16 image input (9.6 MB)
-// took 1.46 ms that way and 0.34 ms mapped and filled by 8 goroutines
-// (BenchmarkInputWrite in host/cl), about 5 % of MobileNetV2's inference at that batch.
+// and filled by the same goroutines. A blocking write there is one memcpy on one driver
+// thread, several times slower than the mapped fill (BenchmarkInputWrite in host/cl).
 
 // pinnedPiece is the size of one enqueued device copy: large enough that the enqueue
 // cost is small against the transfer, small enough that the first copy starts early.

@@ -65,10 +65,10 @@ type ChainLaunch struct {
 
 // Chain is a fixed list of kernel launches that a queue enqueues in one cgo call, as a
 // network's inference does every time. Per launch, a Go enqueue costs a cgo call, an
-// event object and its cleanup, and a release call; PoCL's enqueue is cheap enough (about
-// 4 µs on 2 cores) that these showed as 20–40 % more host time per layer than the same
-// loop in C. The chain keeps its launches' C arrays built once, and decides in advance
-// which events are released when.
+// event object and its cleanup, and a release call; PoCL's enqueue is cheap enough that
+// these showed as much more host time per layer than the same loop in C
+// (docs/runtime.md#launch-chain). The chain keeps its launches' C arrays built once, and
+// decides in advance which events are released when.
 type Chain struct {
 	kernels   []*Kernel // kept alive while the chain is
 	ids       []C.cl_kernel

@@ -92,25 +92,16 @@ const (
 
 // maxPooledConvTaps bounds the products per output (input channels × window) of a Conv
 // that takes its MaxPool: builtin_kernels' conv2d_maxpool saves the write and read of
-// the conv's output, which pays where the conv does little per output value. On the
-// 16-core Xeon at batch 16, SqueezeNet's stem (3 × 3 × 3 = 27) and its pool took
-// 0.82–0.84 ms as one launch against 1.54–1.69 ms apart (BenchmarkConvMaxPoolCPU, two
-// runs); ResNet-18's (3 × 7 × 7 = 147) took 3.86–4.8 ms against 4.08–4.43, no gain,
-// and since its conv reads a padded copy (conv_pad) 4.1 ms against 3.5 + 0.86 in one
-// profiled run, the whole network within its runs' spread (4 alternating rounds).
+// the conv's output, which pays where the conv does little per output value: it did on
+// SqueezeNet's stem (27 products), not on ResNet-18's 7×7 one (147)
+// (docs/kernels/conv-cpu.md#maxpooledconvtaps).
 const maxPooledConvTaps = 64
 
 // maxPooledWinoChannels bounds the input channels of a 3×3 Conv that takes its MaxPool
 // however many products it does per output: below it builtin_kernels runs the layer with
 // conv_cpu.cl's direct tiles either way (Winograd takes 32 channels or more,
-// winoPreferred), and conv2d_maxpool computes the same tiles. On the 16-core Xeon at
-// batch 16 (BenchmarkConvMaxPoolCPU), SqueezeNet's 55-wide 3×3 expansion from 16
-// channels (144 products) took 0.74–0.87 ms with its half of the pool against 0.87–0.95
-// for the conv alone and 0.21–0.28 for that pool; the 27-wide one from 32 channels,
-// which runs Winograd, took 0.9–1.4 ms fused against 0.73–0.77 + 0.13–0.17 apart. In
-// the whole network the gain is smaller (fire3's two expansions and its pool: 1.18 ms
-// against 1.24, per-layer profile) but held: SqueezeNet ran 2 % faster at batch 16 and
-// 3 % at batch 1 (lower p50 in 5 and 6 of 6 alternating rounds).
+// winoPreferred), and conv2d_maxpool computes the same tiles; a Winograd layer fused
+// measured slower (docs/kernels/conv-cpu.md#maxpooledwinochannels).
 const maxPooledWinoChannels = 32
 
 // minPooledChannels is the least number of output channels of a Conv that takes its
@@ -799,15 +790,8 @@ func (f *fuser) concatMaxPools(keep func(*model.Layer) bool, shapes map[string][
 // maxFireSqueeze bounds the squeezed channels of a fire module that becomes a FireType
 // layer. From 32 on, builtin_kernels runs a 3×3 expansion apart as Winograd's F(2×2,
 // 3×3) (winoPreferred), which does 2.25× fewer multiply-adds than the fused kernel's
-// direct window, and the fused layer lost: on the 16-core Xeon at batch 16 (SqueezeNet
-// 1.1, per-layer profile), fire4–fire9 took 1.22, 1.43, 0.86, 0.88, 1.43 and 1.31 ms
-// fused against 1.13, 1.28, 0.80, 0.87, 1.43 and 1.30 as three launches, while fire2 (16
-// channels) took 1.20 against 1.44. Small batches do not change that: folding every
-// module at batches up to 4 (one launch per module where the squeeze and the expansions
-// run as two on the critical path) ran SqueezeNet slower on that machine, p50 2.21–2.48
-// ms against 2.13–2.30 at batch 1 and 3.56–3.70 against 2.96–3.08 at batch 2 (four
-// alternating rounds, 2026-11-24): fire8 and fire9 took 0.28 and 0.36 ms fused against
-// 0.25 and 0.27 apart.
+// direct window, and the fused layer measured slower, at small batches too
+// (docs/kernels/fire.md#maxfiresqueeze).
 const maxFireSqueeze = 32
 
 // fires folds every fire module into one FireType layer (see FuseWith) and returns how

@@ -50,3 +50,10 @@ bench: build
 
 clean:
 	rm -rf bin
+
+# conformance runs ONNX's backend node tests and the PyTorch-converted and -operator sets
+# (Debian's libonnx-testdata, installed when missing) through clhost on PoCL and prints
+# pass / wrong / refused / crash per op type.
+.PHONY: conformance
+conformance: deps
+	@scripts/onnx-conformance.sh

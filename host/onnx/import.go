@@ -152,6 +152,13 @@ func (im *importer) readInputs() error {
 		if _, isConst := im.consts[v.name]; isConst {
 			continue
 		}
+		if c, ok := im.opt.Constants[v.name]; ok {
+			if err := im.loadTimeConstant(v, c); err != nil {
+				return fmt.Errorf("graph input %q: %w", v.name, err)
+			}
+			seen[v.name] = true
+			continue
+		}
 		if seen[v.name] {
 			return fmt.Errorf("graph input %q is listed twice", v.name)
 		}
@@ -178,6 +185,35 @@ func (im *importer) readInputs() error {
 			return fmt.Errorf("a shape is given for %q, which is not a graph input (inputs: %q)", name, im.inputs)
 		}
 	}
+	for name := range im.opt.Constants {
+		if !seen[name] {
+			return fmt.Errorf("a constant value is given for %q, which is not a graph input (inputs: %q)", name, im.inputs)
+		}
+	}
+	return nil
+}
+
+// loadTimeConstant makes graph input v the constant c (Options.Constants), after checking
+// c against the shape the model declares.
+func (im *importer) loadTimeConstant(v *valueInfo, c model.Tensor) error {
+	if len(c.Data) != c.Elements()*c.Type.Size() {
+		return fmt.Errorf("the constant given has %d bytes for %d elements of %s", len(c.Data), c.Elements(), c.Type)
+	}
+	if v.hasShape {
+		if len(v.dims) != len(c.Shape) {
+			return fmt.Errorf("the constant given has shape %v, the model declares rank %d", c.Shape, len(v.dims))
+		}
+		for i, d := range v.dims {
+			if d.hasValue && d.value > 0 && int(d.value) != c.Shape[i] {
+				return fmt.Errorf("the constant given has shape %v, the model fixes dimension %d at %d", c.Shape, i, d.value)
+			}
+		}
+	}
+	if err := im.produce(v.name, "a load-time constant"); err != nil {
+		return err
+	}
+	c.Name = v.name
+	im.addConst(c)
 	return nil
 }
 

@@ -45,6 +45,11 @@ type Options struct {
 	// KeepBatchNorm leaves BatchNormalization layers in place instead of folding them
 	// into the preceding Conv.
 	KeepBatchNorm bool
+	// Constants fixes the values of the named graph inputs at load time: each becomes a
+	// constant tensor of the model. Shapes are static in clhost, so an input whose values
+	// decide shapes or attributes (a Reshape's target shape, a Slice's starts; Inspect lists
+	// them as Summary.LoadTimeInputs) must be given here.
+	Constants map[string]model.Tensor
 }
 
 // Load imports the ONNX model at path with default options. External data files are

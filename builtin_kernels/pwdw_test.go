@@ -397,10 +397,7 @@ func BenchmarkBlockCPU(b *testing.B) {
 // (pwdwPixelLanesTile), "lanes" output channels in the lanes over projection tiles of
 // mt channels × np pixels; cv is the channel vectors per block (where the plan takes
 // three, the choices with two run too).
-// Earlier sweeps of the pixel-lane tiles (2026-11-24, two rounds of 40 launches on the
-// 16-core Xeon) found none that beat that chooser's by more than the runs' spread:
-// groups of one or two rows ran 5–35 % slower, groups of 3–5 rows and of a whole 7-row
-// band within the spread.
+// Findings of earlier sweeps: docs/kernels/pwdw.md#pwdwpixellanestile-pixels-in-the-lanes.
 func BenchmarkBlockTilesCPU(b *testing.B) {
 	env := deviceEnvB(b)
 	dev := env.dev

@@ -3,12 +3,42 @@ package host
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/host/model"
 )
+
+// Tolerance is how far a device value may lie from its reference: |d - r| ≤ Abs + Rel·|r|
+// for every element (numpy's allclose). NaN matches only NaN.
+type Tolerance struct{ Abs, Rel float64 }
+
+// DefaultTolerance is the tolerance CheckOptions takes when it gives none.
+var DefaultTolerance = Tolerance{Abs: 1e-3, Rel: 1e-3}
+
+func (t Tolerance) String() string {
+	return fmt.Sprintf("|device - reference| ≤ %g + %g·|reference|", t.Abs, t.Rel)
+}
+
+// OutputError compares one tensor of the device with a reference.
+type OutputError struct {
+	Output string
+	MaxAbs float64 // largest |device - reference|
+	MaxRel float64 // largest |device - reference| / max(|reference|, 1e-6)
+	// Worst is the flat index of the largest absolute error.
+	Worst int
+	// Bad counts the elements outside the tolerance; Count is the elements compared.
+	Bad, Count int
+	// Shape is the tensor's shape, to name Worst as coordinates.
+	Shape []int
+}
+
+// OK says whether every element lay within the tolerance.
+func (e OutputError) OK() bool { return e.Bad == 0 }
 
 // LayerError compares one built-in layer's device output with its CPU reference computed
 // from the same device inputs, so the first layer that goes wrong stands out even when
@@ -18,39 +48,339 @@ type LayerError struct {
 	OutputError
 }
 
-// OutputError compares one graph output of the device with the CPU reference.
-type OutputError struct {
-	Output string
-	MaxAbs float64 // largest |device - reference|
-	MaxRel float64 // largest |device - reference| / max(|reference|, 1e-6)
-	// Worst is the flat index of the largest absolute error.
-	Worst int
+// CheckOptions say what Network.CheckNetwork checks beyond each built-in layer's CPU
+// reference and the whole network's.
+type CheckOptions struct {
+	// Sanitize runs every custom layer again alone, on copies of its inputs in guarded
+	// buffers, looking for unwritten output, writes outside its buffers, results that
+	// change from run to run and inputs it writes (sanitize.go).
+	Sanitize bool
+	// Expect holds reference values of tensors of the graph, by tensor name or by the
+	// name of the layer that produces it (a layer of one output): custom-layer outputs,
+	// intermediate tensors or graph outputs. Each is compared with the device's value;
+	// where a custom layer's every output has one, the whole-network reference takes
+	// them instead of the device's.
+	Expect map[string]*Tensor
+	// Tolerance of every comparison; the zero value means DefaultTolerance.
+	Tolerance Tolerance
+	// NoReferences skips the CPU references (each built-in layer's and the whole
+	// network's), which take long on large models: only the expectations and the
+	// sanitizer check anything then.
+	NoReferences bool
+}
+
+// LayerCheck is what was checked of one layer, and how it went.
+type LayerCheck struct {
+	Layer, Type string
+	Custom      bool
+	// Reference compares each output with the layer's CPU reference run on the device's
+	// values of its inputs (built-in layers only: custom layers have no reference).
+	Reference []OutputError
+	// Expected compares outputs with CheckOptions.Expect.
+	Expected []OutputError
+	// Sanitized says the sanitizer ran the layer; Findings are what it found.
+	Sanitized bool
+	Findings  []Finding
+	// NotChecked says why no value of the layer was compared, when none was.
+	NotChecked string
+}
+
+// Failed says whether a comparison or the sanitizer found a problem.
+func (c *LayerCheck) Failed() bool {
+	for _, e := range append(slices.Clip(c.Reference), c.Expected...) {
+		if !e.OK() {
+			return true
+		}
+	}
+	return len(c.Findings) > 0
+}
+
+// ValuesChecked says whether some output of the layer was compared with a reference.
+func (c *LayerCheck) ValuesChecked() bool { return len(c.Reference)+len(c.Expected) > 0 }
+
+// CheckReport is the result of Network.CheckNetwork: a verdict per layer in execution
+// order, and the graph outputs against a CPU reference of the whole network.
+type CheckReport struct {
+	Tolerance Tolerance
+	// References says whether the CPU references ran (CheckOptions.NoReferences).
+	References bool
+	Layers     []LayerCheck
+	// Outputs compares each graph output with the whole network computed on the CPU.
+	Outputs []OutputError
+	// FromDevice lists the custom layers whose device outputs the whole-network
+	// reference took as they were, having no reference of its own for them: the
+	// comparison checks nothing of those layers. FromExpected lists those whose
+	// expected values (CheckOptions.Expect) it took instead.
+	FromDevice, FromExpected []string
+}
+
+// Failed says whether any check failed.
+func (r *CheckReport) Failed() bool {
+	for i := range r.Layers {
+		if r.Layers[i].Failed() {
+			return true
+		}
+	}
+	for _, o := range r.Outputs {
+		if !o.OK() {
+			return true
+		}
+	}
+	return false
+}
+
+// Findings returns the sanitizer's findings of every layer.
+func (r *CheckReport) Findings() []Finding {
+	var out []Finding
+	for _, l := range r.Layers {
+		out = append(out, l.Findings...)
+	}
+	return out
 }
 
 // Check runs one inference on the device and the same model on the CPU references of
 // the built-in layers, and returns the largest errors per graph output. A custom layer
 // has no CPU reference: the CPU path takes the device's result for it, so the comparison
-// measures the built-in layers around it.
+// measures the built-in layers around it (CheckNetwork says which layers those are).
 //
-// The engine must have been opened with Options.KeepIntermediates, so that the outputs
-// of custom layers are still in their buffers when the inference ends.
+// The engine must have been opened with Options.KeepIntermediates when the network has
+// custom layers, so that their outputs are still in their buffers when the inference ends.
 func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, []OutputError, error) {
 	outs, report, _, err := n.CheckLayers(ctx, inputs)
 	return outs, report, err
 }
 
 // CheckLayers is Check that also compares every built-in layer on its own: its device
-// output against its CPU reference run on the device's values of its inputs.
+// output against its CPU reference run on the device's values of its inputs (with
+// Options.KeepIntermediates; without it, no layer is compared on its own).
 func (n *Network) CheckLayers(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, []OutputError, []LayerError, error) {
-	if !n.engine.opts.KeepIntermediates && n.engine.opts.DumpTensors == "" && len(n.CustomLayers()) > 0 {
-		return nil, nil, nil, fmt.Errorf("Check needs an engine opened with KeepIntermediates: custom-layer outputs would be overwritten by buffer reuse")
-	}
-	outs, err := n.Infer(ctx, inputs)
+	r, outs, err := n.CheckNetwork(ctx, inputs, CheckOptions{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	var layers []LayerError
+	for _, l := range r.Layers {
+		for _, e := range l.Reference {
+			layers = append(layers, LayerError{Layer: l.Layer, Type: l.Type, OutputError: e})
+		}
+	}
+	return outs, r.Outputs, layers, nil
+}
+
+// CheckNetwork runs one inference and checks it: every built-in layer against its CPU
+// reference on the device's values of its inputs, each expected tensor against its
+// value, every custom layer through the sanitizer (opts.Sanitize), and the graph outputs
+// against the whole network computed on the CPU. Every layer gets a LayerCheck, also
+// those nothing could check, with the reason.
+//
+// Layer checks, expectations of intermediate tensors, the sanitizer and networks with
+// custom layers need an engine opened with Options.KeepIntermediates, so that every
+// activation is still in its buffer when the inference ends.
+func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, opts CheckOptions) (*CheckReport, map[string]*Tensor, error) {
+	if opts.Tolerance == (Tolerance{}) {
+		opts.Tolerance = DefaultTolerance
+	}
+	kept := n.engine.opts.KeepIntermediates || n.engine.opts.DumpTensors != ""
+	if !kept {
+		switch {
+		case len(n.CustomLayers()) > 0:
+			return nil, nil, errors.New("checking a network with custom layers needs an engine opened with Options.KeepIntermediates: their outputs would be overwritten by buffer reuse")
+		case opts.Sanitize:
+			return nil, nil, errors.New("the sanitizer needs an engine opened with Options.KeepIntermediates")
+		}
+	}
+	expect, err := n.resolveExpect(opts.Expect, kept)
+	if err != nil {
+		return nil, nil, err
+	}
+	outs, err := n.Infer(ctx, inputs)
+	if err != nil {
+		return nil, nil, err
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	c := &checker{n: n, tol: opts.Tolerance, device: map[string]*builtinkernels.HostTensor{}}
+	for name, t := range inputs {
+		c.device[name] = &builtinkernels.HostTensor{Shape: t.Shape, Data: t.Data}
+	}
+	r := &CheckReport{Tolerance: opts.Tolerance, References: !opts.NoReferences}
+	for _, s := range n.steps {
+		lc := LayerCheck{Layer: s.layer, Type: s.typ, Custom: s.custom}
+		l := n.layer(s.layer)
+		if l == nil {
+			lc.NotChecked = "not a layer of the model"
+			r.Layers = append(r.Layers, lc)
+			continue
+		}
+		for _, name := range l.Outputs {
+			want, ok := expect[name]
+			if !ok {
+				continue
+			}
+			got, err := c.read(name)
+			if err != nil {
+				return nil, nil, fmt.Errorf("layer %q: %w", l.Name, err)
+			}
+			lc.Expected = append(lc.Expected, compare(name, got.Data, want.Data, got.Shape, c.tol))
+		}
+		switch {
+		case s.custom:
+			if opts.Sanitize {
+				f, err := n.sanitizeStep(s, c.read)
+				if err != nil {
+					return nil, nil, fmt.Errorf("sanitizer: %w", err)
+				}
+				lc.Sanitized, lc.Findings = true, f
+			}
+			if !lc.ValuesChecked() {
+				lc.NotChecked = "no reference"
+			}
+		case opts.NoReferences:
+			if !lc.ValuesChecked() {
+				lc.NotChecked = "CPU reference not run"
+			}
+		case !kept:
+			lc.NotChecked = "intermediate tensors not kept (Options.KeepIntermediates)"
+		default:
+			ref, err := c.layerReference(l)
+			if err != nil {
+				lc.NotChecked = err.Error()
+				break
+			}
+			lc.Reference = ref
+		}
+		r.Layers = append(r.Layers, lc)
+	}
+	if !opts.NoReferences {
+		if err := c.wholeNetwork(r, inputs, outs, expect); err != nil {
+			return nil, nil, err
+		}
+	}
+	return r, outs, nil
+}
+
+// resolveExpect maps each expectation to the tensor it names (a tensor, or a layer of
+// one output) and checks its shape.
+func (n *Network) resolveExpect(exp map[string]*Tensor, kept bool) (map[string]*Tensor, error) {
+	out := map[string]*Tensor{}
+	outputs := map[string]bool{}
+	for _, t := range n.outputs {
+		outputs[t.name] = true
+	}
+	for name, t := range exp {
+		tensor := name
+		if _, ok := n.tensors[name]; !ok {
+			if l := n.layer(name); l != nil && len(l.Outputs) == 1 {
+				tensor = l.Outputs[0]
+			}
+		}
+		dt, ok := n.tensors[tensor]
+		switch {
+		case !ok && n.Model.Tensor(tensor) != nil:
+			return nil, fmt.Errorf("expected tensor %q: the compiled network has no buffer of it (a fusion pass removed it; Options.NoFuse keeps every layer)", name)
+		case !ok:
+			return nil, fmt.Errorf("expected tensor %q: no tensor or single-output layer of that name in the network", name)
+		case slices.Contains(n.Model.Inputs, tensor):
+			return nil, fmt.Errorf("expected tensor %q: a graph input, which nothing computes", name)
+		case n.isConstant(tensor):
+			return nil, fmt.Errorf("expected tensor %q: a constant of the model, which nothing computes", name)
+		case !kept && !outputs[tensor]:
+			return nil, fmt.Errorf("expected tensor %q: an intermediate tensor, which only an engine opened with Options.KeepIntermediates keeps", name)
+		case t == nil || len(t.Data) != elements(dt.shape):
+			return nil, fmt.Errorf("expected tensor %q: the reference has shape %v, the tensor %v", name, shapeOf(t), dt.shape)
+		}
+		if _, dup := out[tensor]; dup {
+			return nil, fmt.Errorf("expected tensor %q: given twice (by its name and its layer's)", tensor)
+		}
+		out[tensor] = t
+	}
+	return out, nil
+}
+
+func shapeOf(t *Tensor) []int {
+	if t == nil {
+		return nil
+	}
+	return t.Shape
+}
+
+// checker reads the device's values of tensors after an inference (each once).
+type checker struct {
+	n      *Network
+	tol    Tolerance
+	device map[string]*builtinkernels.HostTensor
+}
+
+// read returns a tensor's value: the device's for activations, the model's for constants.
+func (c *checker) read(name string) (*builtinkernels.HostTensor, error) {
+	if v, ok := c.device[name]; ok {
+		return v, nil
+	}
+	n := c.n
+	t, ok := n.tensors[name]
+	if !ok || t.buf == nil || n.isConstant(name) {
+		mt := n.Model.Tensor(name)
+		if mt == nil || !mt.IsConst() {
+			return nil, fmt.Errorf("tensor %q has no value on the device", name)
+		}
+		v := &builtinkernels.HostTensor{Shape: mt.Shape, Data: constFloats(mt)}
+		c.device[name] = v
+		return v, nil
+	}
+	data := make([]float32, elements(t.shape))
+	if err := n.engine.queue.Read(t.buf, t.byteOff(), float32Bytes(data), nil); err != nil {
+		return nil, fmt.Errorf("reading %q: %w", name, err)
+	}
+	v := &builtinkernels.HostTensor{Shape: t.shape, Data: data}
+	c.device[name] = v
+	return v, nil
+}
+
+// layerReference runs a built-in layer's CPU reference on the device's values of its
+// inputs and compares each output with the device's.
+func (c *checker) layerReference(l *model.Layer) ([]OutputError, error) {
+	op, ok := builtinkernels.Lookup(l.Type)
+	if !ok {
+		return nil, fmt.Errorf("no built-in layer type %q", l.Type)
+	}
+	ins := make([]*builtinkernels.HostTensor, len(l.Inputs))
+	for i, name := range l.Inputs {
+		if name == "" {
+			continue
+		}
+		v, err := c.read(name)
+		if err != nil {
+			return nil, err
+		}
+		ins[i] = v
+	}
+	shapes := make([][]int, len(l.Outputs))
+	for i, name := range l.Outputs {
+		shapes[i] = c.n.Model.Tensor(name).Shape
+	}
+	ref, err := op.Reference(l, ins, shapes)
+	if err != nil {
+		return nil, fmt.Errorf("CPU reference: %v", err)
+	}
+	var out []OutputError
+	for i, name := range l.Outputs {
+		if i >= len(ref) {
+			break
+		}
+		got, err := c.read(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, compare(name, got.Data, ref[i].Data, got.Shape, c.tol))
+	}
+	return out, nil
+}
+
+// wholeNetwork computes the graph outputs on the CPU path — built-in layers by their
+// references, custom layers by their expected values or else the device's — and
+// compares them with the device's outputs.
+func (c *checker) wholeNetwork(r *CheckReport, inputs, outs map[string]*Tensor, expect map[string]*Tensor) error {
+	n := c.n
 	values := map[string]*builtinkernels.HostTensor{}
 	for name, t := range inputs {
 		values[name] = &builtinkernels.HostTensor{Shape: t.Shape, Data: t.Data}
@@ -69,16 +399,31 @@ func (n *Network) CheckLayers(ctx context.Context, inputs map[string]*Tensor) (m
 	}
 	for _, s := range n.steps {
 		l := n.layer(s.layer)
+		if l == nil {
+			continue
+		}
 		if s.custom {
-			// Take the device's output, read back now (the network's buffers still hold
-			// this inference).
+			all := true
 			for _, name := range l.Outputs {
-				t := n.tensors[name]
-				data := make([]float32, elements(t.shape))
-				if err := n.engine.queue.Read(t.buf, t.byteOff(), float32Bytes(data), nil); err != nil {
-					return nil, nil, nil, fmt.Errorf("layer %q: reading its output %q: %w", l.Name, name, err)
+				_, ok := expect[name]
+				all = all && ok
+			}
+			for _, name := range l.Outputs {
+				if all {
+					e := expect[name]
+					values[name] = &builtinkernels.HostTensor{Shape: n.Model.Tensor(name).Shape, Data: e.Data}
+					continue
 				}
-				values[name] = &builtinkernels.HostTensor{Shape: t.shape, Data: data}
+				v, err := c.read(name)
+				if err != nil {
+					return fmt.Errorf("layer %q: %w", l.Name, err)
+				}
+				values[name] = v
+			}
+			if all {
+				r.FromExpected = append(r.FromExpected, l.Name)
+			} else {
+				r.FromDevice = append(r.FromDevice, l.Name)
 			}
 			continue
 		}
@@ -90,7 +435,7 @@ func (n *Network) CheckLayers(ctx context.Context, inputs map[string]*Tensor) (m
 			}
 			v, err := get(name)
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("layer %q: %w", l.Name, err)
+				return fmt.Errorf("layer %q: %w", l.Name, err)
 			}
 			ins[i] = v
 		}
@@ -100,7 +445,7 @@ func (n *Network) CheckLayers(ctx context.Context, inputs map[string]*Tensor) (m
 		}
 		res, err := op.Reference(l, ins, outShapes)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("layer %q (%s): CPU reference: %w", l.Name, l.Type, err)
+			return fmt.Errorf("layer %q (%s): CPU reference: %w", l.Name, l.Type, err)
 		}
 		for i, name := range l.Outputs {
 			if i < len(res) {
@@ -108,80 +453,14 @@ func (n *Network) CheckLayers(ctx context.Context, inputs map[string]*Tensor) (m
 			}
 		}
 	}
-	var report []OutputError
 	for _, t := range n.outputs {
 		ref, ok := values[t.name]
 		if !ok {
-			return nil, nil, nil, fmt.Errorf("output %q: no CPU reference value", t.name)
+			return fmt.Errorf("output %q: no CPU reference value", t.name)
 		}
-		report = append(report, compare(t.name, outs[t.name].Data, ref.Data))
+		r.Outputs = append(r.Outputs, compare(t.name, outs[t.name].Data, ref.Data, t.shape, c.tol))
 	}
-	layers, err := n.checkEachLayer(get)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return outs, report, layers, nil
-}
-
-// checkEachLayer runs each built-in layer's reference on the device's values of its
-// inputs and compares with the device's output. It needs every activation still in its
-// buffer (KeepIntermediates).
-func (n *Network) checkEachLayer(constant func(string) (*builtinkernels.HostTensor, error)) ([]LayerError, error) {
-	if !n.engine.opts.KeepIntermediates && n.engine.opts.DumpTensors == "" {
-		return nil, nil
-	}
-	device := map[string]*builtinkernels.HostTensor{}
-	read := func(name string) (*builtinkernels.HostTensor, error) {
-		if v, ok := device[name]; ok {
-			return v, nil
-		}
-		t, ok := n.tensors[name]
-		if !ok || t.buf == nil || n.isConstant(name) {
-			return constant(name)
-		}
-		data := make([]float32, elements(t.shape))
-		if err := n.engine.queue.Read(t.buf, t.byteOff(), float32Bytes(data), nil); err != nil {
-			return nil, fmt.Errorf("reading %q: %w", name, err)
-		}
-		v := &builtinkernels.HostTensor{Shape: t.shape, Data: data}
-		device[name] = v
-		return v, nil
-	}
-	var out []LayerError
-	for _, s := range n.steps {
-		l := n.layer(s.layer)
-		if s.custom || l == nil || len(s.launches) == 0 {
-			continue
-		}
-		op, _ := builtinkernels.Lookup(l.Type)
-		ins := make([]*builtinkernels.HostTensor, len(l.Inputs))
-		for i, name := range l.Inputs {
-			if name == "" {
-				continue
-			}
-			v, err := read(name)
-			if err != nil {
-				return nil, fmt.Errorf("layer %q: %w", l.Name, err)
-			}
-			ins[i] = v
-		}
-		shapes := make([][]int, len(l.Outputs))
-		for i, name := range l.Outputs {
-			shapes[i] = n.Model.Tensor(name).Shape
-		}
-		ref, err := op.Reference(l, ins, shapes)
-		if err != nil {
-			return nil, fmt.Errorf("layer %q (%s): CPU reference: %w", l.Name, l.Type, err)
-		}
-		for i, name := range l.Outputs {
-			got, err := read(name)
-			if err != nil || i >= len(ref) {
-				continue
-			}
-			out = append(out, LayerError{Layer: l.Name, Type: l.Type, OutputError: compare(name, got.Data, ref[i].Data)})
-		}
-	}
-	return out, nil
+	return nil
 }
 
 func (n *Network) layer(name string) *model.Layer {
@@ -193,22 +472,38 @@ func (n *Network) layer(name string) *model.Layer {
 	return nil
 }
 
-func compare(name string, got, want []float32) OutputError {
-	e := OutputError{Output: name, Worst: -1}
+// compare measures got against want element by element under tol.
+func compare(name string, got, want []float32, shape []int, tol Tolerance) OutputError {
+	e := OutputError{Output: name, Worst: -1, Count: len(got), Shape: shape}
 	if len(got) != len(want) {
-		e.MaxAbs, e.MaxRel = math.Inf(1), math.Inf(1)
+		e.MaxAbs, e.MaxRel, e.Bad = math.Inf(1), math.Inf(1), max(len(got), 1)
 		return e
 	}
 	for i := range got {
-		d := math.Abs(float64(got[i]) - float64(want[i]))
-		if math.IsNaN(d) {
+		g, w := float64(got[i]), float64(want[i])
+		var d float64
+		switch gn, wn := math.IsNaN(g), math.IsNaN(w); {
+		case gn && wn:
+			d = 0
+		case gn || wn:
 			d = math.Inf(1)
+		default:
+			d = math.Abs(g - w)
+			if math.IsInf(g, 0) && g == w {
+				d = 0
+			}
 		}
 		if d > e.MaxAbs || e.Worst < 0 {
 			e.MaxAbs, e.Worst = d, i
 		}
-		if r := d / math.Max(math.Abs(float64(want[i])), 1e-6); r > e.MaxRel {
+		if r := d / math.Max(math.Abs(w), 1e-6); r > e.MaxRel || math.IsInf(d, 1) {
 			e.MaxRel = r
+			if math.IsNaN(r) {
+				e.MaxRel = math.Inf(1)
+			}
+		}
+		if !(d <= tol.Abs+tol.Rel*math.Abs(w)) {
+			e.Bad++
 		}
 	}
 	return e
@@ -248,4 +543,18 @@ func constFloats(t *model.Tensor) []float32 {
 		}
 	}
 	return out
+}
+
+// coords names flat index i of a C-order tensor of the given shape, e.g. [0,4,0,0].
+func coords(shape []int, i int) string {
+	if len(shape) == 0 {
+		return fmt.Sprintf("[%d]", i)
+	}
+	c := make([]string, len(shape))
+	for k := len(shape) - 1; k >= 0; k-- {
+		d := max(shape[k], 1)
+		c[k] = fmt.Sprint(i % d)
+		i /= d
+	}
+	return "[" + strings.Join(c, ",") + "]"
 }

@@ -372,6 +372,7 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 	s.launches = append(append(append(s.launches, pre...), launch{kernel: k, global: prog.Global, local: prog.Local}), post...)
 	s.deps = depsOf(bound)
 	s.prog = cp
+	s.call = &customCall{cfg: cfg, prog: prog}
 	s.desc = fmt.Sprintf("inputs %v outputs %v global %v local %v", tensorShapes(inst.Inputs), tensorShapes(inst.Outputs), prog.Global, prog.Local)
 	cp.addInstance(fmt.Sprintf("%s (%s): %s", l.Name, l.Type, s.desc))
 	n.steps = append(n.steps, s)

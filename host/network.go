@@ -50,6 +50,8 @@ type step struct {
 	desc string
 	// flops is the arithmetic of one run (multiply-adds count two), for the profile.
 	flops float64
+	// call is a custom layer's configuration and program, for the sanitizer.
+	call *customCall
 }
 
 // deviceTensor is a tensor living in a device buffer.

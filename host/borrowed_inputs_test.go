@@ -18,8 +18,8 @@ import (
 // stand-in again. On other devices nothing is borrowed and the outputs still match.
 func TestBorrowedInputs(t *testing.T) {
 	const batch = 6
-	copying := newTestEngine(t, Options{SplitBatch: SplitOff, OutOfOrder: true, CopyInputs: true})
-	borrowing := newTestEngine(t, Options{SplitBatch: SplitOn, OutOfOrder: true})
+	copying := newTestEngine(t, Options{SplitBatch: SplitOff, Queue: QueueOutOfOrder, CopyInputs: true})
+	borrowing := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder})
 	cn, err := copying.Compile(splitModel(t, batch))
 	if err != nil {
 		t.Fatal(err)

@@ -50,20 +50,13 @@ type Options struct {
 	// Concat) as those four layers on CPU devices too, where by default it runs as one
 	// fused layer (graph.FireType).
 	KeepFires bool
-	// Tune measures the alternative plans some ops offer (register and work-group tile
-	// sizes, K splits) on the device at compile time and keeps the fastest; with
-	// CacheDir set the choices are remembered. Without it each op's own choice is taken.
-	Tune bool
-	// TuneGPUs, when set, decides Tune by the device: on for GPUs, off for other
-	// devices. On PoCL the tuned plans measured no faster than the heuristic ones (the
-	// whole network depends on how kernels share the cores, which one layer timed alone
-	// does not show), while the candidates cost seconds of compiling each.
-	TuneGPUs bool
-	// Pinned copies inputs and outputs through pinned host buffers of the network's
-	// own instead of straight from and to the caller's memory (transfer.go); PinnedGPUs
-	// decides it by the device instead: on for GPUs, where it made the copies several
-	// times faster, off for CPUs, whose device memory is host memory already.
-	Pinned, PinnedGPUs bool
+	// Tune times the alternative plans some ops offer (tile sizes, K splits) at compile
+	// time and keeps the fastest, remembered in CacheDir: TuneAuto (the default) on
+	// GPUs only, TuneOn, TuneOff (each op's own choice).
+	Tune TuneMode
+	// Pinned copies inputs and outputs through pinned host buffers of the network's own
+	// (transfer.go): PinnedAuto (the default) on GPUs only, PinnedOn, PinnedOff.
+	Pinned PinnedMode
 	// CopyInputs writes every graph input into memory of the network's own before each
 	// inference. Without it, on a CPU device the kernels read each input from the
 	// caller's Tensor itself (borrowed_inputs.go), whose data must then not change until
@@ -78,12 +71,10 @@ type Options struct {
 	Arena ArenaMode
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool
-	// InOrder and OutOfOrder force the kind of command queue. By default a CPU device
-	// gets an out-of-order queue, where independent branches run on different cores with
-	// producers' events as wait lists, and a GPU an in-order one: NVIDIA's out-of-order
-	// queue measured 1.8× slower per inference on SqueezeNet 1.1 (0.67 against 0.38 ms
-	// on an H200), events costing more than any overlap gained.
-	InOrder, OutOfOrder bool
+	// Queue is the kind of command queue: QueueAuto (the default) is out of order on
+	// CPUs, where independent branches run on different cores, and in order on GPUs,
+	// where events cost more than the overlap gains; QueueInOrder, QueueOutOfOrder.
+	Queue QueueMode
 	// SplitBatch says whether layers run as two launches of half the batch each, whose
 	// kernels overlap (split.go): SplitAuto (the default) on CPU devices, SplitOn on any
 	// device with an out-of-order queue, SplitOff never. It needs an out-of-order queue
@@ -115,6 +106,16 @@ func (e *Engine) useArena() bool {
 	}
 	return true
 }
+
+// QueueMode is Options.Queue.
+type QueueMode int
+
+// Queue modes.
+const (
+	QueueAuto QueueMode = iota
+	QueueInOrder
+	QueueOutOfOrder
+)
 
 // ConfigFile names a custom-layer configuration inside a file system.
 type ConfigFile struct {
@@ -160,16 +161,10 @@ func NewEngine(opts Options) (*Engine, error) {
 		dev = d
 	}
 	e.Device = dev
-	if opts.TuneGPUs {
-		e.opts.Tune = dev.IsGPU()
-	}
-	if opts.PinnedGPUs {
-		e.opts.Pinned = dev.IsGPU()
-	}
 	if e.ctx, err = cl.NewContext(dev); err != nil {
 		return nil, err
 	}
-	ooo := !opts.InOrder && (opts.OutOfOrder || !dev.IsGPU())
+	ooo := opts.Queue == QueueOutOfOrder || opts.Queue == QueueAuto && !dev.IsGPU()
 	e.queue, err = e.ctx.NewQueue(cl.QueueOptions{OutOfOrder: ooo, Profiling: opts.Profile})
 	if err != nil {
 		e.ctx.Release()

@@ -293,7 +293,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	if err := n.buildChain(e.queue); err != nil {
 		return nil, err
 	}
-	if e.opts.Pinned {
+	if e.pinned() {
 		if err := n.pinnedStaging(); err != nil {
 			return nil, err
 		}

@@ -322,8 +322,8 @@ func TestMemoryPlanChain(t *testing.T) {
 	}
 	// The arena (one buffer, each tensor at its planned offset) and reuse slots (a
 	// buffer each) plan the same two tensors' worth here, on both kinds of queue.
-	for _, o := range []Options{{Arena: ArenaOn}, {Arena: ArenaOff}, {Arena: ArenaOff, InOrder: true}} {
-		t.Run(fmt.Sprintf("arena%d_inorder%v", o.Arena, o.InOrder), func(t *testing.T) {
+	for _, o := range []Options{{Arena: ArenaOn}, {Arena: ArenaOff}, {Arena: ArenaOff, Queue: QueueInOrder}} {
+		t.Run(fmt.Sprintf("arena%d_queue%d", o.Arena, o.Queue), func(t *testing.T) {
 			e := newTestEngine(t, o)
 			n, err := e.Compile(m)
 			if err != nil {

@@ -43,7 +43,7 @@ func TestScratchInArena(t *testing.T) {
 	}
 	for _, split := range []SplitMode{SplitOff, SplitOn} {
 		t.Run(fmt.Sprintf("split%d", split), func(t *testing.T) {
-			e := newTestEngine(t, Options{SplitBatch: split, OutOfOrder: true, Arena: ArenaOn})
+			e := newTestEngine(t, Options{SplitBatch: split, Queue: QueueOutOfOrder, Arena: ArenaOn})
 			n, err := e.Compile(scratchModel(t, batch))
 			if err != nil {
 				t.Fatal(err)

@@ -67,8 +67,8 @@ func TestSplitBatchMatchesWhole(t *testing.T) {
 	const batch = 6
 	// Out of order on every device (oclgrind's included, for check-kernels), as
 	// splitting needs.
-	whole := newTestEngine(t, Options{SplitBatch: SplitOff, OutOfOrder: true})
-	split := newTestEngine(t, Options{SplitBatch: SplitOn, OutOfOrder: true})
+	whole := newTestEngine(t, Options{SplitBatch: SplitOff, Queue: QueueOutOfOrder})
+	split := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder})
 	wn, err := whole.Compile(splitModel(t, batch))
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func inferAlike(t *testing.T, label string, whole, split *Network, in map[string
 // default (SplitAuto) a network with branches side by side in more than a quarter of
 // its levels. A Conv with as many output channels as the batch has images still splits.
 func TestSplitBatchEligibility(t *testing.T) {
-	e := newTestEngine(t, Options{SplitBatch: SplitOn, OutOfOrder: true})
+	e := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder})
 	compile := func(e *Engine, m *model.Model) []string {
 		t.Helper()
 		n, err := e.Compile(m)
@@ -144,7 +144,7 @@ func TestSplitBatchEligibility(t *testing.T) {
 	if got := compile(e, splitModel(t, 16)); !slices.Contains(got, "c1") {
 		t.Errorf("batch 16: split layers %v: want c1 (16 output channels) among them", got)
 	}
-	auto := newTestEngine(t, Options{OutOfOrder: true})
+	auto := newTestEngine(t, Options{Queue: QueueOutOfOrder})
 	got := compile(auto, splitModel(t, 16))
 	if units := auto.Device.ComputeUnits; auto.Device.IsGPU() && len(got) != 0 {
 		t.Errorf("SplitAuto on a GPU: split layers %v, want none", got)
@@ -244,8 +244,8 @@ func randomChainModel(t testing.TB, seed int64, batch int) *model.Model {
 // match the unsplit one's. A half that waited only on its own half of the steps whose
 // memory it reuses (not on both) fails it, as it does TestSplitBatchMatchesWhole.
 func TestSplitBatchRandomNetworks(t *testing.T) {
-	whole := newTestEngine(t, Options{SplitBatch: SplitOff, OutOfOrder: true})
-	split := newTestEngine(t, Options{SplitBatch: SplitOn, OutOfOrder: true})
+	whole := newTestEngine(t, Options{SplitBatch: SplitOff, Queue: QueueOutOfOrder})
+	split := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder})
 	for seed := int64(1); seed <= 4; seed++ {
 		batch := 4 // one batch (and half), so the seeds share programs
 		wn, err := whole.Compile(randomChainModel(t, seed, batch))
@@ -292,8 +292,8 @@ func TestSplitBatchClaimedGroups(t *testing.T) {
 		return m
 	}
 	dump := t.TempDir()
-	whole := newTestEngine(t, Options{SplitBatch: SplitOff, OutOfOrder: true})
-	split := newTestEngine(t, Options{SplitBatch: SplitOn, OutOfOrder: true, DumpKernels: dump})
+	whole := newTestEngine(t, Options{SplitBatch: SplitOff, Queue: QueueOutOfOrder})
+	split := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder, DumpKernels: dump})
 	wn, err := whole.Compile(build())
 	if err != nil {
 		t.Fatal(err)

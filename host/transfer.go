@@ -21,6 +21,28 @@ import (
 // and filled by the same goroutines. A blocking write there is one memcpy on one driver
 // thread, several times slower than the mapped fill (BenchmarkInputWrite in host/cl).
 
+// PinnedMode is Options.Pinned.
+type PinnedMode int
+
+// Pinned modes.
+const (
+	PinnedAuto PinnedMode = iota
+	PinnedOn
+	PinnedOff
+)
+
+// pinned resolves Options.Pinned for the engine's device: a CPU's device memory is host
+// memory already, so pinned buffers would only add a copy.
+func (e *Engine) pinned() bool {
+	switch e.opts.Pinned {
+	case PinnedOn:
+		return true
+	case PinnedOff:
+		return false
+	}
+	return e.Device.IsGPU()
+}
+
 // pinnedPiece is the size of one enqueued device copy: large enough that the enqueue
 // cost is small against the transfer, small enough that the first copy starts early.
 const pinnedPiece = 512 << 10

@@ -12,7 +12,7 @@ import (
 // TestPinnedTransfers: inputs and outputs copied through pinned host buffers (in pieces,
 // from several goroutines, for an input of several MiB) give bit-identical results to
 // the direct copies (on a CPU device, writes through a map filled by several goroutines),
-// on in-order and out-of-order queues, inference after inference; PinnedGPUs leaves a
+// on in-order and out-of-order queues, inference after inference; PinnedAuto leaves a
 // CPU device on direct copies.
 func TestPinnedTransfers(t *testing.T) {
 	shape := []int{1, 4, 512, 300} // 2.4 MiB: more than one copying goroutine
@@ -29,13 +29,13 @@ func TestPinnedTransfers(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))
 	inputs := []*Tensor{randomTensor(rng, shape...), randomTensor(rng, shape...), randomTensor(rng, shape...)}
 
-	direct := newTestEngine(t, Options{NoGlobalConfig: true, PinnedGPUs: true})
+	direct := newTestEngine(t, Options{NoGlobalConfig: true})
 	dn, err := direct.Compile(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if direct.Device.IsGPU() != (dn.stageIn != nil) {
-		t.Fatalf("PinnedGPUs on a %v device: pinned buffers %v", direct.Device.Type, dn.stageIn != nil)
+		t.Fatalf("PinnedAuto on a %v device: pinned buffers %v", direct.Device.Type, dn.stageIn != nil)
 	}
 	var want []map[string]*Tensor
 	for _, in := range inputs {
@@ -45,8 +45,8 @@ func TestPinnedTransfers(t *testing.T) {
 		}
 		want = append(want, out)
 	}
-	for _, queue := range []Options{{InOrder: true}, {OutOfOrder: true}} {
-		queue.NoGlobalConfig, queue.Pinned = true, true
+	for _, queue := range []Options{{Queue: QueueInOrder}, {Queue: QueueOutOfOrder}} {
+		queue.NoGlobalConfig, queue.Pinned = true, PinnedOn
 		e := newTestEngine(t, queue)
 		n, err := e.Compile(m)
 		if err != nil {
@@ -64,7 +64,7 @@ func TestPinnedTransfers(t *testing.T) {
 				for name, w := range want[i] {
 					for j, v := range got[name].Data {
 						if math.Float32bits(v) != math.Float32bits(w.Data[j]) {
-							t.Fatalf("in-order %v, pass %d, input %d: %s[%d] = %v through pinned buffers, %v directly", queue.InOrder, rep, i, name, j, v, w.Data[j])
+							t.Fatalf("queue %d, pass %d, input %d: %s[%d] = %v through pinned buffers, %v directly", queue.Queue, rep, i, name, j, v, w.Data[j])
 						}
 					}
 				}

@@ -28,6 +28,29 @@ type tuner struct {
 	queue   *cl.Queue
 }
 
+// TuneMode is Options.Tune.
+type TuneMode int
+
+// Tune modes.
+const (
+	TuneAuto TuneMode = iota
+	TuneOn
+	TuneOff
+)
+
+// tuning resolves Options.Tune for the engine's device. On CPUs the tuned plans were no
+// faster than each op's own (a layer timed alone does not show how kernels share the
+// cores), while the candidates cost seconds of compiling each.
+func (e *Engine) tuning() bool {
+	switch e.opts.Tune {
+	case TuneOn:
+		return true
+	case TuneOff:
+		return false
+	}
+	return e.Device.IsGPU()
+}
+
 func newTuner(e *Engine) *tuner {
 	t := &tuner{e: e, choices: map[string]string{}}
 	if e.opts.CacheDir != "" {

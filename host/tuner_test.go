@@ -75,7 +75,7 @@ func TestTunerPicksFastestAndRemembers(t *testing.T) {
 	m := slowFastModel(t)
 	var logs strings.Builder
 	compile := func() *Network {
-		e := newTestEngine(t, Options{CacheDir: cache, Log: &logs, NoGlobalConfig: true, Tune: true})
+		e := newTestEngine(t, Options{CacheDir: cache, Log: &logs, NoGlobalConfig: true, Tune: TuneOn})
 		n, err := e.Compile(m)
 		if err != nil {
 			t.Fatal(err)
@@ -129,25 +129,13 @@ func TestTunerPicksFastestAndRemembers(t *testing.T) {
 	}
 }
 
-// TestTuneGPUs: with TuneGPUs the device decides whether to tune, whatever Tune says.
-func TestTuneGPUs(t *testing.T) {
-	e := newTestEngine(t, Options{NoGlobalConfig: true, TuneGPUs: true, Tune: true})
-	if e.opts.Tune != e.Device.IsGPU() {
-		t.Errorf("Tune %v on a device with IsGPU %v", e.opts.Tune, e.Device.IsGPU())
-	}
-	e2 := newTestEngine(t, Options{NoGlobalConfig: true, Tune: true})
-	if !e2.opts.Tune {
-		t.Error("Tune without TuneGPUs was overridden")
-	}
-}
-
 // TestTunerPrebuildsInParallel: with CLHOST_BUILD_THREADS above 1 the candidates are
 // compiled several at once (the program cache saw overlapping builds), and the tuner
 // still picks a fast one.
 func TestTunerPrebuildsInParallel(t *testing.T) {
 	t.Setenv("CLHOST_BUILD_THREADS", "3")
 	m := slowFastModel(t)
-	e := newTestEngine(t, Options{NoGlobalConfig: true, Tune: true})
+	e := newTestEngine(t, Options{NoGlobalConfig: true, Tune: TuneOn})
 	n, err := e.Compile(m)
 	if err != nil {
 		t.Fatal(err)

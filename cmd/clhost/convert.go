@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+
+	"github.com/clhost/clhost/host"
 )
 
 func init() {
@@ -18,21 +20,19 @@ func runConvert(args []string) error {
 		return usagef("want two arguments, IN and OUT (clhost convert model.onnx model.clm); got %d", fs.NArg())
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
-	switch modelExt(in) {
-	case extCLM, extJSON, extONNX:
-	default:
-		return usagef("input %s: unknown model format: use %s, %s or %s", in, extCLM, extJSON, extONNX)
+	if host.ModelFormat(in) == "" {
+		return usagef("input %s: unknown model format: use %s, %s or %s", in, host.FormatCLM, host.FormatJSON, host.FormatONNX)
 	}
-	switch modelExt(out) {
-	case extCLM, extJSON:
+	switch host.ModelFormat(out) {
+	case host.FormatCLM, host.FormatJSON:
 	default:
-		return usagef("output %s: clhost writes %s or %s", out, extCLM, extJSON)
+		return usagef("output %s: clhost writes %s or %s", out, host.FormatCLM, host.FormatJSON)
 	}
-	m, err := loadModel(in)
+	m, err := host.LoadModel(in)
 	if err != nil {
 		return err
 	}
-	if err := saveModel(m, out); err != nil {
+	if err := host.SaveModel(m, out); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stdout, "%s → %s: %d layers, %d tensors\n", in, out, len(m.Layers), len(m.Tensors))

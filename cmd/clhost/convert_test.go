@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/clhost/clhost/host/model"
@@ -107,22 +106,5 @@ func TestConvertErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.json")); err == nil {
 		t.Error("a failed conversion wrote its output")
-	}
-}
-
-func TestLoadModelByExtension(t *testing.T) {
-	_, err := loadModel("model.pb")
-	if err == nil || !strings.Contains(err.Error(), `model.pb: unknown model format ".pb": use .clm, .json or .onnx`) {
-		t.Fatalf("got %v", err)
-	}
-	err = saveModel(smallConvPool(t), "out.onnx")
-	if err == nil || !strings.Contains(err.Error(), `out.onnx: cannot write models as ".onnx"`) {
-		t.Fatalf("got %v", err)
-	}
-	// A JSON file is read as JSON even when it is not a model.
-	p := filepath.Join(t.TempDir(), "x.json")
-	os.WriteFile(p, []byte(`{"format": "something else"}`), 0o644)
-	if _, err := loadModel(p); err == nil || !strings.Contains(err.Error(), `"format" is "something else"`) {
-		t.Fatalf("got %v", err)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"flag"
 	"io"
 	"testing"
+
+	"github.com/clhost/clhost/host"
 )
 
 // TestTuneFlag: -tune alone turns tuning on, -tune=false off, and without the flag the
-// device decides (TuneGPUs); a value that is not a boolean is refused.
+// device decides (TuneAuto); a value that is not a boolean is refused.
 func TestTuneFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
@@ -34,5 +36,39 @@ func TestTuneFlag(t *testing.T) {
 		if ef.tune.set != tc.set || ef.tune.on != tc.on {
 			t.Errorf("%v: set %v on %v, want set %v on %v", tc.args, ef.tune.set, ef.tune.on, tc.set, tc.on)
 		}
+	}
+}
+
+// TestEngineFlagModes: without flags the engine options keep their zero, Auto modes, so
+// the CLI and a library user's host.Options{} behave alike; each flag sets its mode.
+func TestEngineFlagModes(t *testing.T) {
+	parse := func(args ...string) host.Options {
+		t.Helper()
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var ef engineFlags
+		addEngineFlags(fs, &ef)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		o, err := ef.options(host.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	o := parse()
+	if o.Tune != host.TuneAuto || o.Pinned != host.PinnedAuto || o.Queue != host.QueueAuto ||
+		o.SplitBatch != host.SplitAuto || o.Arena != host.ArenaAuto {
+		t.Errorf("no flags: Tune %d, Pinned %d, Queue %d, SplitBatch %d, Arena %d; want every mode Auto",
+			o.Tune, o.Pinned, o.Queue, o.SplitBatch, o.Arena)
+	}
+	o = parse("-tune", "-pinned=false", "-queue", "in-order", "-split-batch", "-arena=false")
+	if o.Tune != host.TuneOn || o.Pinned != host.PinnedOff || o.Queue != host.QueueInOrder ||
+		o.SplitBatch != host.SplitOn || o.Arena != host.ArenaOff {
+		t.Errorf("flags set: Tune %d, Pinned %d, Queue %d, SplitBatch %d, Arena %d", o.Tune, o.Pinned, o.Queue, o.SplitBatch, o.Arena)
+	}
+	if o = parse("-tune=false", "-pinned", "-queue", "out-of-order"); o.Tune != host.TuneOff || o.Pinned != host.PinnedOn || o.Queue != host.QueueOutOfOrder {
+		t.Errorf("flags set: Tune %d, Pinned %d, Queue %d", o.Tune, o.Pinned, o.Queue)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
 )
@@ -36,7 +37,7 @@ func runInspect(args []string) error {
 // fails (a custom layer with undeclared outputs, a shape mismatch) what is known is still
 // printed, unknown shapes as "?", and the failure is returned.
 func inspect(w io.Writer, path string, dot bool) error {
-	m, err := loadModel(path)
+	m, err := host.LoadModel(path)
 	if err != nil {
 		return err
 	}

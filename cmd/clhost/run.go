@@ -107,40 +107,15 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	if *ef.batch < 0 {
 		return nil, nil, usagef("-batch %d: must be positive", *ef.batch)
 	}
-	m, err := loadModelBatch(*ef.model, *ef.batch, ef.inputShapes)
+	m, err := host.LoadOptions{Batch: *ef.batch, InputShapes: ef.inputShapes}.Load(*ef.model)
 	if err != nil {
 		if len(ef.inputFiles) > 0 {
 			return nil, nil, fmt.Errorf("%w (input shapes taken from -i %s)", err, strings.Join(ef.inputFiles, ", -i "))
 		}
 		return nil, nil, err
 	}
-	o.Device, o.Configs = *ef.device, ef.configs
-	o.DumpKernels, o.DumpTensors = *ef.dumpKernels, *ef.dumpTensors
-	switch *ef.queue {
-	case "auto":
-	case "in-order":
-		o.InOrder = true
-	case "out-of-order":
-		o.OutOfOrder = true
-	default:
-		return nil, nil, usagef("-queue %q: want auto, in-order or out-of-order", *ef.queue)
-	}
-	o.CacheDir, o.Log = *ef.cacheDir, os.Stderr
-	o.Tune, o.TuneGPUs = ef.tune.on, !ef.tune.set
-	o.Pinned, o.PinnedGPUs = ef.pinned.on, !ef.pinned.set
-	o.CopyInputs = *ef.copyInputs
-	o.KeepFires = !*ef.fuseFire
-	if ef.split.set {
-		o.SplitBatch = host.SplitOff
-		if ef.split.on {
-			o.SplitBatch = host.SplitOn
-		}
-	}
-	if ef.arena.set {
-		o.Arena = host.ArenaOff
-		if ef.arena.on {
-			o.Arena = host.ArenaOn
-		}
+	if o, err = ef.options(o); err != nil {
+		return nil, nil, err
 	}
 	e, err := host.NewEngine(o)
 	if err != nil {
@@ -152,6 +127,42 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 		return nil, nil, fmt.Errorf("%s: %w", *ef.model, err)
 	}
 	return e, n, nil
+}
+
+// options sets the engine options the flags give; a flag left out leaves its option at
+// the zero value, whose Auto modes let the device decide.
+func (ef *engineFlags) options(o host.Options) (host.Options, error) {
+	o.Device, o.Configs = *ef.device, ef.configs
+	o.DumpKernels, o.DumpTensors = *ef.dumpKernels, *ef.dumpTensors
+	switch *ef.queue {
+	case "auto":
+		o.Queue = host.QueueAuto
+	case "in-order":
+		o.Queue = host.QueueInOrder
+	case "out-of-order":
+		o.Queue = host.QueueOutOfOrder
+	default:
+		return o, usagef("-queue %q: want auto, in-order or out-of-order", *ef.queue)
+	}
+	o.CacheDir, o.Log = *ef.cacheDir, os.Stderr
+	o.Tune = mode(ef.tune, host.TuneAuto, host.TuneOn, host.TuneOff)
+	o.Pinned = mode(ef.pinned, host.PinnedAuto, host.PinnedOn, host.PinnedOff)
+	o.CopyInputs = *ef.copyInputs
+	o.KeepFires = !*ef.fuseFire
+	o.SplitBatch = mode(ef.split, host.SplitAuto, host.SplitOn, host.SplitOff)
+	o.Arena = mode(ef.arena, host.ArenaAuto, host.ArenaOn, host.ArenaOff)
+	return o, nil
+}
+
+// mode is the option value of an auto flag: auto when the flag is left out.
+func mode[M any](b *autoBool, auto, on, off M) M {
+	switch {
+	case !b.set:
+		return auto
+	case b.on:
+		return on
+	}
+	return off
 }
 
 func runRun(args []string) error {
@@ -170,7 +181,7 @@ func runRun(args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	if modelExt(*ef.model) == extONNX && *ef.batch == 0 {
+	if host.ModelFormat(*ef.model) == host.FormatONNX && *ef.batch == 0 {
 		shapes, err := inputFileShapes(inputs)
 		if err != nil {
 			return err

@@ -1,0 +1,140 @@
+package host
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/host/onnx"
+)
+
+// Model file forms, told apart by the file's extension (in any case).
+const (
+	FormatCLM  = model.FileExt // the native FlatBuffers form
+	FormatJSON = ".json"       // the native form as JSON
+	FormatONNX = ".onnx"       // an ONNX model, imported on load
+)
+
+// ModelFormat returns the form of the model file at path by its extension: FormatCLM,
+// FormatJSON or FormatONNX, or "" for an extension clhost does not read.
+func ModelFormat(path string) string {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case FormatCLM, FormatJSON, FormatONNX:
+		return ext
+	}
+	return ""
+}
+
+// LoadOptions give the shapes of a model's dynamic dimensions. The zero value keeps the
+// model's own.
+type LoadOptions struct {
+	// Batch is the size of an ONNX model's dynamic batch dimension; 0 keeps the model's,
+	// or 1. Native models have fixed shapes, so a Batch that differs is refused.
+	Batch int
+	// InputShapes are whole shapes of graph inputs, for instance those of the files
+	// they will be fed from: an ONNX model's dynamic dimensions take them, a native
+	// model must already have them. The key "" stands for the only input of a
+	// single-input model.
+	InputShapes map[string][]int
+}
+
+// LoadModel reads a model in any form clhost reads (see ModelFormat), ONNX models
+// imported with their default batch; errors name the file.
+func LoadModel(path string) (*model.Model, error) { return LoadOptions{}.Load(path) }
+
+// Load reads a model in any form clhost reads, with the shapes o gives.
+func (o LoadOptions) Load(path string) (*model.Model, error) {
+	if o.Batch < 0 {
+		return nil, fmt.Errorf("%s: batch size %d is negative", path, o.Batch)
+	}
+	format := ModelFormat(path)
+	if format == FormatONNX {
+		return o.loadONNX(path)
+	}
+	var m *model.Model
+	var err error
+	switch format {
+	case FormatCLM:
+		m, err = model.Load(path)
+	case FormatJSON:
+		m, err = model.LoadJSON(path)
+	default:
+		return nil, fmt.Errorf("%s: unknown model format %q: use %s, %s or %s", path, filepath.Ext(path), FormatCLM, FormatJSON, FormatONNX)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := o.checkFixed(m, path); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (o LoadOptions) loadONNX(path string) (*model.Model, error) {
+	opt := onnx.Options{Batch: o.Batch, InputShapes: maps.Clone(o.InputShapes)}
+	if _, ok := opt.InputShapes[""]; ok {
+		// The only input's name is known once the model is read.
+		m, err := onnx.Options{Batch: o.Batch}.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		if opt.InputShapes, err = o.named(m, path); err != nil {
+			return nil, err
+		}
+	}
+	return opt.Load(path)
+}
+
+// named returns InputShapes with the key "" replaced by the name of m's only input.
+func (o LoadOptions) named(m *model.Model, path string) (map[string][]int, error) {
+	shapes := maps.Clone(o.InputShapes)
+	if shape, ok := shapes[""]; ok {
+		if len(m.Inputs) != 1 {
+			return nil, fmt.Errorf("%s: a shape is given for the only input, but the model has %d inputs (%q): name the input", path, len(m.Inputs), m.Inputs)
+		}
+		delete(shapes, "")
+		shapes[m.Inputs[0]] = shape
+	}
+	return shapes, nil
+}
+
+// checkFixed refuses a batch or input shape that a native model, whose shapes are
+// fixed, does not have, rather than silently ignoring it.
+func (o LoadOptions) checkFixed(m *model.Model, path string) error {
+	if o.Batch != 0 {
+		for _, in := range m.Inputs {
+			t := m.Tensor(in)
+			if t != nil && len(t.Shape) > 0 && t.Shape[0] != o.Batch {
+				return fmt.Errorf("%s: batch %d: input %q has the fixed shape %v; only ONNX models with a dynamic batch take another batch", path, o.Batch, in, t.Shape)
+			}
+		}
+	}
+	shapes, err := o.named(m, path)
+	if err != nil {
+		return err
+	}
+	for _, in := range slices.Sorted(maps.Keys(shapes)) {
+		t := m.Tensor(in)
+		if t == nil || !slices.Contains(m.Inputs, in) {
+			return fmt.Errorf("%s: a shape is given for %q, which is not a graph input (inputs: %q)", path, in, m.Inputs)
+		}
+		if !slices.Equal(t.Shape, shapes[in]) {
+			return fmt.Errorf("%s: input %q has the fixed shape %v, not %v", path, in, t.Shape, shapes[in])
+		}
+	}
+	return nil
+}
+
+// SaveModel writes a model as .clm or .json, by the extension of path.
+func SaveModel(m *model.Model, path string) error {
+	switch ModelFormat(path) {
+	case FormatCLM:
+		return model.Save(m, path)
+	case FormatJSON:
+		return model.SaveJSON(m, path)
+	}
+	return fmt.Errorf("%s: cannot write models as %q: use %s or %s", path, filepath.Ext(path), FormatCLM, FormatJSON)
+}

@@ -1,0 +1,120 @@
+package serve
+
+import (
+	"context"
+	"time"
+)
+
+// wireInput is an input tensor as a protocol received it: its header, and fill, which
+// decodes its data (of the datatype the header names, checked against the model) into
+// dst, failing unless the data holds exactly len(dst) elements.
+type wireInput struct {
+	name     string
+	datatype string
+	shape    []int64
+	fill     func(dst []float32) error
+}
+
+// unknownModel labels metrics of requests for models the server does not have, so a
+// client cannot grow the label set.
+const unknownModel = "unknown"
+
+// lookup finds a model by name and version ("" or "1": models have one version).
+func (s *Server) lookup(name, version string) (*servedModel, error) {
+	m, ok := s.models[name]
+	if !ok {
+		return nil, errorf(KindNotFound, "unknown model %q (models: %s)", name, s.modelNames())
+	}
+	if version != "" && version != modelVersion {
+		return nil, errorf(KindNotFound, "model %q has no version %q (its only version is %q)", name, version, modelVersion)
+	}
+	return m, nil
+}
+
+// modelVersion is the one version every model has.
+const modelVersion = "1"
+
+func (s *Server) modelNames() string {
+	var b []byte
+	for i, m := range s.order {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, m.name...)
+	}
+	return string(b)
+}
+
+// infer runs one request: it finds the model, counts the request in (unless the server
+// drains), lets parse read the request's inputs, checks and decodes them, queues the
+// request and waits for its answer. The reply's outputs follow the model's output order.
+// While parse runs the model's batcher knows a request is arriving.
+func (s *Server) infer(ctx context.Context, name, version string, parse func(m *servedModel) ([]wireInput, error)) (*servedModel, *reply, error) {
+	m, err := s.lookup(name, version)
+	if err != nil {
+		s.metrics.rejected(unknownModel, err)
+		return nil, nil, err
+	}
+	if err := s.accept(); err != nil {
+		s.metrics.rejected(m.name, err)
+		return m, nil, err
+	}
+	defer s.done()
+	m.arriving.Add(1)
+	ins, err := parse(m)
+	var r *request
+	if err == nil {
+		r, err = s.decode(ctx, m, ins)
+	}
+	if err != nil {
+		m.arriving.Add(-1)
+		m.q.signal()
+		s.metrics.rejected(m.name, err)
+		return m, nil, err
+	}
+	m.q.push(r)
+	m.arriving.Add(-1)
+	rep := <-r.done
+	s.metrics.answered(m.name, r, rep)
+	if rep.err != nil {
+		return m, nil, rep.err
+	}
+	return m, rep, nil
+}
+
+// decode turns a request's inputs into a queued request's data.
+func (s *Server) decode(ctx context.Context, m *servedModel, ins []wireInput) (*request, error) {
+	r := &request{model: m, ctx: ctx, inputs: make([][]float32, len(m.inputs)), done: make(chan *reply, 1), items: -1}
+	// A request's elements are bounded by its bytes: at least one per element, in
+	// any encoding.
+	maxElems := s.opts.MaxBodyBytes
+	for _, in := range ins {
+		i, err := m.inputIndex(in.name)
+		if err != nil {
+			return nil, err
+		}
+		if r.inputs[i] != nil {
+			return nil, errorf(KindInvalid, "input %q is given twice", in.name)
+		}
+		items, elems, err := m.checkInput(i, in.datatype, in.shape, maxElems)
+		if err != nil {
+			return nil, err
+		}
+		if r.items >= 0 && items != r.items {
+			return nil, errorf(KindInvalid, "input %q: batch of %d, other inputs have %d (dim 0 must agree)", in.name, items, r.items)
+		}
+		r.items = items
+		data := make([]float32, elems)
+		if err := in.fill(data); err != nil {
+			return nil, errorf(KindInvalid, "%v", err)
+		}
+		r.inputs[i] = data
+	}
+	for i, t := range m.inputs {
+		if r.inputs[i] == nil {
+			return nil, errorf(KindInvalid, "input %q (%s %v) is missing", t.name, t.datatype, t.metaShape(m.batched))
+		}
+	}
+	r.arrived = time.Now()
+	return r, nil
+}

@@ -1,0 +1,99 @@
+package serve
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the server's Prometheus series, in a registry of its own so that
+// several servers in one process keep separate counts.
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	failures *prometheus.CounterVec
+	queue    *prometheus.HistogramVec
+	compute  *prometheus.HistogramVec
+	batches  *prometheus.HistogramVec
+	latency  *prometheus.HistogramVec
+}
+
+// noDevice labels requests that failed before reaching a device.
+const noDevice = "none"
+
+func newMetrics() *metrics {
+	timeBuckets := prometheus.ExponentialBuckets(50e-6, 2, 16) // 50 µs to 1.6 s
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "clhost_inference_requests_total",
+			Help: "Inference requests answered, by model and the device that ran them (none: failed before).",
+		}, []string{"model", "device"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "clhost_inference_failures_total",
+			Help: "Inference requests answered with an error, by model, device and kind (invalid, not_found, unavailable, too_large, internal, canceled).",
+		}, []string{"model", "device", "kind"}),
+		queue: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "clhost_queue_seconds",
+			Help:    "Time from a request's arrival in its model's queue to the start of its batch on a device.",
+			Buckets: timeBuckets,
+		}, []string{"model", "device"}),
+		compute: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "clhost_compute_seconds",
+			Help:    "Device time of one batch: its inferences, inputs in and outputs out.",
+			Buckets: timeBuckets,
+		}, []string{"model", "device"}),
+		batches: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "clhost_batch_size",
+			Help:    "Items (rows of the batch dimension) per batch.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256},
+		}, []string{"model", "device"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "clhost_request_seconds",
+			Help:    "Time from a request's arrival in its model's queue to its answer.",
+			Buckets: timeBuckets,
+		}, []string{"model", "device"}),
+	}
+	m.reg.MustRegister(m.requests, m.failures, m.queue, m.compute, m.batches, m.latency,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// batch records one batch a device ran.
+func (m *metrics) batch(model, device string, items int, compute time.Duration) {
+	m.compute.WithLabelValues(model, device).Observe(compute.Seconds())
+	m.batchSize(model, device, items)
+}
+
+func (m *metrics) batchSize(model, device string, items int) {
+	m.batches.WithLabelValues(model, device).Observe(float64(items))
+}
+
+// answered records a request's answer.
+func (m *metrics) answered(model string, r *request, rep *reply) {
+	dev := rep.device
+	if dev == "" {
+		dev = noDevice
+	}
+	m.requests.WithLabelValues(model, dev).Inc()
+	if rep.err != nil {
+		m.failures.WithLabelValues(model, dev, kindOf(rep.err).label()).Inc()
+	}
+	if r != nil && !r.started.IsZero() {
+		m.queue.WithLabelValues(model, dev).Observe(r.started.Sub(r.arrived).Seconds())
+		m.latency.WithLabelValues(model, dev).Observe(time.Since(r.arrived).Seconds())
+	}
+}
+
+// rejected records a request that failed before it was queued.
+func (m *metrics) rejected(model string, err error) {
+	m.requests.WithLabelValues(model, noDevice).Inc()
+	m.failures.WithLabelValues(model, noDevice, kindOf(err).label()).Inc()
+}

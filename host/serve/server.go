@@ -1,0 +1,448 @@
+// Package serve is clhost's inference server: the Open Inference Protocol (KServe V2)
+// over HTTP/REST and gRPC, in front of a set of models compiled on every device of the
+// host.
+//
+// Each model has one queue. A batcher per model gathers the requests that arrive while
+// the devices are busy, or within Options.MaxDelay, into batches of up to
+// Options.MaxBatch items (rows of the batch dimension); a scheduler sends each batch to
+// the device expected to finish it first; the device's worker splits the batch into
+// inferences of the batch sizes compiled there (padding the last) and splits the results
+// back per request. Batching is checked at load: a model whose batched results differ
+// from its single-item results beyond a stated tolerance is served one item at a time.
+//
+// A request is answered exactly once. Drain stops new requests (HTTP 503, gRPC
+// Unavailable) while those already accepted complete.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/host/model"
+)
+
+// Options configure a Server. The zero value of each field takes its default.
+type Options struct {
+	// Devices are the devices every model is compiled on. A device listed twice gets
+	// two engines, which run batches side by side.
+	Devices []*cl.Device
+	// DeviceNames label Devices in logs and metrics (default: "d<index> <name>").
+	DeviceNames []string
+	// Engine is the template of every engine: DeviceHandle is set per device and
+	// the model's configurations are appended to Configs.
+	Engine host.Options
+	// MaxBatch is the most items one batch holds (default 8).
+	MaxBatch int
+	// MaxDelay is how long a batch that is not full may wait for requests still
+	// arriving (default 2 ms). A batch never waits for requests that have not reached
+	// the server while a device is free.
+	MaxDelay time.Duration
+	// BatchSizes are the batch sizes compiled per device for a model that batches
+	// (default 1 and MaxBatch); a batch runs as inferences of these sizes.
+	BatchSizes []int
+	// MaxBodyBytes bounds a request's size (default 64 MiB): a larger HTTP body gets
+	// 413, a larger gRPC message ResourceExhausted.
+	MaxBodyBytes int64
+	// Version is the server version metadata reports.
+	Version string
+	// Log receives load-time notes; nil discards them.
+	Log io.Writer
+}
+
+// Defaults.
+const (
+	DefaultMaxBatch     = 8
+	DefaultMaxDelay     = 2 * time.Millisecond
+	DefaultMaxBodyBytes = 64 << 20
+)
+
+// Tolerance bounds how far a batched result may differ from the same item run alone:
+// |batched - alone| ≤ Tolerance × (1 + |alone|). Different batch sizes may take other
+// kernel plans, so sums may be taken in another order.
+const Tolerance = 1e-4
+
+// Server serves a set of models. Create it with New, expose it with Handler and
+// RegisterGRPC (or Serve), stop it with Drain and Close.
+type Server struct {
+	opts    Options
+	models  map[string]*servedModel
+	order   []*servedModel
+	devices []*device
+	sched   *scheduler
+	metrics *metrics
+
+	mu       sync.Mutex
+	draining bool
+	inflight int
+	idle     chan struct{} // closed once draining with nothing in flight
+
+	batchers, workers sync.WaitGroup
+	closed            bool
+}
+
+// New loads every model, compiles it on every device at every batch size, checks that
+// batching keeps each model's results, and starts the batchers and device workers.
+func New(sources []Source, opts Options) (*Server, error) {
+	if len(opts.Devices) == 0 {
+		return nil, errors.New("no device to serve on")
+	}
+	if len(sources) == 0 {
+		return nil, errors.New("no model to serve")
+	}
+	if opts.MaxBatch == 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.MaxBatch < 1 {
+		return nil, fmt.Errorf("max batch %d: must be at least 1", opts.MaxBatch)
+	}
+	if opts.MaxDelay == 0 {
+		opts.MaxDelay = DefaultMaxDelay
+	}
+	if opts.MaxDelay < 0 {
+		opts.MaxDelay = 0
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if len(opts.BatchSizes) == 0 {
+		opts.BatchSizes = []int{1, opts.MaxBatch}
+	}
+	sizes := slices.Clone(opts.BatchSizes)
+	sort.Ints(sizes)
+	sizes = slices.Compact(sizes)
+	if sizes[0] < 1 {
+		return nil, fmt.Errorf("batch sizes %v: each must be at least 1", opts.BatchSizes)
+	}
+	if sizes[0] != 1 {
+		sizes = append([]int{1}, sizes...) // a lone item runs unpadded
+	}
+	opts.BatchSizes = sizes
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	s := &Server{opts: opts, models: map[string]*servedModel{}, sched: &scheduler{changed: make(chan struct{})}}
+	for i, d := range opts.Devices {
+		name := fmt.Sprintf("d%d %s", i, d.Name)
+		if i < len(opts.DeviceNames) && opts.DeviceNames[i] != "" {
+			name = opts.DeviceNames[i]
+		}
+		s.devices = append(s.devices, &device{index: i, name: name, cl: d, jobs: make(chan job)})
+	}
+	s.sched.devices = s.devices
+	s.metrics = newMetrics()
+	ok := false
+	defer func() {
+		if !ok {
+			s.closeEngines()
+		}
+	}()
+	for _, src := range sources {
+		if _, dup := s.models[src.Name]; dup {
+			return nil, fmt.Errorf("two models are named %q", src.Name)
+		}
+		m, err := s.load(src)
+		if err != nil {
+			return nil, err
+		}
+		s.models[m.name] = m
+		s.order = append(s.order, m)
+	}
+	ok = true
+	for _, d := range s.devices {
+		s.workers.Add(1)
+		go s.work(d)
+	}
+	for _, m := range s.order {
+		s.batchers.Add(1)
+		go s.batch(m)
+	}
+	return s, nil
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.opts.Log != nil {
+		fmt.Fprintf(s.opts.Log, "clhost serve: "+format+"\n", args...)
+	}
+}
+
+// load reads a model at the batch sizes it takes and compiles it on every device.
+func (s *Server) load(src Source) (*servedModel, error) {
+	if src.Load == nil {
+		return nil, fmt.Errorf("model %q: no loader", src.Name)
+	}
+	stored, err := src.Load(0)
+	if err == nil {
+		stored, err = withShapes(stored)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", src.Name, err)
+	}
+	m := &servedModel{name: src.Name, platform: src.Platform, q: queue{wake: make(chan struct{}, 1)}}
+	if m.platform == "" {
+		m.platform = "clhost"
+	}
+	// Items are rows of the batch dimension when the model has one and reads at
+	// batch 1; otherwise requests run at the model's own shapes.
+	byBatch := map[int]*model.Model{}
+	if _, ok := batchOf(stored); ok {
+		for _, b := range s.opts.BatchSizes {
+			mb, err := src.Load(b)
+			if err == nil {
+				mb, err = withShapes(mb)
+			}
+			if err == nil {
+				if got, ok := batchOf(mb); !ok || got != b {
+					err = fmt.Errorf("the model read at batch %d has inputs or outputs of another batch", b)
+				}
+			}
+			if err != nil {
+				if b == 1 {
+					s.logf("model %q: no batch of 1 (%v): it runs one request per inference at its own shapes", src.Name, err)
+					break
+				}
+				s.logf("model %q: batch %d left out: %v", src.Name, b, err)
+				continue
+			}
+			byBatch[b] = mb
+		}
+	}
+	if byBatch[1] != nil {
+		m.batched = true
+		for b := range byBatch {
+			m.sizes = append(m.sizes, b)
+		}
+		sort.Ints(m.sizes)
+	} else {
+		byBatch = map[int]*model.Model{1: stored}
+		m.sizes = []int{1}
+	}
+	if m.inputs, err = newTensorMetas(byBatch[1], byBatch[1].Inputs, m.batched); err != nil {
+		return nil, err
+	}
+	if m.outputs, err = newTensorMetas(byBatch[1], byBatch[1].Outputs, m.batched); err != nil {
+		return nil, err
+	}
+	if err := s.compile(m, src, byBatch); err != nil {
+		return nil, err
+	}
+	if m.batched && len(m.sizes) > 1 {
+		if err := s.checkBatching(m); err != nil {
+			s.logf("model %q: batched results differ from single ones, so it runs one item per inference: %v", m.name, err)
+			for _, in := range m.instances {
+				for b, n := range in.nets {
+					if b != 1 {
+						n.Close()
+						delete(in.nets, b)
+					}
+				}
+			}
+			m.sizes = []int{1}
+		}
+	}
+	if err := s.warmUp(m); err != nil {
+		m.closeEngines()
+		return nil, err
+	}
+	return m, nil
+}
+
+// compile builds the model's networks on every device, the devices side by side.
+func (s *Server) compile(m *servedModel, src Source, byBatch map[int]*model.Model) error {
+	m.instances = make([]*instance, len(s.devices))
+	errs := make([]error, len(s.devices))
+	var wg sync.WaitGroup
+	for i, d := range s.devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.instances[i], errs[i] = s.compileOn(m, src, d, byBatch)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		m.closeEngines()
+		return err
+	}
+	return nil
+}
+
+func (s *Server) compileOn(m *servedModel, src Source, d *device, byBatch map[int]*model.Model) (*instance, error) {
+	o := s.opts.Engine
+	o.DeviceHandle = d.cl
+	o.Configs = append(slices.Clone(o.Configs), src.Configs...)
+	e, err := host.NewEngine(o)
+	if err != nil {
+		return nil, fmt.Errorf("model %q on %s: %w", m.name, d.name, err)
+	}
+	in := &instance{model: m, dev: d, engine: e, nets: map[int]*host.Network{},
+		staging: map[int]map[string]*host.Tensor{}, est: map[int]float64{}}
+	for _, b := range m.sizes {
+		n, err := e.Compile(byBatch[b])
+		if err != nil {
+			e.Close()
+			return nil, fmt.Errorf("model %q on %s at batch %d: %w", m.name, d.name, b, err)
+		}
+		in.nets[b] = n
+		st := map[string]*host.Tensor{}
+		for _, t := range n.Inputs() {
+			st[t.Name] = &host.Tensor{Shape: t.Shape, Data: make([]float32, elements(t.Shape))}
+		}
+		in.staging[b] = st
+	}
+	return in, nil
+}
+
+func elements(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// checkBatching runs every compiled batch size on the first device with distinct random
+// items and compares each item's result with the same item run at batch 1.
+func (s *Server) checkBatching(m *servedModel) error {
+	in := m.instances[0]
+	rng := rand.New(rand.NewSource(1))
+	largest := m.sizes[len(m.sizes)-1]
+	rows := make([][][]float32, largest) // per item, per input
+	for r := range rows {
+		rows[r] = make([][]float32, len(m.inputs))
+		for i, t := range m.inputs {
+			v := make([]float32, t.row)
+			for k := range v {
+				if t.datatype == "FP32" {
+					v[k] = float32(rng.NormFloat64())
+				} else {
+					v[k] = float32(rng.Intn(8))
+				}
+			}
+			rows[r][i] = v
+		}
+	}
+	alone := make([]map[string]*host.Tensor, largest)
+	for r := range rows {
+		reqIn := map[string]*host.Tensor{}
+		for i, t := range m.inputs {
+			reqIn[t.name] = &host.Tensor{Shape: in.staging[1][t.name].Shape, Data: rows[r][i]}
+		}
+		out, err := in.nets[1].Infer(context.Background(), reqIn)
+		if err != nil {
+			return err
+		}
+		alone[r] = out
+	}
+	for _, b := range m.sizes[1:] {
+		bIn := map[string]*host.Tensor{}
+		for i, t := range m.inputs {
+			st := in.staging[b][t.name]
+			for r := range b {
+				copy(st.Data[r*t.row:], rows[r][i])
+			}
+			bIn[t.name] = st
+		}
+		out, err := in.nets[b].Infer(context.Background(), bIn)
+		if err != nil {
+			return err
+		}
+		for _, t := range m.outputs {
+			for r := range b {
+				got := out[t.name].Data[r*t.row : (r+1)*t.row]
+				want := alone[r][t.name].Data
+				for k := range got {
+					if !within(got[k], want[k]) {
+						return fmt.Errorf("output %q at batch %d, item %d, element %d: %g, alone %g", t.name, b, r, k, got[k], want[k])
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// within reports whether a batched value matches the value computed alone.
+func within(got, want float32) bool {
+	if math.IsNaN(float64(want)) {
+		return math.IsNaN(float64(got))
+	}
+	return math.Abs(float64(got-want)) <= Tolerance*(1+math.Abs(float64(want)))
+}
+
+// warmUp runs every network twice with zeros, so that first-run costs are paid before
+// any request, and takes the second run's time as the first estimate.
+func (s *Server) warmUp(m *servedModel) error {
+	for _, in := range m.instances {
+		for b, n := range in.nets {
+			for range 2 {
+				t0 := time.Now()
+				if _, err := n.Infer(context.Background(), in.staging[b]); err != nil {
+					return fmt.Errorf("model %q on %s at batch %d: warm-up: %w", m.name, in.dev.name, b, err)
+				}
+				in.mu.Lock()
+				in.est[b] = time.Since(t0).Seconds()
+				in.mu.Unlock()
+			}
+		}
+	}
+	return nil
+}
+
+// Describe lists the devices and models as the server's startup lines print them.
+func (s *Server) Describe() (devices, models []string) {
+	for _, d := range s.devices {
+		devices = append(devices, d.name)
+	}
+	for _, m := range s.order {
+		how := "one request per inference"
+		if m.batched {
+			how = fmt.Sprintf("batches of up to %d, compiled at %v", s.opts.MaxBatch, m.sizes)
+		}
+		var ins []string
+		for _, t := range m.inputs {
+			ins = append(ins, fmt.Sprintf("%s %s%v", t.name, t.datatype, t.metaShape(m.batched)))
+		}
+		models = append(models, fmt.Sprintf("%s (%s; inputs %s; %s)", m.name, m.platform, strings.Join(ins, ", "), how))
+	}
+	return devices, models
+}
+
+// accept counts a request in, unless the server drains.
+func (s *Server) accept() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining || s.closed {
+		return errorf(KindUnavailable, "the server is shutting down")
+	}
+	s.inflight++
+	return nil
+}
+
+// done counts a request out.
+func (s *Server) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inflight--
+	if s.draining && s.inflight == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
+}
+
+// Ready reports whether the server takes inference requests.
+func (s *Server) Ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.draining && !s.closed
+}

@@ -1,0 +1,242 @@
+package serve
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/clhost/clhost/host/graph"
+	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/host/onnx"
+)
+
+// Source is a model the server loads: its name, the custom-layer configurations it
+// needs, and how to read it at a batch size.
+type Source struct {
+	// Name is the model's name in URLs and RPCs.
+	Name string
+	// Platform is what model metadata reports ("onnx_onnxv1", "clhost_clm", ...).
+	Platform string
+	// Configs are custom-layer configuration files for this model, loaded after the
+	// server's own (Options.Engine.Configs).
+	Configs []string
+	// Load returns the model with batch size batch: dim 0 of every input and output.
+	// Batch 0 asks for the model as stored. A model that cannot take another batch
+	// returns an error, and the server runs it at its own shapes only.
+	Load func(batch int) (*model.Model, error)
+}
+
+// Model file extensions the server reads.
+const (
+	extCLM  = ".clm"
+	extJSON = ".json"
+	extONNX = ".onnx"
+)
+
+func isModelFile(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case extCLM, extJSON, extONNX:
+		return true
+	}
+	return false
+}
+
+// FileSource is the Source of a model file (.clm, .json or .onnx), named after the file
+// without its extension. An ONNX model with a dynamic batch dimension is imported at each
+// batch size; other models are read once and their batch dimension rewritten (Rebatch).
+func FileSource(path string, configs []string) Source {
+	base := filepath.Base(path)
+	name := strings.TrimSuffix(base, filepath.Ext(base))
+	ext := strings.ToLower(filepath.Ext(path))
+	platform := "clhost_" + strings.TrimPrefix(ext, ".")
+	if ext == extONNX {
+		platform = "onnx_onnxv1"
+	}
+	var once sync.Once
+	var stored *model.Model
+	var storedErr error
+	read := func() (*model.Model, error) {
+		once.Do(func() {
+			switch ext {
+			case extCLM:
+				stored, storedErr = model.Load(path)
+			case extJSON:
+				stored, storedErr = model.LoadJSON(path)
+			case extONNX:
+				stored, storedErr = onnx.Load(path)
+			default:
+				storedErr = fmt.Errorf("%s: unknown model format %q: use %s, %s or %s", path, filepath.Ext(path), extCLM, extJSON, extONNX)
+			}
+		})
+		return stored, storedErr
+	}
+	load := func(batch int) (*model.Model, error) {
+		m, err := read()
+		if err != nil || batch == 0 {
+			return m, err
+		}
+		if ext == extONNX {
+			// The importer gives a dynamic batch dimension its size everywhere it
+			// appears; a model whose batch is fixed comes back unchanged and is
+			// rewritten like a native one.
+			mb, err := onnx.Options{Batch: batch}.Load(path)
+			if err != nil {
+				return nil, err
+			}
+			if b, ok := batchOf(mb); ok && b == batch {
+				return mb, nil
+			}
+			m = mb
+		}
+		r, err := Rebatch(m, batch)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return r, nil
+	}
+	return Source{Name: name, Platform: platform, Configs: slices.Clone(configs), Load: load}
+}
+
+// DirSources reads a model repository: dir and each folder directly inside it hold model
+// files, every model file being one model whose configurations are the XML files of its
+// folder (their kernels beside them), after the configs given here. Names must be unique.
+func DirSources(dir string, configs []string) ([]Source, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("model folder: %w", err)
+	}
+	folders := []string{dir}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			folders = append(folders, filepath.Join(dir, e.Name()))
+		}
+	}
+	var out []Source
+	seen := map[string]string{}
+	for _, f := range folders {
+		files, err := os.ReadDir(f)
+		if err != nil {
+			return nil, fmt.Errorf("model folder: %w", err)
+		}
+		var xmls, models []string
+		for _, e := range files {
+			if e.IsDir() {
+				continue
+			}
+			p := filepath.Join(f, e.Name())
+			switch {
+			case strings.EqualFold(filepath.Ext(p), ".xml"):
+				xmls = append(xmls, p)
+			case isModelFile(p):
+				models = append(models, p)
+			}
+		}
+		sort.Strings(xmls)
+		sort.Strings(models)
+		for _, p := range models {
+			s := FileSource(p, append(slices.Clone(configs), xmls...))
+			if prev, dup := seen[s.Name]; dup {
+				return nil, fmt.Errorf("model folder %s: two models are named %q (%s and %s)", dir, s.Name, prev, p)
+			}
+			seen[s.Name] = p
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("model folder %s: no model file (%s, %s or %s) in it or in a folder directly inside it", dir, extCLM, extJSON, extONNX)
+	}
+	return out, nil
+}
+
+// batchOf is dim 0 shared by every input and output of m, if they share one.
+func batchOf(m *model.Model) (int, bool) {
+	b := -1
+	for _, names := range [][]string{m.Inputs, m.Outputs} {
+		for _, name := range names {
+			t := m.Tensor(name)
+			if t == nil || len(t.Shape) == 0 {
+				return 0, false
+			}
+			if b < 0 {
+				b = t.Shape[0]
+			}
+			if t.Shape[0] != b {
+				return 0, false
+			}
+		}
+	}
+	return b, b > 0
+}
+
+// Rebatch returns a copy of m whose batch dimension (dim 0 of every input, shared by
+// every output) is batch. Shapes of built-in layers' outputs are inferred anew; a
+// layer without shape inference (a custom layer) keeps its declared output shape with
+// dim 0 scaled, when dim 0 is the old batch. A model whose constants fix the batch (a
+// Reshape to [1, n]) fails shape inference and is refused. The server checks the result
+// numerically against the stored model before it batches requests.
+func Rebatch(m *model.Model, batch int) (*model.Model, error) {
+	if batch <= 0 {
+		return nil, fmt.Errorf("batch size %d: must be positive", batch)
+	}
+	m, err := withShapes(m)
+	if err != nil {
+		return nil, err
+	}
+	old, ok := batchOf(m)
+	if !ok {
+		return nil, fmt.Errorf("model %q: its inputs and outputs share no batch dimension (dim 0)", m.Name)
+	}
+	c := m.Clone()
+	if old == batch {
+		return c, nil
+	}
+	isInput := map[string]bool{}
+	for _, in := range c.Inputs {
+		isInput[in] = true
+	}
+	inferred := map[string]bool{}
+	for _, l := range c.Layers {
+		if !graph.HasShape(l.Type) {
+			continue
+		}
+		for _, o := range l.Outputs {
+			inferred[o] = true
+		}
+	}
+	kept := c.Tensors[:0]
+	for _, t := range c.Tensors {
+		switch {
+		case t.IsConst():
+		case isInput[t.Name]:
+			t.Shape[0] = batch
+		case inferred[t.Name]:
+			continue // inferred again below
+		case len(t.Shape) > 0 && t.Shape[0] == old:
+			t.Shape[0] = batch
+		default:
+			return nil, fmt.Errorf("model %q: tensor %q %v has no batch dimension of %d to rewrite", m.Name, t.Name, t.Shape, old)
+		}
+		kept = append(kept, t)
+	}
+	c.Tensors = kept
+	if err := graph.InferShapes(c); err != nil {
+		return nil, fmt.Errorf("at batch %d: %w", batch, err)
+	}
+	if b, ok := batchOf(c); !ok || b != batch {
+		return nil, fmt.Errorf("model %q: at batch %d the outputs do not all have dim 0 = %d", m.Name, batch, batch)
+	}
+	return c, nil
+}
+
+// withShapes is a copy of m with the shape of every tensor inferred.
+func withShapes(m *model.Model) (*model.Model, error) {
+	c := m.Clone()
+	if err := graph.InferShapes(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -6,7 +6,7 @@ BIN     ?= bin/clhost
 DEB_PKGS = pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
 CHECK_PKGS = oclgrind
 
-.PHONY: all build deps deps-check test vet lint demo check-kernels fuzz bench clean
+.PHONY: all build deps deps-check test test-full vet lint demo check-kernels fuzz bench clean
 
 all: build
 
@@ -21,11 +21,17 @@ vet:
 	$(GO) vet ./...
 
 # test: vet, every test on PoCL, the concurrency tests under the race detector, and every
-# kernel under oclgrind (make check-kernels; about half a minute).
-test: deps vet
-	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race -run 'Concurrent|Async|Hygiene' ./host
-	@$(MAKE) --no-print-directory check-kernels
+# kernel under oclgrind, each phase timed (scripts/test.sh). PoCL's kernel cache and
+# clhost's program cache start empty in temporary folders, as on a new machine.
+test: deps
+	@scripts/install-deps.sh $(CHECK_PKGS)
+	@GO=$(GO) scripts/test.sh
+
+# test-full: make test, then the exhaustive sweeps (every tile, device shape and network
+# variant of the plan tests) and the ONNX conformance run.
+test-full: deps
+	@scripts/install-deps.sh $(CHECK_PKGS)
+	@GO=$(GO) scripts/test.sh full
 
 # lint runs staticcheck (fetched through the Go module proxy on first use).
 lint:

@@ -76,6 +76,7 @@ func TestConv1x1BlockedCPUPlan(t *testing.T) {
 	}
 	tiles := []blockedTile{{16, 1, 12}, {16, 2, 6}, {16, 4, 5}, {8, 3, 7}, {8, 1, 30}, {16, 3, 8}}
 	ios := []blockedIO{{}, {nchwIn: true}, {nchwOut: true}, {true, true, false}, {true, false, true}, {true, true, true}}
+	sw := newSweep(t, len(tiles), 2)
 	for ci, tc := range cases {
 		in := shapes(sh(tc.n, tc.c, tc.h, tc.w), sh(tc.m, tc.c, 1, 1))
 		if tc.bias || tc.res {
@@ -103,7 +104,8 @@ func TestConv1x1BlockedCPUPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for ti, tile := range tiles {
+		for _, ti := range sw.pick(ci) {
+			tile := tiles[ti]
 			io := ios[(ci+ti)%len(ios)]
 			name := fmt.Sprintf("%s tile %+v %+v", c.name, tile, io)
 			bins := append([]*HostTensor(nil), ins...)

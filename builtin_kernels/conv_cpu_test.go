@@ -160,12 +160,12 @@ func TestConvCPUPlan(t *testing.T) {
 		{name: "clip nobias residual", attrs: Attrs{FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 20, 3, 3), sh(24, 20, 1, 1), nil, sh(1, 24, 3, 3)), out: shapes(sh(1, 24, 3, 3))},
 		{name: "1-D", attrs: Attrs{"pads": []int{2, 1}}, in: shapes(sh(1, 5, 17), sh(9, 5, 4), sh(9)), out: shapes(sh(1, 9, 17))},
 	}
-	// Each case runs three of the tiles, in turn, to keep the compile count (and CI) down.
 	tiles := []cpuConvTile{{4, 1, 3}, {8, 1, 8}, {8, 2, 5}, {16, 1, 7}, {16, 2, 4}, {16, 2, 6}, {16, 3, 7}, {16, 3, 5}, {16, 3, 8}}
+	sw := newSweep(t, len(tiles), 1)
 	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
 		var list []namedPlan
-		for k := 0; k < 3; k++ {
-			tile := tiles[(3*ci+k)%len(tiles)]
+		for _, ti := range sw.pick(ci) {
+			tile := tiles[ti]
 			plan, err := cpuConvPlan(geo, tile, env.dev)
 			if err != nil {
 				return nil, err
@@ -191,8 +191,9 @@ func TestConvCPUPaddedCopy(t *testing.T) {
 		{name: "1-D 11", attrs: Attrs{"pads": []int{5, 5}}, in: shapes(sh(1, 5, 17), sh(9, 5, 11), sh(9)), out: shapes(sh(1, 9, 17))},
 	}
 	runs := []vecRun{{cpuConvTile{16, 2, 3}, 1}, {cpuConvTile{8, 1, 8}, 3}, {cpuConvTile{16, 1, 7}, 1}}
-	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
-		return rowsPlans(geo, runs, env.dev, func(plan *Plan) error {
+	sw := newSweep(t, len(runs), 1)
+	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
+		return rowsPlans(geo, pickRuns(runs, sw.pick(ci)), env.dev, func(plan *Plan) error {
 			if len(plan.Launches) != 2 || plan.Launches[0].Kernel != "conv_pad" {
 				return fmt.Errorf("launches %v, want conv_pad then conv2d_vec", plan.Launches)
 			}
@@ -227,9 +228,19 @@ func TestConvCPURowsPlan(t *testing.T) {
 		{name: "3x3 pad1 70 ch", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 70, 6, 5), sh(24, 70, 3, 3)), out: shapes(sh(1, 24, 6, 5))},
 	}
 	runs := []vecRun{{cpuConvTile{16, 2, 7}, 3}, {cpuConvTile{16, 1, 4}, 7}, {cpuConvTile{8, 2, 5}, 2}}
-	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
-		return rowsPlans(geo, runs, env.dev, nil)
+	sw := newSweep(t, len(runs), 1)
+	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
+		return rowsPlans(geo, pickRuns(runs, sw.pick(ci)), env.dev, nil)
 	})
+}
+
+// pickRuns is the runs at the given indices.
+func pickRuns(runs []vecRun, idx []int) []vecRun {
+	out := make([]vecRun, len(idx))
+	for i, k := range idx {
+		out[i] = runs[k]
+	}
+	return out
 }
 
 // vecRun is one conv2d_vec plan a test runs: a tile and its output rows per work-item.
@@ -315,9 +326,11 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 	// Each case runs on three made-up devices: 4 lanes on many compute units (bands of
 	// rows), 16 lanes on one unit (several planes per work-item), and 8 lanes on 2.
 	devs := []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}, {FloatVectorWidth: 8, ComputeUnits: 2}}
-	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
+	sw := newSweep(t, len(devs), 1)
+	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
 		var list []namedPlan
-		for _, dev := range devs {
+		for _, di := range sw.pick(ci) {
+			dev := devs[di]
 			plan, ok, err := cpuDepthwisePlan(geo, dev)
 			if err != nil || !ok {
 				return nil, fmt.Errorf("no window plan (%v)", err)
@@ -365,9 +378,11 @@ func TestConvWindowCPUPlan(t *testing.T) {
 	}
 	env := deviceEnv(t)
 	tiles := [][3]int{{8, 2, 8}, {3, 3, 4}, {16, 1, 4}, {2, 7, 16}}
-	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
+	sw := newSweep(t, len(tiles), 2)
+	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
 		var list []namedPlan
-		for _, tile := range tiles {
+		for _, ti := range sw.pick(ci) {
+			tile := tiles[ti]
 			plan, ok, err := cpuWindowConvPlan(geo, tile[0], tile[1], tile[2], env.dev)
 			if err != nil || !ok {
 				return nil, fmt.Errorf("no window plan (%v)", err)
@@ -419,13 +434,16 @@ func TestMaxPoolCPUPlan(t *testing.T) {
 		{name: "2x2 s2", attrs: Attrs{"kernel_shape": []int{2, 2}, "strides": []int{2, 2}}, in: shapes(sh(1, 2, 12, 35)), out: shapes(sh(1, 2, 6, 17))},
 	}
 	op, _ := Lookup("MaxPool")
-	for _, c := range cases {
+	devs := []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}, {FloatVectorWidth: 8, ComputeUnits: 2}}
+	sw := newSweep(t, len(devs), 1)
+	for ci, c := range cases {
 		ins := c.inputs()
 		want, err := op.Reference(c.attrs, ins, c.out)
 		if err != nil {
 			t.Fatalf("%s: reference: %v", c.name, err)
 		}
-		for _, dev := range []DeviceInfo{{FloatVectorWidth: 4, ComputeUnits: 64}, {FloatVectorWidth: 16, ComputeUnits: 1}, {FloatVectorWidth: 8, ComputeUnits: 2}} {
+		for _, di := range sw.pick(ci) {
+			dev := devs[di]
 			plan, err := op.Plan(c.attrs, c.in, c.out, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
@@ -946,12 +964,14 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		{name: "chunked channels residual", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(2, 130, 5, 7), sh(12, 130, 1, 1), sh(12), sh(2, 12, 5, 7)), out: shapes(sh(2, 12, 5, 7))},
 	}
 	tiles := []cpu1x1Tile{{16, 8, 2, 0, 0}, {8, 6, 2, 2, 0}, {4, 3, 3, 1, 0}, {16, 12, 1, 0, 0}, {8, 4, 2, 3, 3}, {4, 3, 1, 2, 4}}
-	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
+	sw := newSweep(t, len(tiles), 2)
+	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
 		if !geo.pointwise() && !geo.strided1x1() {
 			return nil, fmt.Errorf("neither pointwise nor a strided 1x1")
 		}
 		var list []namedPlan
-		for _, tile := range tiles {
+		for _, ti := range sw.pick(ci) {
+			tile := tiles[ti]
 			plan, err := cpu1x1Plan(geo, tile, env.dev)
 			if err != nil {
 				return nil, err
@@ -1147,14 +1167,21 @@ func TestGemmCPUPlan(t *testing.T) {
 		{opCase{name: "B as K×N", attrs: Attrs{}, in: shapes(sh(2, 9), sh(9, 16), sh(16)), out: shapes(sh(2, 16))}, false},
 		{opCase{name: "full C", attrs: tb, in: shapes(sh(2, 9), sh(16, 9), sh(2, 16)), out: shapes(sh(2, 16))}, false},
 	}
-	for _, tc := range cases {
+	devs := []DeviceInfo{{ComputeUnits: 2, FloatVectorWidth: 16}, {ComputeUnits: 8, FloatVectorWidth: 4}, {ComputeUnits: 1, FloatVectorWidth: 8}}
+	sw := newSweep(t, len(devs), 1)
+	for ci, tc := range cases {
 		c := tc.c
 		ins := c.inputs()
 		want, err := gemmOp{}.Reference(c.attrs, ins, c.out)
 		if err != nil {
 			t.Fatalf("%s: reference: %v", c.name, err)
 		}
-		for _, dev := range []DeviceInfo{{ComputeUnits: 2, FloatVectorWidth: 16}, {ComputeUnits: 8, FloatVectorWidth: 4}, {ComputeUnits: 1, FloatVectorWidth: 8}} {
+		picked := sw.pick(ci)
+		if tc.conv && c.in[0][0] >= 8 && !slices.Contains(picked, 2) {
+			picked = append(picked, 2) // the one-unit device, where images group per work-item
+		}
+		for _, di := range picked {
+			dev := devs[di]
 			plan, err := gemmOp{}.Plan(c.attrs, c.in, c.out, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
@@ -1194,9 +1221,11 @@ func TestConv1x1PooledCPUPlan(t *testing.T) {
 		{name: "blocked head batch stride", attrs: pool(Attrs{FusedActivationAttr: ActRelu, OutputBatchStrideAttr: 40}), in: shapes(sh(2, 70, 5, 5), sh(35, 70, 1, 1), sh(35)), out: shapes(sh(2, 35, 1, 1))},
 	}
 	tiles := []cpu1x1Tile{{16, 8, 2, 0, 0}, {16, 12, 2, 0, 0}, {8, 6, 2, 3, 0}, {4, 3, 3, 1, 2}}
+	sw := newSweep(t, len(tiles), 1)
 	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
 		var list []namedPlan
-		for _, tile := range tiles {
+		for _, ti := range sw.pick(ci) {
+			tile := tiles[ti]
 			plan, err := cpu1x1Plan(geo, tile, env.dev)
 			if err != nil {
 				return nil, err
@@ -1205,6 +1234,9 @@ func TestConv1x1PooledCPUPlan(t *testing.T) {
 				return nil, fmt.Errorf("plan's OutputBatchStride %d", plan.OutputBatchStride)
 			}
 			list = append(list, namedPlan{fmt.Sprintf("tile %v", tile), plan})
+		}
+		if ci > 0 && !fullSweeps {
+			return list, nil // the tuner's candidates of one case; every case's under make test-full
 		}
 		cands, err := convOp{}.Candidates(cases[ci].attrs, cases[ci].in, cases[ci].out, env.dev)
 		for i, p := range cands {
@@ -1280,19 +1312,23 @@ func TestConvMaxPoolCPUPlan(t *testing.T) {
 	cpu.IsGPU = false // planned as for a CPU, whatever device the kernels run on
 	many := cpu
 	many.ComputeUnits = 64
+	devs := []DeviceInfo{cpu, many}
+	sw := newSweep(t, len(tiles)*len(devs), 2)
 	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
 		var list []namedPlan
-		for _, tile := range tiles {
-			for _, dev := range []DeviceInfo{cpu, many} {
-				plan, ok, err := cpuConvMaxPoolPlan(geo, tile, dev)
-				if err != nil || !ok {
-					return nil, fmt.Errorf("tile %v: ok %v, %v", tile, ok, err)
-				}
-				if int64(plan.OutputBatchStride) != cases[ci].attrs.Int(OutputBatchStrideAttr, 0) {
-					return nil, fmt.Errorf("plan's OutputBatchStride %d", plan.OutputBatchStride)
-				}
-				list = append(list, namedPlan{fmt.Sprintf("tile %v on %d units", tile, dev.ComputeUnits), plan})
+		for _, v := range sw.pick(ci) {
+			tile, dev := tiles[v/len(devs)], devs[v%len(devs)]
+			plan, ok, err := cpuConvMaxPoolPlan(geo, tile, dev)
+			if err != nil || !ok {
+				return nil, fmt.Errorf("tile %v: ok %v, %v", tile, ok, err)
 			}
+			if int64(plan.OutputBatchStride) != cases[ci].attrs.Int(OutputBatchStrideAttr, 0) {
+				return nil, fmt.Errorf("plan's OutputBatchStride %d", plan.OutputBatchStride)
+			}
+			list = append(list, namedPlan{fmt.Sprintf("tile %v on %d units", tile, dev.ComputeUnits), plan})
+		}
+		if ci > 0 && !fullSweeps {
+			return list, nil // the tuner's candidates of one case; every case's under make test-full
 		}
 		cands, err := convOp{}.Candidates(cases[ci].attrs, cases[ci].in, cases[ci].out, cpu)
 		for i, p := range cands {
@@ -1366,6 +1402,9 @@ func TestConvOutputBatchStride(t *testing.T) {
 		{name: "depthwise", attrs: with(Attrs{"group": 5, "pads": p1}, 5*6*11, 6*11), in: shapes(sh(2, 5, 6, 11), sh(5, 1, 3, 3), sh(5), sh(2, 5, 6, 11)), out: shapes(sh(2, 5, 6, 11))},
 		{name: "1-D", attrs: with(Attrs{"pads": []int{1, 1}}, 7*9, 2), in: shapes(sh(2, 4, 9), sh(7, 4, 3), sh(7)), out: shapes(sh(2, 7, 9))},
 	}
+	// Every case runs its own Plan; each other kernel runs on the first case it fits
+	// (on every one under make test-full).
+	ran := map[string]bool{}
 	checkConvPlans(t, cases, func(ci int, geo convGeom) ([]namedPlan, error) {
 		c := cases[ci]
 		var list []namedPlan
@@ -1376,7 +1415,10 @@ func TestConvOutputBatchStride(t *testing.T) {
 			if int64(p.OutputBatchStride) != c.attrs.Int(OutputBatchStrideAttr, 0) {
 				return fmt.Errorf("%s: plan's OutputBatchStride %d, asked for %d", name, p.OutputBatchStride, c.attrs.Int(OutputBatchStrideAttr, 0))
 			}
-			list = append(list, namedPlan{name, p})
+			if name == "Plan" || fullSweeps || !ran[name] {
+				list = append(list, namedPlan{name, p})
+			}
+			ran[name] = true
 			return nil
 		}
 		p, err := convOp{}.Plan(c.attrs, c.in, c.out, env.dev)

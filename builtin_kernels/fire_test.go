@@ -40,7 +40,8 @@ func TestFirePlan(t *testing.T) {
 	wide := env.dev
 	wide.ComputeUnits = 64
 	devices := []DeviceInfo{env.dev, wide}
-	for _, c := range cases {
+	devSweep, tileSweep := newSweep(t, len(devices), 1), newSweep(t, 3, 1)
+	for ci, c := range cases {
 		c.typ = FireType
 		ins := c.inputs()
 		for _, i := range c.omit {
@@ -62,7 +63,8 @@ func TestFirePlan(t *testing.T) {
 			}
 			compare(t, what, got[0], want[0])
 		}
-		for _, dev := range devices {
+		for _, di := range devSweep.pick(ci) {
+			dev := devices[di]
 			plan, err := fireOp{}.Plan(c.attrs, c.in, c.out, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
@@ -72,11 +74,13 @@ func TestFirePlan(t *testing.T) {
 		}
 		h := g.sq.in[0]
 		tiles := ceilDiv(g.e1.m, 5) + ceilDiv(g.e3.m, 5)
-		for _, tile := range []fireTile{
+		forced := []fireTile{
 			{vec: 4, mt: 4, np: 1, rows: 1, q: 1},
 			{vec: 8, mt: 5, np: 2, rows: 3, q: tiles},
 			{vec: 16, mt: 8, np: 3, rows: h, q: 2},
-		} {
+		}
+		for _, ti := range tileSweep.pick(ci) {
+			tile := forced[ti]
 			plan, err := fireOp{}.plan(c.attrs, c.in, c.out, env.dev, &tile)
 			if err != nil {
 				t.Fatalf("%s %+v: %v", c.name, tile, err)

@@ -81,7 +81,12 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 	wide := env.dev
 	wide.ComputeUnits = 64
 	devices = append(devices, wide)
-	for _, tc := range cases {
+	// Every device's plan is checked for its kernel; the kernels run on one device per
+	// case in turn (all under make test-full), and the tiles below on three per block.
+	devSweep := newSweep(t, len(devices), 1)
+	blocks := 0
+	tileSweep := newSweep(t, 15, 3)
+	for ci, tc := range cases {
 		c := tc.c
 		c.typ = PointwiseDepthwiseType
 		ins := c.inputs()
@@ -96,7 +101,8 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		if g, err = (pwdwOp{}).geometry(paramsOr(c.attrs), c.in); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		for _, dev := range devices {
+		run := devSweep.pick(ci)
+		for di, dev := range devices {
 			plan, err := pwdwOp{}.Plan(c.attrs, c.in, c.out, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
@@ -104,6 +110,9 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 			tiled := plan.Launches[0].Kernel == "pwdw" || plan.Launches[0].Kernel == "pwdwp" || plan.Launches[0].Kernel == "pwdwr"
 			if tiled != (tc.tiled && !dev.IsGPU) {
 				t.Errorf("%s (GPU %v): runs %s", c.name, dev.IsGPU, plan.Launches[0].Kernel)
+			}
+			if !slices.Contains(run, di) {
+				continue
 			}
 			tile, _ := choosePwdwTile(g, dev)
 			devIn := placeholders(t, plan, ins, c.omit)
@@ -121,7 +130,7 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		// tiles and partial vectors, each vector width. pwdwp (no group of rows), which
 		// runs where only its smaller buffers fit: bands of one and of several rows.
 		oh := g.dw.win.out[0]
-		for _, tile := range []pwdwTile{
+		tiles := []pwdwTile{
 			{v: 8, cv: 1, px: 8, rows: 1, gr: 1, mt: 3, np: 2},
 			{v: 16, cv: 2, px: 12, rows: oh, gr: 3, mt: 5, np: 1},
 			{v: 4, cv: 2, px: 8, rows: 3, gr: 2, mt: 7, np: 3},
@@ -143,7 +152,14 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 			{v: 16, cv: 2, px: 12, rows: 3, gr: 1, mt: 16, np: 5, outLanes: true, dyn: true},
 			{v: 8, cv: 1, px: 8, rows: oh, gr: 2, mt: 3, np: 2, dyn: true},
 			{v: 4, cv: 2, px: 8, rows: 1, gr: 1, mt: 8, np: 7, outLanes: true, dyn: true},
-		} {
+		}
+		if len(tiles) != tileSweep.n {
+			t.Fatalf("%d tiles, the sweep is of %d", len(tiles), tileSweep.n)
+		}
+		picked := tileSweep.pick(blocks)
+		blocks++
+		for _, ti := range picked {
+			tile := tiles[ti]
 			kernel := "pwdwp"
 			if tile.gr > 0 {
 				kernel = "pwdwr"

@@ -36,3 +36,8 @@ func uniformConsts(b *model.Builder, rng *rand.Rand, scale float64) func(name st
 		return b.ConstFloat32(name, shape, v)
 	}
 }
+
+// fullSweeps is set by `make test-full` (CLHOST_TEST_FULL=1): tests that sweep many
+// networks then run all of them. Every distinct network costs PoCL seconds of compiling on
+// a new machine, so `make test` runs a part that still reaches each code path.
+var fullSweeps = os.Getenv("CLHOST_TEST_FULL") != ""

@@ -246,7 +246,11 @@ func randomChainModel(t testing.TB, seed int64, batch int) *model.Model {
 func TestSplitBatchRandomNetworks(t *testing.T) {
 	whole := newTestEngine(t, Options{SplitBatch: SplitOff, Queue: QueueOutOfOrder})
 	split := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder})
-	for seed := int64(1); seed <= 4; seed++ {
+	seeds := int64(1)
+	if fullSweeps {
+		seeds = 4
+	}
+	for seed := int64(1); seed <= seeds; seed++ {
 		batch := 4 // one batch (and half), so the seeds share programs
 		wn, err := whole.Compile(randomChainModel(t, seed, batch))
 		if err != nil {

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The project's test command (make test, make test-full, .ci/run): go vet, every package's
+# tests on PoCL, the concurrency tests under the race detector and every kernel under
+# oclgrind, each phase timed, with a table of the phases' wall times at the end.
+#
+# Caches start empty unless CLHOST_TEST_WARM=1: PoCL's kernel cache and clhost's program
+# cache point at new temporary folders, so a run measures what a new machine sees and no
+# test leans on an earlier run's cache.
+#
+#   scripts/test.sh          the default suite (make test)
+#   scripts/test.sh full     the default suite, then the exhaustive sweeps (every tile of
+#                            every geometry) and the ONNX conformance run (make test-full)
+#   scripts/test.sh extra    the exhaustive sweeps and the conformance run alone (CI runs
+#                            them after make test)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-default}
+GO=${GO:-go}
+
+caches=empty
+if [ "${CLHOST_TEST_WARM:-0}" = 1 ]; then
+	caches=warm
+else
+	# Go's build cache stays where it is: it lives under XDG_CACHE_HOME by default.
+	GOCACHE=$("$GO" env GOCACHE)
+	export GOCACHE
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	export POCL_CACHE_DIR="$tmp/pocl" XDG_CACHE_HOME="$tmp/xdg"
+	mkdir -p "$POCL_CACHE_DIR" "$XDG_CACHE_HOME"
+fi
+
+names=() times=() results=()
+status=0
+# phase NAME COMMAND...: runs one phase, records its wall time and result, and goes on to
+# the next phase when it fails (so one run shows every phase's state), failing at the end.
+phase() {
+	local name=$1
+	shift
+	echo "== $name: $*"
+	local start=$SECONDS
+	if "$@"; then
+		results+=(ok)
+	else
+		results+=(FAIL)
+		status=1
+	fi
+	names+=("$name")
+	times+=($((SECONDS - start)))
+}
+
+total_start=$SECONDS
+if [ "$mode" != extra ]; then
+	phase vet "$GO" vet ./...
+	phase tests "$GO" test -count=1 ./...
+	phase race "$GO" test -count=1 -race -run 'Concurrent|Async|Hygiene' ./host
+	phase kernels scripts/check-kernels.sh
+fi
+if [ "$mode" = full ] || [ "$mode" = extra ]; then
+	export CLHOST_TEST_FULL=1
+	phase tests-full "$GO" test -count=1 -timeout 60m ./builtin_kernels ./host ./host/graph
+	phase kernels-full scripts/check-kernels.sh
+	if [ -x scripts/onnx-conformance.sh ]; then
+		phase conformance scripts/onnx-conformance.sh
+	fi
+fi
+
+echo
+echo "== phase wall times (${mode} suite, $(nproc) cores, caches $caches at the start)"
+for i in "${!names[@]}"; do
+	printf '  %-12s %5d s  %s\n' "${names[$i]}" "${times[$i]}" "${results[$i]}"
+done
+printf '  %-12s %5d s  %s\n' total $((SECONDS - total_start)) "$([ $status = 0 ] && echo ok || echo FAIL)"
+exit $status

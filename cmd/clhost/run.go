@@ -172,7 +172,8 @@ func runRun(args []string) error {
 	var inputs stringList
 	fs.Var(&inputs, "i", "input NAME=FILE.npy (repeatable; FILE.npy alone for a single-input model)")
 	outDir := fs.String("o", "out", "folder for the outputs, written as <output name>.npy")
-	check := fs.Bool("check", false, "also run the CPU reference of every built-in layer and print the largest errors")
+	var cf checkFlags
+	addCheckFlags(fs, &cf)
 	profile := fs.Bool("profile", false, "print the device time of every layer")
 	seed := fs.Int64("seed", 1, "seed of the random data for inputs not given with -i")
 	if err := parseFlags(fs, args); err != nil {
@@ -188,7 +189,13 @@ func runRun(args []string) error {
 		}
 		ef.inputShapes, ef.inputFiles = shapes, inputs
 	}
-	e, n, err := ef.openWith(host.Options{Profile: *profile, KeepIntermediates: *check})
+	if err := checkOutDir(*outDir); err != nil {
+		return err
+	}
+	if err := cf.readExpect(); err != nil {
+		return err
+	}
+	e, n, err := ef.openWith(host.Options{Profile: *profile, KeepIntermediates: cf.any()})
 	if err != nil {
 		return err
 	}
@@ -200,15 +207,11 @@ func runRun(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(*outDir, 0o755); err != nil {
-		return fmt.Errorf("output folder: %w", err)
-	}
 	ctx := context.Background()
 	var outs map[string]*host.Tensor
-	var report []host.OutputError
-	var layerReport []host.LayerError
-	if *check {
-		outs, report, layerReport, err = n.CheckLayers(ctx, in)
+	var report *host.CheckReport
+	if cf.any() {
+		outs, report, err = cf.run(ctx, n, in, os.Stdout)
 	} else {
 		outs, err = n.Infer(ctx, in)
 	}
@@ -223,28 +226,12 @@ func runRun(args []string) error {
 		}
 		fmt.Printf("output %s %v -> %s\n  %s\n", o.Name, t.Shape, path, summarize(t.Data))
 	}
-	if *check {
-		failed := false
-		if len(layerReport) > 0 {
-			fmt.Println("each built-in layer against its CPU reference on the device's inputs:")
-			for _, r := range layerReport {
-				verdict := "ok"
-				if r.MaxAbs > 1e-3 && r.MaxRel > 1e-3 {
-					verdict = "MISMATCH"
-				}
-				fmt.Printf("  %-20s %-12s max abs error %.3g, max rel error %.3g  %s\n", r.Layer, r.Type, r.MaxAbs, r.MaxRel, verdict)
-			}
+	if report != nil {
+		if err := report.Write(os.Stdout); err != nil {
+			return err
 		}
-		fmt.Println("graph outputs against the CPU reference of the whole network:")
-		for _, r := range report {
-			verdict := "ok"
-			if r.MaxAbs > 1e-3 && r.MaxRel > 1e-3 {
-				verdict, failed = "MISMATCH", true
-			}
-			fmt.Printf("  %-20s max abs error %.3g, max rel error %.3g  %s\n", r.Output, r.MaxAbs, r.MaxRel, verdict)
-		}
-		if failed {
-			return fmt.Errorf("device results differ from the CPU reference by more than 1e-3")
+		if report.Failed() {
+			return errCheckFailed
 		}
 	}
 	if *profile {

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// captureStdout runs f with os.Stdout redirected and returns what it wrote.
+func captureStdout(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() {
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		done <- b.String()
+	}()
+	f()
+	w.Close()
+	os.Stdout = old
+	return <-done
+}
+
+const sampleDir = "../../samples/onnx_custom_op"
+
+// runSample runs `clhost run` on the ONNX custom-op sample with config and extra flags,
+// and returns the exit status, stdout and stderr.
+func runSample(t *testing.T, config string, extra ...string) (int, string, string) {
+	t.Helper()
+	args := append([]string{"run", "-m", filepath.Join(sampleDir, "model.onnx"), "-d", "cpu", "-c", filepath.Join(sampleDir, config),
+		"-i", filepath.Join(sampleDir, "input.npy"), "-o", t.TempDir()}, extra...)
+	var code int
+	var stdout string
+	stderr := captureStderr(t, func() {
+		stdout = captureStdout(t, func() { code = runMain(args) })
+	})
+	return code, stdout, stderr
+}
+
+// TestRunCheckVerdicts: --check gives every layer a verdict, says that the whole-network
+// comparison took hs1 from the device, and fails only on a failed check.
+func TestRunCheckVerdicts(t *testing.T) {
+	t.Run("good kernel, no reference", func(t *testing.T) {
+		code, out, errOut := runSample(t, "hardswish.xml", "--check")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		for _, want := range []string{
+			"ok  ",
+			"conv1  Conv ",
+			"not checked  hs1    HardSwishX (custom)  no reference: values not checked",
+			"sanitizer: no findings",
+			"taking the device's outputs of hs1, which this comparison therefore does not check",
+			"check passed: 2 of 3 layers' values checked; not checked: hs1",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("times2 against the expected values", func(t *testing.T) {
+		code, out, errOut := runSample(t, "broken/times2.xml", "--check", "--expect", "hs1="+filepath.Join(sampleDir, "h1_ref.npy"))
+		if code != 1 || !strings.Contains(errOut, "check failed") {
+			t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+		}
+		for _, want := range []string{"MISMATCH  hs1", "expected values: h1 max abs error", "taking the expected values of hs1", "check FAILED: hs1 first"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("half the work items", func(t *testing.T) {
+		code, out, errOut := runSample(t, "broken/half_global.xml", "--sanitize")
+		if code != 1 {
+			t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+		}
+		if want := "hs1: 3,072 of 6,144 elements of output 0 never written; first [0,4,0,0] (kernel hardswish, "; !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	})
+}
+
+// TestRunCheckFlagErrors: flag mistakes and an output path that is a file fail at once,
+// before a device is opened.
+func TestRunCheckFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "afile")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-o", file}, 1, "output folder " + file + ": a file of that name exists"},
+		{[]string{"-o", dir, "--expect", "h1"}, 2, "--expect h1: want NAME=FILE.npy"},
+		{[]string{"-o", dir, "--expect", "h1=" + filepath.Join(dir, "none.npy")}, 1, "none.npy"},
+		{[]string{"-o", dir, "--expect", "nosuch=" + filepath.Join(sampleDir, "h1_ref.npy")}, 1, `--expect: expected tensor "nosuch": no tensor or single-output layer of that name`},
+		{[]string{"-o", dir, "--expect", "y=" + filepath.Join(sampleDir, "h1_ref.npy")}, 1, `the reference has shape [1 8 24 32], the tensor [1 8 12 16]`},
+	}
+	for _, c := range cases {
+		args := append([]string{"run", "-m", filepath.Join(sampleDir, "model.onnx"), "-d", "cpu", "-c", filepath.Join(sampleDir, "hardswish.xml")}, c.args...)
+		var code int
+		errOut := captureStderr(t, func() { code = runMain(args) })
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("clhost %s: exit %d, stderr %q; want exit %d and %q", strings.Join(args, " "), code, errOut, c.code, c.want)
+		}
+		if c.code != 0 && strings.Contains(c.want, "output folder") && strings.Contains(errOut, "using device") {
+			t.Errorf("the output folder was checked after the device was opened:\n%s", errOut)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/tensorio"
+)
+
+// checkFlags are the debugging flags of `clhost run`: --check, --sanitize, --expect.
+type checkFlags struct {
+	check, sanitize *bool
+	expect          stringList
+	// expected are the --expect files, read before any work.
+	expected map[string]*host.Tensor
+}
+
+func addCheckFlags(fs *flag.FlagSet, cf *checkFlags) {
+	cf.check = fs.Bool("check", false, "check the inference: every built-in layer against its CPU reference on the device's inputs, every custom layer through the sanitizer (and --expect), the graph outputs against the whole network on the CPU; exit status 1 when a check fails")
+	cf.sanitize = fs.Bool("sanitize", false, "run every custom layer again alone in guarded buffers: unwritten output, writes outside its buffers, results that change between runs, inputs it writes (part of --check)")
+	fs.Var(&cf.expect, "expect", "compare tensor `NAME=FILE.npy` (a tensor or a single-output layer, e.g. a custom layer's output) with the device's value (repeatable)")
+}
+
+// any says whether a check was asked for.
+func (cf *checkFlags) any() bool { return *cf.check || *cf.sanitize || len(cf.expect) > 0 }
+
+// readExpect reads the --expect files.
+func (cf *checkFlags) readExpect() error {
+	var err error
+	cf.expected, err = readExpectFiles(cf.expect)
+	return err
+}
+
+// readExpectFiles reads NAME=FILE.npy specs; fallback names a spec that gives only the
+// file (nil: a name is required).
+func readExpectFiles(specs []string) (map[string]*host.Tensor, error) {
+	out := map[string]*host.Tensor{}
+	for _, s := range specs {
+		name, file, ok := strings.Cut(s, "=")
+		if !ok || name == "" || file == "" {
+			return nil, usagef("--expect %s: want NAME=FILE.npy", s)
+		}
+		if _, dup := out[name]; dup {
+			return nil, usagef("--expect %s: %q given twice", s, name)
+		}
+		a, err := tensorio.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--expect %s: %w", name, err)
+		}
+		out[name] = &host.Tensor{Shape: a.Shape, Data: a.Data}
+	}
+	return out, nil
+}
+
+// errCheckFailed is returned when a check fails; the report says which.
+var errCheckFailed = errors.New("check failed (see the report above)")
+
+// run infers once with the checks asked for and prints the report on w.
+func (cf *checkFlags) run(ctx context.Context, n *host.Network, in map[string]*host.Tensor, w io.Writer) (map[string]*host.Tensor, *host.CheckReport, error) {
+	opts := host.CheckOptions{Sanitize: *cf.check || *cf.sanitize, Expect: cf.expected, NoReferences: !*cf.check}
+	r, outs, err := n.CheckNetwork(ctx, in, opts)
+	if err != nil {
+		return nil, nil, expectFlagError(err)
+	}
+	return outs, r, nil
+}
+
+// expectFlagError names the flag in the library's errors about expectations.
+func expectFlagError(err error) error {
+	if strings.HasPrefix(err.Error(), "expected tensor") {
+		msg := strings.Replace(err.Error(), "Options.NoFuse keeps every layer", "--expect can name only tensors the compiled network keeps", 1)
+		return fmt.Errorf("--expect: %s", msg)
+	}
+	return err
+}
+
+// checkOutDir fails at once when the output folder cannot be one (an existing file),
+// before any work, and creates it.
+func checkOutDir(dir string) error {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("output folder %s: a file of that name exists", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output folder: %w", err)
+	}
+	return nil
+}

@@ -160,11 +160,6 @@ var opCases = []opCase{
 		in: shapes(sh(2, 3, 5, 5), sh(6, 1, 3, 3), nil, sh(2, 6, 5, 5)), out: shapes(sh(2, 6, 5, 5)), omit: []int{2}},
 	{name: "fused_depthwise_residual_sigmoid", typ: "Conv", attrs: Attrs{"group": 4, "clhost_activation": "Sigmoid"},
 		in: shapes(sh(1, 4, 6, 6), sh(4, 1, 3, 3), sh(4), sh(1, 4, 4, 4)), out: shapes(sh(1, 4, 4, 4)), gen: "w"},
-	// Depthwise + 1×1 in one layer: the tiled CPU kernel (or the two launches on a GPU)
-	// with the depthwise Clip, no 1×1 bias, a residual and HardSwish.
-	{name: "depthwise_pointwise", typ: DepthwisePointwiseType, attrs: Attrs{"group": 6, "pads": []int{1, 1, 1, 1},
-		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6), FusedActivationAttr: ActHardSwish},
-		in: shapes(sh(2, 6, 5, 9), sh(6, 1, 3, 3), sh(6), sh(7, 6, 1, 1), nil, sh(2, 7, 5, 9)), out: shapes(sh(2, 7, 5, 9)), omit: []int{4}, gen: "w"},
 	// A fire module in one layer, the 1×1 expansion without an activation.
 	{name: "fire", typ: FireType, attrs: Attrs{"pads": []int{1, 1, 1, 1}, SqueezeActivationAttr: ActRelu, FusedActivationAttr: ActRelu},
 		in: shapes(sh(2, 5, 7, 9), sh(3, 5, 1, 1), sh(3), sh(4, 3, 1, 1), sh(4), sh(6, 3, 3, 3), sh(6)), out: shapes(sh(2, 10, 7, 9))},

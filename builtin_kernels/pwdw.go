@@ -14,8 +14,7 @@ import (
 // (pads, strides, dilations, kernel_shape, auto_pad, group = the expanded channel
 // count); the 1×1 convolution's activation is in the Pointwise* attributes below; the
 // depthwise activation is in the usual fused attributes, or for a block in the Depthwise*
-// attributes (dwpw.go), the projection's then in the usual ones. Output batch stride as
-// Conv.
+// attributes below, the projection's then in the usual ones. Output batch stride as Conv.
 const PointwiseDepthwiseType = "clhost.PointwiseDepthwise"
 
 // Attributes of the 1×1 half's fused activation (as FusedActivationAttr and its
@@ -25,6 +24,15 @@ const (
 	PointwiseAlphaAttr      = "clhost_pw_alpha"
 	PointwiseMinAttr        = "clhost_pw_min"
 	PointwiseMaxAttr        = "clhost_pw_max"
+)
+
+// Attributes of a block's depthwise activation (as FusedActivationAttr and its
+// parameters for a Conv), where the usual ones hold the projection's.
+const (
+	DepthwiseActivationAttr = "clhost_dw_activation"
+	DepthwiseAlphaAttr      = "clhost_dw_alpha"
+	DepthwiseMinAttr        = "clhost_dw_min"
+	DepthwiseMaxAttr        = "clhost_dw_max"
 )
 
 // PointwiseWindowPrefix carries the expansion's window where it is not 1×1: a network's

@@ -140,7 +140,7 @@ func TestRegistered(t *testing.T) {
 		"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
 		"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Clip",
 		"Add", "Sub", "Mul", "Div", "Concat", "Flatten", "Reshape", "Gemm", "MatMul",
-		"Softmax", "BatchNormalization", "Identity", "clhost.Reorder", "clhost.DepthwisePointwise",
+		"Softmax", "BatchNormalization", "Identity", "clhost.Reorder",
 		"clhost.PointwiseDepthwise", "clhost.Fire",
 	}
 	for _, typ := range want {

@@ -25,9 +25,6 @@ func TestLayerFlops(t *testing.T) {
 		// And 50 × 6 × 24 for the projection.
 		{"block", graph.PointwiseDepthwiseType,
 			[][]int{{2, 8, 10, 10}, {24, 8, 1, 1}, {24}, {24, 1, 3, 3}, {24}, {6, 24, 1, 1}, nil, {2, 6, 5, 5}}, [][]int{{2, 6, 5, 5}}, 2 * (38400 + 10800 + 7200)},
-		// 36 pixels × (4 × 9 + 5 × 4).
-		{"depthwise + 1×1", graph.DepthwisePointwiseType,
-			[][]int{{1, 4, 6, 6}, {4, 1, 3, 3}, nil, {5, 4, 1, 1}}, [][]int{{1, 5, 6, 6}}, 2 * 36 * 56},
 		// 35 pixels × (6 × 8 + 5 × 6 + 7 × 6 × 9), per image.
 		{"fire", graph.FireType,
 			[][]int{{2, 8, 5, 7}, {6, 8, 1, 1}, {6}, {5, 6, 1, 1}, {5}, {7, 6, 3, 3}, {7}}, [][]int{{2, 12, 5, 7}}, 2 * 70 * (48 + 30 + 378)},

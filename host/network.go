@@ -1204,14 +1204,6 @@ func layerFlops(typ string, in, out [][]int) float64 {
 		y := out[0]
 		pixels := float64(y[0] * y[2] * y[3])
 		return 2 * pixels * (float64(in[1][0])*window(in[1]) + float64(in[3][0])*window(in[3]) + float64(in[5][0])*window(in[5]))
-	case graph.DepthwisePointwiseType:
-		// X, depthwise W (C, 1, kh, kw), [B], 1×1 W (M, C, 1, 1); output (N, M, OH, OW).
-		if len(in) < 4 || len(out[0]) != 4 {
-			return 0
-		}
-		y := out[0]
-		pixels := float64(y[0] * y[2] * y[3])
-		return 2 * pixels * (float64(in[1][0])*window(in[1]) + float64(y[1])*window(in[3]))
 	}
 	switch typ {
 	case "Conv":

@@ -113,7 +113,7 @@ func (n *Network) planHalves(prepared []*preparedLayer, levels [][]int) {
 // splitTypes are the layer types whose images are computed independently of each other
 // given batch-major activations (attributes checked in halfShapes).
 var splitTypes = map[string]bool{
-	"Conv": true, builtinkernels.PointwiseDepthwiseType: true, builtinkernels.DepthwisePointwiseType: true, builtinkernels.FireType: true,
+	"Conv": true, builtinkernels.PointwiseDepthwiseType: true, builtinkernels.FireType: true,
 	"MaxPool": true, "AveragePool": true, "GlobalMaxPool": true, "GlobalAveragePool": true,
 	"BatchNormalization": true, "Relu": true, "LeakyRelu": true, "Sigmoid": true, "Tanh": true,
 	"HardSigmoid": true, "HardSwish": true, "Clip": true, "Add": true, "Sub": true, "Mul": true,

@@ -19,13 +19,8 @@ const (
 	FusedMaxAttr        = "clhost_max"
 )
 
-// DepthwisePointwiseType is the layer a depthwise Conv and the 1×1 Conv that alone reads
-// it become (builtin_kernels' DepthwisePointwiseType): inputs X, the depthwise W and B,
-// the 1×1 W and B (either B the empty name when absent), [residual]; the depthwise Conv's
-// attributes, its fused activation renamed to the Depthwise* attributes.
-const DepthwisePointwiseType = "clhost.DepthwisePointwise"
-
-// The depthwise half's fused activation in a DepthwisePointwiseType layer.
+// The depthwise activation of a PointwiseDepthwiseType layer that took its projection
+// (the usual fused attributes then hold the projection's).
 const (
 	DepthwiseActivationAttr = "clhost_dw_activation"
 	DepthwiseAlphaAttr      = "clhost_dw_alpha"
@@ -118,7 +113,6 @@ type FuseStats struct {
 	ConvActivation     int // activations folded into a Conv (after its residual Add, if any)
 	ConvResidual       int // Adds folded into a Conv as its residual input
 	GemmActivation     int // activations folded into a Gemm
-	DepthwisePointwise int // 1×1 Convs folded into the depthwise Conv before them
 	PointwiseDepthwise int // depthwise Convs folded into the 1×1 Conv before them
 	Projection         int // 1×1 Convs folded into the PointwiseDepthwiseType layer before them
 	ConvGlobalPool     int // GlobalAveragePools folded into the 1×1 Conv before them
@@ -129,14 +123,11 @@ type FuseStats struct {
 
 // Layers is the number of layers Fuse removed.
 func (s FuseStats) Layers() int {
-	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.DepthwisePointwise + s.PointwiseDepthwise + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool + 3*s.Fire
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.PointwiseDepthwise + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool + 3*s.Fire
 }
 
 func (s FuseStats) String() string {
 	out := fmt.Sprintf("%d Conv+activation, %d Conv+Add, %d Gemm+activation", s.ConvActivation, s.ConvResidual, s.GemmActivation)
-	if s.DepthwisePointwise > 0 {
-		out += fmt.Sprintf(", %d depthwise+1×1 Conv", s.DepthwisePointwise)
-	}
 	if s.PointwiseDepthwise > 0 {
 		out += fmt.Sprintf(", %d 1×1+depthwise Conv", s.PointwiseDepthwise)
 	}
@@ -164,9 +155,6 @@ type FuseOptions struct {
 	// absorbed: the types a custom-layer configuration implements, whose kernels know
 	// nothing of the fused attributes. Nil keeps none.
 	Keep func(layerType string) bool
-	// DepthwisePointwise folds a depthwise Conv and the 1×1 Conv that alone reads it into
-	// one DepthwisePointwiseType layer, which only CPU devices run faster than the two.
-	DepthwisePointwise bool
 	// PointwiseDepthwise folds a 1×1 Conv and the depthwise Conv that alone reads it into
 	// one PointwiseDepthwiseType layer (MobileNet's expansion and depthwise layers), which
 	// CPU devices run faster than the two.
@@ -221,10 +209,6 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //   - Conv (with or without a residual) or Gemm → Relu, LeakyRelu, Clip (one input; its
 //     min/max attributes), Sigmoid or HardSwish: the activation becomes the layer's
 //     FusedActivationAttr, with FusedAlphaAttr or FusedMinAttr/FusedMaxAttr.
-//   - With opts.DepthwisePointwise, a depthwise Conv (with or without an activation; 2-D,
-//     group = channels = W's first dimension, undilated, at most 1024 channels, output
-//     rows of 4 pixels or more) → a plain 1×1 Conv: one DepthwisePointwiseType layer,
-//     which then takes residuals and activations as a Conv does (MobileNet's blocks).
 //   - With opts.PointwiseDepthwise, a plain 1×1 Conv (with or without an activation; no
 //     residual, unit strides, no padding) → a depthwise Conv (2-D, group = channels = W's
 //     first dimension, undilated, its window rows within what the kernel's buffer
@@ -232,8 +216,7 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     does (MobileNet's expansion and depthwise layers). A stem Conv (group 1,
 //     undilated, explicit pads, a window wider than 1×1 and at most maxStemTaps taps per
 //     output) joins its depthwise Conv the same way, its window under
-//     PointwiseWindowPrefix. It comes before DepthwisePointwise: a depthwise Conv joins
-//     the expansion before it.
+//     PointwiseWindowPrefix.
 //   - With opts.ProjectionMinRows, a PointwiseDepthwiseType layer of at most
 //     maxBlockMACs multiply-adds (with the projection) and at least that many output rows
 //     over the batch, or with opts.ProjectionTallRows, one of at least that many output
@@ -354,12 +337,6 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				f.appendWeights(i, next.Inputs, 5)
 				host.Attrs = renameAttrs(host.Attrs, depthwiseNames, false)
 				stats.Projection++
-			} else if opts.DepthwisePointwise && f.depthwisePointwise(host, next) {
-				f.take(i, j)
-				f.appendWeights(i, next.Inputs, 3)
-				host.Type = DepthwisePointwiseType
-				host.Attrs = renameAttrs(host.Attrs, depthwiseNames, false)
-				stats.DepthwisePointwise++
 			} else if opts.GlobalAveragePool && f.globalPool(host, next) {
 				f.take(i, j)
 				host.Attrs = append(slices.Clone(host.Attrs), model.IntAttr(FusedGlobalAveragePoolAttr, 1))
@@ -513,15 +490,12 @@ func (f *fuser) residual(out string, add *model.Layer) (string, bool) {
 	return other, true
 }
 
-// residualSlot is the input a layer takes a residual at: 3 for a Conv, 5 for a
-// DepthwisePointwiseType layer, 7 for a PointwiseDepthwiseType layer with its
-// projection, 0 for others.
+// residualSlot is the input a layer takes a residual at: 3 for a Conv, 7 for a
+// PointwiseDepthwiseType layer with its projection, 0 for others.
 func residualSlot(l *model.Layer) int {
 	switch l.Type {
 	case "Conv":
 		return 3
-	case DepthwisePointwiseType:
-		return 5
 	case PointwiseDepthwiseType:
 		if len(l.Inputs) > 5 {
 			return 7
@@ -530,49 +504,11 @@ func residualSlot(l *model.Layer) int {
 	return 0
 }
 
-// fused reports whether a Conv (or a DepthwisePointwiseType layer) already carries a
+// fused reports whether a Conv (or a PointwiseDepthwiseType block) already carries a
 // residual or an activation: an Add after it can no longer move inside.
 func fused(l *model.Layer) bool {
 	slot := residualSlot(l)
 	return len(l.Inputs) > slot && l.Inputs[slot] != "" || l.String(FusedActivationAttr, "") != ""
-}
-
-// depthwisePointwise says whether Conv host is a depthwise convolution that the tiled
-// DepthwisePointwise kernel takes and Conv next, its output's sole reader, a plain 1×1
-// convolution of it carrying no fused work.
-func (f *fuser) depthwisePointwise(host, next *model.Layer) bool {
-	if host.Type != "Conv" || next.Type != "Conv" || len(host.Inputs) > 3 && host.Inputs[3] != "" ||
-		len(next.Inputs) > 3 || next.String(FusedActivationAttr, "") != "" || host.Has("clhost_output_batch_stride") {
-		return false
-	}
-	shape := func(name string) []int {
-		if t := f.tensor[name]; t != nil && t.Type == model.Float32 {
-			return t.Shape
-		}
-		return nil
-	}
-	x, w, mid := shape(host.Inputs[0]), shape(host.Inputs[1]), shape(host.Outputs[0])
-	if len(x) != 4 || len(w) != 4 || len(mid) != 4 {
-		return false
-	}
-	c := x[1]
-	ones := func(v []int64) bool {
-		for _, e := range v {
-			if e != 1 {
-				return false
-			}
-		}
-		return true
-	}
-	if w[0] != c || w[1] != 1 || host.Int("group", 1) != int64(c) || c > 1024 || mid[3] < 4 ||
-		!ones(host.Ints("dilations", nil)) {
-		return false
-	}
-	pw := shape(next.Inputs[1])
-	pads := next.Ints("pads", nil)
-	return len(pw) == 4 && pw[1] == c && pw[2] == 1 && pw[3] == 1 && next.Int("group", 1) == 1 &&
-		ones(next.Ints("strides", nil)) && !slices.ContainsFunc(pads, func(p int64) bool { return p != 0 }) &&
-		slices.Contains([]string{"", "NOTSET", "VALID"}, next.String("auto_pad", ""))
 }
 
 // maxPointwiseDepthwiseRow bounds a PointwiseDepthwiseType layer's window rows: kernel
@@ -921,7 +857,7 @@ func plain1x1(l *model.Layer) bool {
 }
 
 // depthwiseNames and pointwiseNames rename a Conv's fused activation to the attributes
-// of one half of a DepthwisePointwiseType or PointwiseDepthwiseType layer.
+// of the depthwise or the 1×1 part of a PointwiseDepthwiseType layer.
 var (
 	depthwiseNames = map[string]string{FusedActivationAttr: DepthwiseActivationAttr, FusedAlphaAttr: DepthwiseAlphaAttr,
 		FusedMinAttr: DepthwiseMinAttr, FusedMaxAttr: DepthwiseMaxAttr}

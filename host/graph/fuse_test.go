@@ -448,7 +448,6 @@ func TestFuseContractMatchesKernels(t *testing.T) {
 		{graph.FusedAlphaAttr, builtinkernels.FusedAlphaAttr},
 		{graph.FusedMinAttr, builtinkernels.FusedMinAttr},
 		{graph.FusedMaxAttr, builtinkernels.FusedMaxAttr},
-		{graph.DepthwisePointwiseType, builtinkernels.DepthwisePointwiseType},
 		{graph.DepthwiseActivationAttr, builtinkernels.DepthwiseActivationAttr},
 		{graph.DepthwiseAlphaAttr, builtinkernels.DepthwiseAlphaAttr},
 		{graph.DepthwiseMinAttr, builtinkernels.DepthwiseMinAttr},
@@ -641,9 +640,7 @@ var fuseVariants = []struct {
 	opts graph.FuseOptions
 }{
 	{"", graph.FuseOptions{}},
-	{"/depthwise+1x1", graph.FuseOptions{DepthwisePointwise: true}},
 	{"/1x1+depthwise", graph.FuseOptions{PointwiseDepthwise: true}},
-	{"/both", graph.FuseOptions{PointwiseDepthwise: true, DepthwisePointwise: true}},
 	{"/blocks", graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 1}},
 	{"/pool", graph.FuseOptions{PointwiseDepthwise: true, GlobalAveragePool: true}},
 	{"/maxpool", graph.FuseOptions{MaxPool: true}},
@@ -703,75 +700,37 @@ func TestFusedMatchesUnfusedOnDevice(t *testing.T) {
 	}
 }
 
-// TestFuseDepthwisePointwise: with the option, MobileNet's depthwise and projection convs
-// become one layer that keeps the depthwise Clip under its own names and still takes the
-// block's residual; without it, or where the 1×1 conv is strided, they stay apart.
-func TestFuseDepthwisePointwise(t *testing.T) {
+// TestFusePointwiseDepthwise: with the option, MobileNet's expansion and depthwise convs
+// become one layer that keeps the expansion's Clip under its own names and takes the
+// depthwise Clip as its fused activation, the projection and the residual staying a
+// Conv. A padded, strided or residual-carrying 1×1 conv, a dilated depthwise one and rows too
+// wide for the kernel's buffer stay apart.
+func TestFusePointwiseDepthwise(t *testing.T) {
 	m := mobileModel(t)
-	stats, err := graph.FuseWith(m, graph.FuseOptions{DepthwisePointwise: true})
+	stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1, DepthwisePointwise: 1}); stats != want {
+	if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1, PointwiseDepthwise: 1}); stats != want {
 		t.Errorf("stats %+v, want %+v", stats, want)
 	}
-	d := layerNamed(t, m, "d")
-	if d.Type != graph.DepthwisePointwiseType || !slices.Equal(d.Inputs, []string{"e6", "wd", "bd", "wp", "bp", "x"}) ||
-		!slices.Equal(d.Outputs, []string{"y1"}) {
-		t.Errorf("d: %s %v → %v", d.Type, d.Inputs, d.Outputs)
+	e := layerNamed(t, m, "e")
+	if e.Type != graph.PointwiseDepthwiseType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd"}) ||
+		!slices.Equal(e.Outputs, []string{"d6"}) {
+		t.Errorf("e: %s %v → %v", e.Type, e.Inputs, e.Outputs)
 	}
-	if d.String(graph.DepthwiseActivationAttr, "") != "Clip" || d.Float(graph.DepthwiseMaxAttr, 0) != 6 || d.Has(graph.FusedActivationAttr) {
-		t.Errorf("d's activations: %+v", d.Attrs)
+	if e.String(graph.PointwiseActivationAttr, "") != "Clip" || e.Float(graph.PointwiseMaxAttr, 0) != 6 ||
+		e.String(graph.FusedActivationAttr, "") != "Clip" || e.Float(graph.FusedMaxAttr, 0) != 6 ||
+		e.Int("group", 0) != 12 || !slices.Equal(e.Ints("pads", nil), []int64{1, 1, 1, 1}) {
+		t.Errorf("e's attributes: %+v", e.Attrs)
+	}
+	if p := layerNamed(t, m, "p"); p.Type != "Conv" || len(p.Inputs) != 4 || p.Inputs[3] != "x" {
+		t.Errorf("p: %s %v", p.Type, p.Inputs)
 	}
 	if len(m.Layers) != 4 {
 		t.Errorf("layers %v", layerNames(m))
 	}
 	checkListOrder(t, m)
-
-	b := newModel("strided")
-	x := b.Input("x", model.Float32, 1, 4, 8, 8)
-	dw := b.Layer("Conv", "dw", []string{x, b.weights("wd", 1, 4, 1, 3, 3)}, pads1, model.IntAttr("group", 4))
-	b.Output(b.Layer("Conv", "pw", []string{dw, b.weights("wp", 1, 5, 4, 1, 1)}, model.IntsAttr("strides", 2, 2)))
-	m = b.build(t)
-	if stats, err := graph.FuseWith(m, graph.FuseOptions{DepthwisePointwise: true}); err != nil || stats.Layers() != 0 {
-		t.Errorf("strided 1×1: %+v, %v", stats, err)
-	}
-}
-
-// TestFusePointwiseDepthwise: with the option, MobileNet's expansion and depthwise convs
-// become one layer that keeps the expansion's Clip under its own names and takes the
-// depthwise Clip as its fused activation, the projection and the residual staying a
-// Conv; with both options the depthwise conv joins the expansion, not the projection.
-// A padded, strided or residual-carrying 1×1 conv, a dilated depthwise one and rows too
-// wide for the kernel's buffer stay apart.
-func TestFusePointwiseDepthwise(t *testing.T) {
-	for _, both := range []bool{false, true} {
-		m := mobileModel(t)
-		stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, DepthwisePointwise: both})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1, PointwiseDepthwise: 1}); stats != want {
-			t.Errorf("stats %+v, want %+v", stats, want)
-		}
-		e := layerNamed(t, m, "e")
-		if e.Type != graph.PointwiseDepthwiseType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd"}) ||
-			!slices.Equal(e.Outputs, []string{"d6"}) {
-			t.Errorf("e: %s %v → %v", e.Type, e.Inputs, e.Outputs)
-		}
-		if e.String(graph.PointwiseActivationAttr, "") != "Clip" || e.Float(graph.PointwiseMaxAttr, 0) != 6 ||
-			e.String(graph.FusedActivationAttr, "") != "Clip" || e.Float(graph.FusedMaxAttr, 0) != 6 ||
-			e.Int("group", 0) != 12 || !slices.Equal(e.Ints("pads", nil), []int64{1, 1, 1, 1}) {
-			t.Errorf("e's attributes: %+v", e.Attrs)
-		}
-		if p := layerNamed(t, m, "p"); p.Type != "Conv" || len(p.Inputs) != 4 || p.Inputs[3] != "x" {
-			t.Errorf("p: %s %v", p.Type, p.Inputs)
-		}
-		if len(m.Layers) != 4 {
-			t.Errorf("layers %v", layerNames(m))
-		}
-		checkListOrder(t, m)
-	}
 
 	relu6 := []model.Attr{model.FloatAttr("min", 0), model.FloatAttr("max", 6)}
 	apart := []struct {
@@ -838,7 +797,7 @@ func TestFusePointwiseDepthwise(t *testing.T) {
 	pw := b.Layer("Conv", "pw", []string{x, b.weights("wp", 1, 8, 8, 1, 1)})
 	a := b.Layer("Add", "a", []string{pw, x})
 	b.Output(b.Layer("Conv", "dw", []string{a, b.weights("wd", 1, 8, 1, 3, 3)}, pads1, model.IntAttr("group", 8)))
-	m := b.build(t)
+	m = b.build(t)
 	if stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true}); err != nil || stats.PointwiseDepthwise != 0 || stats.ConvResidual != 1 {
 		t.Errorf("residual 1×1: %+v, %v", stats, err)
 	}

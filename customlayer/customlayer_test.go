@@ -485,3 +485,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestNear: a type that differs from a defined one only in case, or by one edit, finds
+// it; others find nothing.
+func TestNear(t *testing.T) {
+	r := NewRegistry(nil)
+	r.Add(&Layer{Name: "HardSwishx", Origin: "hs.xml", Line: 2}, &Layer{Name: "GRN"}, &Layer{Name: "Swish"})
+	for _, c := range []struct{ typ, want string }{
+		{"HardSwishX", "HardSwishx"}, // case
+		{"hardswishx", "HardSwishx"},
+		{"HardSwish", "HardSwishx"}, // one dropped
+		{"HardSwishxx", "HardSwishx"},
+		{"GRM", "GRN"},     // one changed
+		{"Swihs", "Swish"}, // neighbours swapped
+		{"GRN", ""},        // the same name is no suggestion
+		{"Conv", ""},
+		{"Swhsi", ""}, // two edits
+	} {
+		l, ok := r.Near(c.typ)
+		got := ""
+		if ok {
+			got = l.Name
+		}
+		if got != c.want {
+			t.Errorf("Near(%q) = %q, want %q", c.typ, got, c.want)
+		}
+	}
+}

@@ -73,6 +73,47 @@ func loadConfigs(opts Options, logf func(string, ...any)) (*customlayer.Registry
 	return reg, nil
 }
 
+// UnimplementedError lists the layer types of a model that neither a built-in layer nor
+// a loaded custom layer implements.
+type UnimplementedError struct {
+	Types []UnimplementedType
+}
+
+// UnimplementedType is one such layer type.
+type UnimplementedType struct {
+	Type  string
+	Layer string // the first layer of that type
+	// Near is a loaded custom layer whose name differs from Type only in case or by one
+	// edit: most likely the one meant.
+	Near *customlayer.Layer
+}
+
+func (e *UnimplementedError) Error() string {
+	lines := make([]string, len(e.Types))
+	for i, t := range e.Types {
+		lines[i] = fmt.Sprintf("no implementation for layer type %q (layer %q): ", t.Type, t.Layer)
+		if t.Near != nil {
+			lines[i] += fmt.Sprintf("did you mean %q (%s)?", t.Near.Name, t.Near.Where())
+		} else {
+			lines[i] += "neither a built-in layer nor a loaded custom-layer configuration defines it"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// unimplemented notes layer l's type as one nothing implements.
+func (e *Engine) unimplemented(err *UnimplementedError, l *model.Layer) *UnimplementedError {
+	if err == nil {
+		err = &UnimplementedError{}
+	}
+	t := UnimplementedType{Type: l.Type, Layer: l.Name}
+	if near, ok := e.Layers.Near(l.Type); ok {
+		t.Near = near
+	}
+	err.Types = append(err.Types, t)
+	return err
+}
+
 // executionOrder is the order layers are enqueued in, and their dependency levels.
 func executionOrder(m *model.Model) ([]int, [][]int, error) {
 	if err := graph.InferShapes(m); err != nil {
@@ -110,6 +151,16 @@ func (p layerParams) Param(name string) (jit.Value, bool) {
 		return jit.String(a.Str), true
 	}
 	return jit.Value{}, false
+}
+
+// ParamNames lists the layer's attributes, so that a missing-parameter error shows the
+// ones it has.
+func (p layerParams) ParamNames() []string {
+	names := make([]string, len(p.l.Attrs))
+	for i, a := range p.l.Attrs {
+		names[i] = a.Name
+	}
+	return names
 }
 
 // matchData finds the constant input of the layer that a Data binding names: the exact

@@ -539,7 +539,7 @@ func TestCustomMissingParameter(t *testing.T) {
 	b.LayerOutputs("NeedsAlpha", "act7", []string{x}, []string{y}, model.FloatAttr("beta", 2))
 	b.Output(y)
 	err := ctCompileError(t, Options{NoGlobalConfig: true, Configs: []string{ctPath(t, "missing_param.xml")}}, ctBuild(t, b))
-	ctContains(t, "the error", err.Error(), `layer "act7"`, `"NeedsAlpha"`, `Define "alpha": the layer has no parameter "alpha" and the define has no default`)
+	ctContains(t, "the error", err.Error(), `layer "act7"`, `"NeedsAlpha"`, `Define "alpha" (`+ctPath(t, "missing_param.xml")+`:5): the layer has no parameter "alpha" and the define has no default; the layer's parameters: beta (float)`)
 }
 
 // TestCustomKernelChecksAtCompile: an argument count unlike the declared buffers, and an

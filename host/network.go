@@ -362,7 +362,7 @@ func (e *Engine) optimize(m *model.Model) error {
 // checkImplemented lists every layer type that neither a custom layer nor a built-in
 // implements, and notes custom layers that replace built-ins.
 func (e *Engine) checkImplemented(m *model.Model) error {
-	var missing []string
+	var missing *UnimplementedError
 	seen := map[string]bool{}
 	for i := range m.Layers {
 		l := &m.Layers[i]
@@ -378,11 +378,11 @@ func (e *Engine) checkImplemented(m *model.Model) error {
 		}
 		if !seen[l.Type] {
 			seen[l.Type] = true
-			missing = append(missing, fmt.Sprintf("no implementation for layer type %q (layer %q): load a custom-layer config (-c) that defines it", l.Type, l.Name))
+			missing = e.unimplemented(missing, l)
 		}
 	}
-	if len(missing) > 0 {
-		return errors.New(strings.Join(missing, "\n"))
+	if missing != nil {
+		return missing
 	}
 	return nil
 }

@@ -136,7 +136,7 @@ func TestUnknownLayerTypesListedAtOnce(t *testing.T) {
 	e := newTestEngine(t, Options{})
 	_, err = e.Compile(m)
 	for _, want := range []string{
-		`no implementation for layer type "Frobnicate" (layer "f1"): load a custom-layer config (-c) that defines it`,
+		`no implementation for layer type "Frobnicate" (layer "f1"): neither a built-in layer nor a loaded custom-layer configuration defines it`,
 		`no implementation for layer type "Twiddle" (layer "t1")`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -182,7 +182,7 @@ func Generate(l *customlayer.Layer, inst Instance) (*Program, error) {
 	for _, d := range l.Defines {
 		v, err := defineValue(d, inst.Params)
 		if err != nil {
-			problem("Define %q: %v", d.Name, err)
+			problem("Define %q (%s): %v", d.Name, defineWhere(l, d), err)
 			continue
 		}
 		user.WriteString("#define ")
@@ -284,4 +284,12 @@ func quoteFileName(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// defineWhere is the XML file:line of a Define.
+func defineWhere(l *customlayer.Layer, d customlayer.Define) string {
+	if d.Line > 0 {
+		return fmt.Sprintf("%s:%d", l.Origin, d.Line)
+	}
+	return l.Where()
 }

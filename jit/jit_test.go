@@ -475,20 +475,22 @@ func TestErrors(t *testing.T) {
 			l.WorkSizes.Global = mustList(t, "X,Y")
 			l.WorkSizes.Local = mustList(t, "2,2")
 		}, `layer "conv1/relu" (type "ReLU"): work sizes: local size 2 (formula "2") does not divide global size 5 (formula "X") in dimension 0, with B=1 F=3 Y=4 X=5`},
-		{"missing param", func(l *customlayer.Layer, in *Instance) { l.Defines[0].HasDefault = false },
-			`layer "conv1/relu" (type "ReLU"): Define "neg_slope": the layer has no parameter "negative_slope" and the define has no default`},
+		{"missing param", func(l *customlayer.Layer, in *Instance) {
+			l.Defines[0].HasDefault = false
+			in.Params = ParamMap{"slope": Float(0.1), "axes": Ints(1, 2)}
+		}, `layer "conv1/relu" (type "ReLU"): Define "neg_slope" (testdata/custom_layer_example.xml:4): the layer has no parameter "negative_slope" and the define has no default; the layer's parameters: axes (int[]), slope (float)`},
 		{"list to scalar", func(l *customlayer.Layer, in *Instance) { in.Params = ParamMap{"negative_slope": Floats(0.1, 0.2)} },
-			`layer "conv1/relu" (type "ReLU"): Define "neg_slope": parameter "negative_slope" = 0.1,0.2: a list cannot be given to the scalar float define`},
+			`layer "conv1/relu" (type "ReLU"): Define "neg_slope" (testdata/custom_layer_example.xml:4): parameter "negative_slope" = 0.1,0.2: a list cannot be given to the scalar float define`},
 		{"string not a number", func(l *customlayer.Layer, in *Instance) { in.Params = ParamMap{"negative_slope": String("steep")} },
-			`layer "conv1/relu" (type "ReLU"): Define "neg_slope": parameter "negative_slope" = "steep": not a number`},
+			`layer "conv1/relu" (type "ReLU"): Define "neg_slope" (testdata/custom_layer_example.xml:4): parameter "negative_slope" = "steep": not a number`},
 		{"line break", func(l *customlayer.Layer, in *Instance) {
 			in.Params = ParamMap{"negative_slope": String("1\n#define X")}
 		},
-			`layer "conv1/relu" (type "ReLU"): Define "neg_slope": parameter "negative_slope" = "1\n#define X": a value with a line break cannot be a define`},
+			`layer "conv1/relu" (type "ReLU"): Define "neg_slope" (testdata/custom_layer_example.xml:4): parameter "negative_slope" = "1\n#define X": a value with a line break cannot be a define`},
 		{"float to int", func(l *customlayer.Layer, in *Instance) {
 			l.Defines[0].Type = customlayer.Int
 			in.Params = ParamMap{"negative_slope": Float(0.5)}
-		}, `layer "conv1/relu" (type "ReLU"): Define "neg_slope": parameter "negative_slope" = 0.5: 0.5 is not an integer`},
+		}, `layer "conv1/relu" (type "ReLU"): Define "neg_slope" (testdata/custom_layer_example.xml:4): parameter "negative_slope" = 0.5: 0.5 is not an integer`},
 		{"missing input", func(l *customlayer.Layer, in *Instance) { in.Inputs = nil },
 			`layer "conv1/relu" (type "ReLU"): Tensor #1 (arg-index 0) binds input port 0, but the layer has 0 inputs`},
 		{"format mismatch", func(l *customlayer.Layer, in *Instance) { in.Inputs[0].Format = customlayer.BYXF },

@@ -1,8 +1,10 @@
 package jit
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -93,6 +95,13 @@ type Params interface {
 	Param(name string) (Value, bool)
 }
 
+// ParamLister is a Params that can list its parameters' names, so that an error about
+// a missing one can show those the layer has.
+type ParamLister interface {
+	Params
+	ParamNames() []string
+}
+
 // ParamMap is a Params held in a map.
 type ParamMap map[string]Value
 
@@ -100,6 +109,53 @@ type ParamMap map[string]Value
 func (m ParamMap) Param(name string) (Value, bool) {
 	v, ok := m[name]
 	return v, ok
+}
+
+// ParamNames implements ParamLister, in sorted order.
+func (m ParamMap) ParamNames() []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// String names a value's type as a Define's type attribute would: int, float, int[],
+// float[], or string.
+func (k Kind) String() string {
+	switch k {
+	case KindInt:
+		return "int"
+	case KindFloat:
+		return "float"
+	case KindIntList:
+		return "int[]"
+	case KindFloatList:
+		return "float[]"
+	case KindString:
+		return "string"
+	}
+	return "invalid"
+}
+
+// describeParams lists the parameters a Params has, with their types, for messages:
+// `alpha (float), pads (int[])`; "" when it cannot list them.
+func describeParams(p Params) string {
+	pl, ok := p.(ParamLister)
+	if !ok {
+		return ""
+	}
+	var s []string
+	for _, n := range pl.ParamNames() {
+		if v, ok := p.Param(n); ok {
+			s = append(s, fmt.Sprintf("%s (%s)", n, v.Kind))
+		}
+	}
+	if len(s) == 0 {
+		return "the layer has no parameters"
+	}
+	return "the layer's parameters: " + strings.Join(s, ", ")
 }
 
 // ParseValue reads a parameter value as written on a command line: a comma-separated
@@ -186,7 +242,11 @@ func defineValue(d customlayer.Define, params Params) (string, error) {
 	}
 	if !d.HasDefault {
 		if d.Param != "" {
-			return "", fmt.Errorf("the layer has no parameter %q and the define has no default", d.Param)
+			msg := fmt.Sprintf("the layer has no parameter %q and the define has no default", d.Param)
+			if have := describeParams(params); have != "" {
+				msg += "; " + have
+			}
+			return "", errors.New(msg)
 		}
 		return "", nil
 	}

@@ -125,3 +125,36 @@ func TestRunCheckFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLayerTypeHints: a type no configuration defines gets the -c hint; one whose
+// name differs only in case from a loaded layer gets "did you mean" instead.
+func TestRunLayerTypeHints(t *testing.T) {
+	dir := t.TempDir()
+	kernel, err := filepath.Abs(filepath.Join(sampleDir, "hardswish.cl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	xml := filepath.Join(dir, "hs.xml")
+	text := `<CustomLayer name="HardSwishx" type="SimpleGPU" version="1">
+  <Kernel entry="hardswish"><Source filename="` + kernel + `"/></Kernel>
+  <Buffers><Tensor arg-index="0" type="input" port-index="0"/><Tensor arg-index="1" type="output" port-index="0"/></Buffers>
+</CustomLayer>`
+	if err := os.WriteFile(xml, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(sampleDir, "model.onnx")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-c", xml}, `no implementation for layer type "HardSwishX" (layer "hs1"): did you mean "HardSwishx" (` + xml + `:1)?`},
+		{nil, "(load a custom-layer configuration that defines them with -c FILE.xml)"},
+	} {
+		args := append([]string{"run", "-m", model, "-d", "cpu", "-o", dir}, c.args...)
+		var code int
+		errOut := captureStderr(t, func() { code = runMain(args) })
+		if code != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("clhost %s: exit %d, stderr %q; want exit 1 and %q", strings.Join(args, " "), code, errOut, c.want)
+		}
+	}
+}

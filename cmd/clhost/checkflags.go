@@ -91,3 +91,22 @@ func checkOutDir(dir string) error {
 	}
 	return nil
 }
+
+// configHint adds to an error about layer types that nothing implements what to do about
+// them, in the CLI's terms.
+func configHint(err error, configs []string) error {
+	var ue *host.UnimplementedError
+	if !errors.As(err, &ue) {
+		return err
+	}
+	for _, t := range ue.Types {
+		if t.Near != nil {
+			continue
+		}
+		if len(configs) == 0 {
+			return fmt.Errorf("%w\n(load a custom-layer configuration that defines them with -c FILE.xml)", err)
+		}
+		return fmt.Errorf("%w\n(the configurations given with -c, %s, do not define them)", err, strings.Join(configs, ", "))
+	}
+	return err
+}

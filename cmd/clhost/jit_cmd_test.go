@@ -80,7 +80,7 @@ func TestJitErrors(t *testing.T) {
 		{"missing param", []string{"-c", globalXML, "-l", "Grn", "--input", "1x2", "--output", "1x2:byxf"}, false,
 			`layer "Grn" (type "Grn"): OUTPUT0 is in BYXF but the layer declares BFYX (the host must reorder it)`},
 		{"list to scalar", []string{"-c", reluXML, "-l", "ReLU", "--input", "1x2", "--output", "1x2", "--param", "negative_slope=1,2"}, false,
-			`layer "ReLU" (type "ReLU"): Define "neg_slope": parameter "negative_slope" = 1,2: a list cannot be given to the scalar float define`},
+			`layer "ReLU" (type "ReLU"): Define "neg_slope" (../../customlayer/testdata/relu/custom_layer_example.xml:4): parameter "negative_slope" = 1,2: a list cannot be given to the scalar float define`},
 		{"bad dims", []string{"-c", reluXML, "-l", "ReLU", "--input", "1xAx3", "--output", "1x2"}, true, `dimension "A" is not a positive integer`},
 		{"bad format", []string{"-c", reluXML, "-l", "ReLU", "--input", "1x2:nchw:half", "--output", "1x2"}, true, `"nchw" is neither a format`},
 		{"bad param", []string{"-c", reluXML, "-l", "ReLU", "--param", "x"}, true, `want NAME=VALUE`},
@@ -119,8 +119,8 @@ func TestJitErrors(t *testing.T) {
 	})
 	var out, errOut bytes.Buffer
 	err := runJit([]string{"-c", filepath.Join(dir, "c.xml"), "-l", "Scale", "--name", "head/scale", "--input", "4", "--output", "4"}, &out, &errOut)
-	if err == nil || err.Error() != `layer "head/scale" (type "Scale"): Define "SCALE": the layer has no parameter "scale" and the define has no default` {
-		t.Errorf("missing parameter: %v", err)
+	if want := `layer "head/scale" (type "Scale"): Define "SCALE" (` + filepath.Join(dir, "c.xml") + `:2): the layer has no parameter "scale" and the define has no default; the layer has no parameters`; err == nil || err.Error() != want {
+		t.Errorf("missing parameter: %v\nwant %s", err, want)
 	}
 	if code := runMain([]string{"jit", "-c", reluXML, "-l", "Nope", "--output", "1"}); code != 1 {
 		t.Errorf("exit code %d, want 1", code)

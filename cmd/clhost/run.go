@@ -197,7 +197,7 @@ func runRun(args []string) error {
 	}
 	e, n, err := ef.openWith(host.Options{Profile: *profile, KeepIntermediates: cf.any()})
 	if err != nil {
-		return err
+		return configHint(err, ef.configs)
 	}
 	defer e.Close()
 	for _, c := range n.CustomLayers() {

@@ -500,7 +500,7 @@ func TestCustomTwoOutputs(t *testing.T) {
 	ctClose(t, "pos", out["pos"].Data, wantPos, 0)
 	ctClose(t, "neg", out["neg"].Data, wantNeg, 0)
 	ctClose(t, "prod", out["prod"].Data, make([]float32, len(in.Data)), 0) // one of the two is 0
-	if got, want := strings.Join(n.Steps(), " "), "split<- prod<-split"; got != want {
+	if got, want := strings.Join(n.stepWaits(), " "), "split<- prod<-split"; got != want {
 		t.Errorf("steps %q, want %q", got, want)
 	}
 }

@@ -4,6 +4,10 @@
 // every buffer allocated, every program built and every kernel argument set. Network.Infer
 // then only copies inputs in, enqueues the kernels and copies outputs out.
 //
+// LoadModel reads a model in any form clhost reads (.clm, .json, .onnx). Options.Configs
+// adds custom-layer configurations, whose XML and generated defines docs/custom-layers.md
+// describes. The zero Options choose for the device what the clhost command does.
+//
 // Concurrency: a Network may be used from any number of goroutines. Its device buffers
 // and kernel arguments are shared, so inferences are serialized (submission and wait of
 // one inference complete before the next starts); results are identical to a serial run.

@@ -20,11 +20,9 @@ import (
 	"github.com/clhost/clhost/host/onnx"
 )
 
-// Tensor is a float32 tensor in host memory, C order.
-type Tensor struct {
-	Shape []int
-	Data  []float32
-}
+// Tensor is a float32 tensor in host memory: its Shape, and its Data in C order. The
+// built-in ops' CPU references take the same type.
+type Tensor = builtinkernels.HostTensor
 
 // launch is one prepared NDRange: kernel with its arguments already set.
 type launch struct {
@@ -160,9 +158,9 @@ type LayerTime struct {
 	Halves bool `json:",omitempty"`
 }
 
-// Steps lists the layers in execution order with the indexes of the layers each waits
-// on, as "name<-dep1,dep2" strings; tests use it to check wait lists.
-func (n *Network) Steps() []string {
+// stepWaits lists the layers in execution order with the layers each waits on, as
+// "name<-dep1,dep2" strings; tests use it to check wait lists.
+func (n *Network) stepWaits() []string {
 	out := make([]string, len(n.steps))
 	for i, s := range n.steps {
 		deps := make([]string, len(s.deps))
@@ -174,8 +172,8 @@ func (n *Network) Steps() []string {
 	return out
 }
 
-// Levels returns the layer names per topological level.
-func (n *Network) Levels() [][]string {
+// levelNames returns the layer names per topological level.
+func (n *Network) levelNames() [][]string {
 	out := make([][]string, len(n.levels))
 	for i, lv := range n.levels {
 		for _, s := range lv {

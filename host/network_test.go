@@ -66,12 +66,12 @@ func TestDiamondLevelsWaitListsAndResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	levels := n.Levels()
+	levels := n.levelNames()
 	want := [][]string{{"a", "b"}, {"c"}, {"d", "e"}, {"f"}}
 	if fmt.Sprint(levels) != fmt.Sprint(want) {
 		t.Errorf("levels %v, want %v", levels, want)
 	}
-	steps := n.Steps()
+	steps := n.stepWaits()
 	wantSteps := []string{"a<-", "b<-", "c<-a,b", "d<-c", "e<-c", "f<-c,d"}
 	if !slices.Equal(steps, wantSteps) {
 		t.Errorf("wait lists %v, want %v", steps, wantSteps)

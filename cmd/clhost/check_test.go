@@ -158,3 +158,26 @@ func TestRunLayerTypeHints(t *testing.T) {
 		}
 	}
 }
+
+// TestJitRunAlone: `clhost jit --run` runs one custom layer on given data, without a
+// model, under the sanitizer and against the expected output.
+func TestJitRunAlone(t *testing.T) {
+	for _, c := range []struct {
+		config string
+		code   int
+		want   string
+	}{
+		{"hardswish.xml", 0, "ok  hs1  HardSwishX (custom)  expected values: output0 max abs error"},
+		{"broken/times2.xml", 1, "MISMATCH  hs1  HardSwishX (custom)  expected values: output0 max abs error 21.9"},
+	} {
+		args := []string{"jit", "-c", filepath.Join(sampleDir, c.config), "-l", "HardSwishX", "--name", "hs1", "--output", "1x8x24x32",
+			"--param", "alpha=0.16666667", "--param", "beta=0.5", "-d", "cpu", "--run",
+			"--input-data", filepath.Join(sampleDir, "c1_ref.npy"), "--expect", filepath.Join(sampleDir, "h1_ref.npy")}
+		var code int
+		var out string
+		errOut := captureStderr(t, func() { out = captureStdout(t, func() { code = runMain(args) }) })
+		if code != c.code || !strings.Contains(out, c.want) || !strings.Contains(out, "sanitizer: no findings") {
+			t.Errorf("%s: exit %d (want %d), stdout lacks %q or the sanitizer's line:\n%s\n%s", c.config, code, c.code, c.want, out, errOut)
+		}
+	}
+}

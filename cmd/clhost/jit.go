@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register(command{name: "jit", summary: "print the program text of a custom layer instance (and build it with --build)", run: func(args []string) error {
+	register(command{name: "jit", summary: "print the program text of a custom layer instance (build it with --build, run it alone with --run)", run: func(args []string) error {
 		return runJit(args, os.Stdout, os.Stderr)
 	}})
 }
@@ -108,6 +108,8 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&params, "param", "a layer parameter `NAME=VALUE` (0.1 is a float, 3 an int, 2,3,4 a list); repeatable")
 	name := fs.String("name", "", "the layer instance name used in messages (default: the type)")
 	build := fs.Bool("build", false, "also compile the program on the device and report the result")
+	var rf jitRunFlags
+	addJitRunFlags(fs, &rf)
 	dev := deviceFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -122,8 +124,11 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 	case len(outputs) == 0:
 		return usagef("no output tensor: give --output DIMS[:FORMAT]")
 	}
-	if *dev != "" && !*build {
-		return usagef("-d only matters with --build")
+	if *dev != "" && !*build && !*rf.run {
+		return usagef("-d only matters with --build or --run")
+	}
+	if !*rf.run && (len(rf.data) > 0 || len(rf.expect) > 0 || *rf.outDir != "") {
+		return usagef("--input-data, --expect and -o only matter with --run")
 	}
 
 	reg, err := loadConfigs(configs, stderr, true)
@@ -138,6 +143,15 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("no custom layer of type %q in %s or the global configuration (defined: %s)", *layerType, strings.Join(configs, ", "), strings.Join(have, ", "))
 	}
+	var data *jitData
+	if *rf.run {
+		if data, err = readJitData(rf.data, layer); err != nil {
+			return err
+		}
+		if inputs, err = shapesFromData(inputs, data); err != nil {
+			return err
+		}
+	}
 	inst := jit.Instance{Name: *name, Inputs: inputs, Outputs: outputs, Params: params.m}
 	if inst.Name == "" {
 		inst.Name = layer.Name
@@ -146,14 +160,19 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.WriteString(stdout, prog.Source); err != nil {
-		return err
+	if !*rf.run {
+		if _, err := io.WriteString(stdout, prog.Source); err != nil {
+			return err
+		}
 	}
 	local := "chosen by the driver"
 	if len(prog.Local) > 0 {
 		local = joinInts(prog.Local)
 	}
 	fmt.Fprintf(stderr, "clhost: entry %s, options %q, global work size %s, local %s\n", prog.Entry, prog.Options, joinInts(prog.Global), local)
+	if *rf.run {
+		return runJitLayer(layer, inst, params.m, data, &rf, configs, *dev, stdout, stderr)
+	}
 	if !*build {
 		return nil
 	}

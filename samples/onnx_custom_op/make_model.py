@@ -6,6 +6,7 @@ The files it writes are committed, so the sample and its test need no Python:
 
   model.onnx      the model; HardSwishX is an op of the domain "sample.custom"
   input.npy       an input of the model's shape
+  c1_ref.npy      numpy's value of c1, the convolution's output (hs1's input)
   h1_ref.npy      numpy's value of h1, hs1's output, for input.npy (conv, then hard swish)
   y_ref.npy       numpy's value of the graph output y (h1_ref max-pooled)
 
@@ -57,6 +58,7 @@ hs = conv * np.clip(alpha * conv + beta, 0.0, 1.0)
 y = hs.reshape(N, M, H // 2, 2, W // 2, 2).max(axis=(3, 5))
 
 np.save("input.npy", x)
+np.save("c1_ref.npy", conv.astype(np.float32))
 np.save("h1_ref.npy", hs.astype(np.float32))
 np.save("y_ref.npy", y.astype(np.float32))
-print("wrote model.onnx, input.npy, h1_ref.npy, y_ref.npy")
+print("wrote model.onnx, input.npy, c1_ref.npy, h1_ref.npy, y_ref.npy")

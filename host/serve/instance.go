@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"sync"
 	"time"
 
@@ -68,6 +69,7 @@ func (in *instance) plan(items int) (sizes []int, seconds float64) {
 	for k := items; k > 0; k -= choice[k] {
 		plan = append(plan, choice[k])
 	}
+	sort.Sort(sort.Reverse(sort.IntSlice(plan)))
 	return plan, cost[items]
 }
 

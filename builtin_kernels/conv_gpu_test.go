@@ -2,6 +2,7 @@ package builtinkernels
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -25,13 +26,15 @@ func TestConvGPUPlan(t *testing.T) {
 		{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 256}, // small tiles and split K
 		{IsGPU: true, ComputeUnits: 8, MaxWorkGroupSize: 64},    // only 64-item groups
 	}
-	for _, c := range cases {
+	sw := newSweep(t, len(devs), 1)
+	for ci, c := range cases {
 		ins := c.inputs()
 		want, err := convOp{}.Reference(c.attrs, ins, c.out)
 		if err != nil {
 			t.Fatalf("%s: reference: %v", c.name, err)
 		}
-		for di, dev := range devs {
+		for _, di := range sw.pick(ci) {
+			dev := devs[di]
 			geo, err := convOp{}.geometry(c.attrs, c.in)
 			if err != nil {
 				t.Fatal(err)
@@ -58,13 +61,16 @@ func TestGemmGPUPlan(t *testing.T) {
 		{name: "kn relu", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(2, 50), sh(50, 17)), out: shapes(sh(2, 17))},
 		{name: "bias 1xN", attrs: Attrs{"transB": 1}, in: shapes(sh(5, 300), sh(9, 300), sh(1, 9)), out: shapes(sh(5, 9))},
 	}
-	for _, c := range cases {
+	devs := []DeviceInfo{{IsGPU: true, ComputeUnits: 1, MaxWorkGroupSize: 256}, {IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 256}}
+	sw := newSweep(t, len(devs), 1)
+	for ci, c := range cases {
 		ins := c.inputs()
 		want, err := gemmOp{}.Reference(c.attrs, ins, c.out)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		for _, dev := range []DeviceInfo{{IsGPU: true, ComputeUnits: 1, MaxWorkGroupSize: 256}, {IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 256}} {
+		for _, di := range sw.pick(ci) {
+			dev := devs[di]
 			plan, err := gemmOp{}.Plan(c.attrs, c.in, c.out, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
@@ -104,6 +110,9 @@ func TestConvCandidatesAllCorrect(t *testing.T) {
 		t.Error("the first candidate is not the plan Plan returns")
 	}
 	for i, p := range cands {
+		if i >= 2 && !fullSweeps {
+			break // TestGemmTilesAllCorrect runs every tile; all the candidates under make test-full
+		}
 		got, err := RunPlan(env.ctx, q, p, ins, c.out)
 		if err != nil {
 			t.Fatalf("candidate %d: %v", i, err)
@@ -157,7 +166,10 @@ func TestGemmTilesAllCorrect(t *testing.T) {
 	// The device's own local memory: the planner never offers a tile that exceeds it
 	// (oclgrind, for one, has less than the deepest tile needs).
 	dev := DeviceInfo{IsGPU: true, ComputeUnits: 4, MaxWorkGroupSize: 256, LocalMemBytes: env.dev.LocalMemBytes}
-	for i, tile := range append(append([]gemmTile(nil), gpuTiles...), tunerTiles...) {
+	// Each tile runs one of the three cases in turn (all three under make test-full).
+	tiles := append(append([]gemmTile(nil), gpuTiles...), tunerTiles...)
+	sw := newSweep(t, len(convs)+1, 1)
+	for i, tile := range tiles {
 		if !tile.valid() {
 			t.Fatalf("tile %v is not valid for conv_gpu.cl", tile)
 		}
@@ -166,7 +178,11 @@ func TestGemmTilesAllCorrect(t *testing.T) {
 			continue
 		}
 		splitK := 1 + 2*(i%2)
-		for _, cc := range convs {
+		picked := sw.pick(i)
+		for ci, cc := range convs {
+			if !slices.Contains(picked, ci) {
+				continue
+			}
 			plan, err := implicitGemmTiled(cc.geo, false, tile, splitK, dev)
 			if err != nil {
 				t.Fatal(err)
@@ -181,6 +197,9 @@ func TestGemmTilesAllCorrect(t *testing.T) {
 			compare(t, fmt.Sprintf("%s tile %v split %d", cc.c.name, tile, splitK), got[0], cc.want[0])
 		}
 
+		if !slices.Contains(picked, len(convs)) {
+			continue
+		}
 		plan, err := implicitGemmTiled(gemmAsConv(fcGeo), true, tile, 1, dev)
 		if err != nil {
 			t.Fatal(err)

@@ -21,16 +21,19 @@ vet:
 	$(GO) vet ./...
 
 # test: vet, every test on PoCL, the concurrency tests under the race detector, and every
-# kernel under oclgrind, each phase timed (scripts/test.sh). PoCL's kernel cache and
+# kernel under oclgrind, each phase timed (scripts/test.sh). The server's tests need Node's
+# gRPC client libraries (scripts/serve-test-deps.sh, from the npm registry). PoCL's kernel cache and
 # clhost's program cache start empty in temporary folders, as on a new machine.
 test: deps
 	@scripts/install-deps.sh $(CHECK_PKGS)
+	@scripts/serve-test-deps.sh
 	@GO=$(GO) scripts/test.sh
 
 # test-full: make test, then the exhaustive sweeps (every tile, device shape and network
 # variant of the plan tests) and the ONNX conformance run.
 test-full: deps
 	@scripts/install-deps.sh $(CHECK_PKGS)
+	@scripts/serve-test-deps.sh
 	@GO=$(GO) scripts/test.sh full
 
 # lint runs staticcheck (fetched through the Go module proxy on first use).

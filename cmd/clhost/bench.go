@@ -80,6 +80,7 @@ type benchFlags struct {
 	asJSON, layers       *bool
 	seed                 *int64
 	against              *string
+	remote               remoteFlags
 }
 
 func newBenchFlags() (*flag.FlagSet, *benchFlags) {
@@ -93,6 +94,7 @@ func newBenchFlags() (*flag.FlagSet, *benchFlags) {
 	f.layerRuns = fs.Int("layer-runs", 10, "profiled inferences whose per-layer median device time is reported")
 	f.seed = fs.Int64("seed", 1, "seed of the random inputs")
 	f.against = fs.String("against", "", "flags of a second engine (\"--split-batch=false\"), replacing these: both are timed in alternating inferences and compared pair by pair")
+	f.remote = addRemoteFlags(fs)
 	return fs, f
 }
 
@@ -107,6 +109,9 @@ func runBench(args []string) error {
 	ef, n, warmup, layers, layerRuns, asJSON, seed := f.ef, f.n, f.warmup, f.layers, f.layerRuns, f.asJSON, f.seed
 	if *n <= 0 || *warmup < 0 || *layerRuns <= 0 {
 		return usagef("-n and -layer-runs must be positive and -warmup not negative")
+	}
+	if *f.remote.url != "" {
+		return runRemoteBench(f)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -17,7 +17,7 @@ import (
 )
 
 // TestServeCommand: clhost serve prints its device, model and listening lines, answers
-// an inference, and on SIGTERM drains and exits 0.
+// an inference and clhost bench --url, and on SIGTERM drains and exits 0.
 func TestServeCommand(t *testing.T) {
 	if code := runMain([]string{"serve", "-d", "cpu"}); code != 2 {
 		t.Errorf("serve without a model: exit %d, want 2", code)
@@ -104,6 +104,23 @@ func TestServeCommand(t *testing.T) {
 		if v != want {
 			t.Fatalf("y[%d] = %g, want %g", i, v, want)
 		}
+	}
+
+	// clhost bench --url times the server: 4 clients, 40 requests of 2 items.
+	if code := runMain([]string{"bench", "--url", "http://" + httpAddr, "-m", "tiny", "--concurrency", "4", "-n", "40", "-batch", "2", "-warmup", "2"}); code != 0 {
+		t.Errorf("bench --url: exit %d", code)
+	}
+	report := ""
+	for !strings.Contains(report, "latency ms") {
+		select {
+		case l := <-lines:
+			report += l + "\n"
+		case <-time.After(time.Minute):
+			t.Fatalf("bench --url printed %q", report)
+		}
+	}
+	if !strings.Contains(report, "40 requests in") || !strings.Contains(report, "items/s), 0 errors") {
+		t.Errorf("bench --url printed %q", report)
 	}
 
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {

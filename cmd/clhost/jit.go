@@ -199,22 +199,60 @@ func buildProgram(layer *customlayer.Layer, prog *jit.Program, spec string, stde
 		return err
 	}
 	defer ctx.Release()
+	log, err := checkProgram(ctx, d, layer, prog)
+	if err != nil {
+		var be *buildFailure
+		if errors.As(err, &be) {
+			return err
+		}
+		return fmt.Errorf("layer type %q: %w", layer.Name, err)
+	}
+	if log != "" {
+		fmt.Fprintf(stderr, "clhost: build log:\n%s\n", log)
+	}
+	fmt.Fprintln(stderr, "ok")
+	return nil
+}
+
+// buildFailure is a program that did not compile; its text carries the build log, with
+// lines mapped to the user's files.
+type buildFailure struct{ msg string }
+
+func (e *buildFailure) Error() string { return e.msg }
+
+// checkProgram builds prog in ctx and checks that its entry is a kernel of the program
+// taking one argument per buffer the layer declares. It returns the build log (mapped to
+// the user's files) of a program that built.
+func checkProgram(ctx *cl.Context, d *cl.Device, layer *customlayer.Layer, prog *jit.Program) (string, error) {
+	p, log, err := compileProgram(ctx, d, prog)
+	if err != nil {
+		return "", err
+	}
+	defer p.Release()
+	return log, checkEntry(p, layer, prog)
+}
+
+// compileProgram builds prog in ctx; a failure is a *buildFailure carrying the build log
+// mapped to the user's files, a success returns that log.
+func compileProgram(ctx *cl.Context, d *cl.Device, prog *jit.Program) (*cl.Program, string, error) {
 	p, err := ctx.BuildProgram(prog.Source, prog.Options)
 	if err != nil {
 		var be *cl.BuildError
 		if errors.As(err, &be) {
-			return fmt.Errorf("build failed on %s (options %q); build log:\n%s", d, prog.Options, strings.TrimRight(jit.MapBuildLog(prog.Source, be.Log), "\n"))
+			return nil, "", &buildFailure{fmt.Sprintf("build failed on %s (options %q); build log:\n%s", d, prog.Options, strings.TrimRight(jit.MapBuildLog(prog.Source, be.Log), "\n"))}
 		}
-		return fmt.Errorf("build failed on %s: %w", d, err)
+		return nil, "", &buildFailure{fmt.Sprintf("build failed on %s: %v", d, err)}
 	}
-	defer p.Release()
-	if log := strings.TrimSpace(jit.MapBuildLog(prog.Source, p.Log)); log != "" {
-		fmt.Fprintf(stderr, "clhost: build log:\n%s\n", log)
-	}
+	return p, strings.TrimSpace(jit.MapBuildLog(prog.Source, p.Log)), nil
+}
+
+// checkEntry checks that the built program p has the layer's entry, taking one argument
+// per declared buffer.
+func checkEntry(p *cl.Program, layer *customlayer.Layer, prog *jit.Program) error {
 	k, err := p.Kernel(prog.Entry)
 	if err != nil {
 		names, _ := p.KernelNames()
-		return fmt.Errorf("layer type %q: entry %q is not a kernel of the program (it has %s): %w", layer.Name, prog.Entry, strings.Join(names, ", "), err)
+		return fmt.Errorf("entry %q is not a kernel of the program (it has %s): %w", prog.Entry, strings.Join(names, ", "), err)
 	}
 	defer k.Release()
 	n, err := k.NumArgs()
@@ -222,8 +260,7 @@ func buildProgram(layer *customlayer.Layer, prog *jit.Program, spec string, stde
 		return err
 	}
 	if n != layer.NumBuffers() {
-		return fmt.Errorf("layer type %q: kernel %q takes %d arguments but the configuration declares %d buffers", layer.Name, prog.Entry, n, layer.NumBuffers())
+		return fmt.Errorf("kernel %q takes %d arguments but the configuration declares %d buffers", prog.Entry, n, layer.NumBuffers())
 	}
-	fmt.Fprintln(stderr, "ok")
 	return nil
 }

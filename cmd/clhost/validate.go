@@ -10,11 +10,13 @@ import (
 
 	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/jit"
 	"github.com/clhost/clhost/jit/formula"
 )
 
 func init() {
-	register(command{name: "validate", summary: "check custom-layer configurations (-c) and list their layers", run: func(args []string) error {
+	register(command{name: "validate", summary: "check custom-layer configurations (-c): list their layers, build each kernel, and with -m check a model's custom layers", run: func(args []string) error {
 		return runValidate(args, os.Stdout, os.Stderr)
 	}})
 }
@@ -46,6 +48,9 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("validate")
 	var configs stringList
 	fs.Var(&configs, "c", "custom-layer configuration `file` (XML); repeat for several, later ones replace earlier layers of the same name")
+	modelPath := fs.String("m", "", "also check every custom layer of this `model` against its shapes and attributes (the global configuration loads first, as when it runs)")
+	noBuild := fs.Bool("no-build", false, "check the XML only: compile nothing")
+	dev := deviceFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -58,8 +63,215 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		return configError(err)
 	}
 	printLayers(stdout, reg.Layers())
-	fmt.Fprintf(stdout, "\n%d custom layer(s) from %d file(s): ok\n", reg.Len(), len(configs))
+	v := &validation{stdout: stdout}
+	defer v.release()
+	v.ran(fmt.Sprintf("XML: %d custom layer(s) from %d file(s): attributes, sources read, arg-index sequence, formats, work-size formulas parse", reg.Len(), len(configs)))
+	if !*noBuild {
+		d, note, err := cl.Select(*dev)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, "clhost: "+note)
+		ctx, err := cl.NewContext(d)
+		if err != nil {
+			return err
+		}
+		defer ctx.Release()
+		v.dev, v.ctx = d, ctx
+		v.buildRepresentative(reg.Layers())
+	}
+	if *modelPath != "" {
+		if err := v.checkModel(*modelPath, configs, stderr); err != nil {
+			return err
+		}
+	}
+	return v.finish()
+}
+
+// representative is the shape every tensor of a layer gets when validate builds it
+// without a model.
+var representative = []int{1, 16, 16, 16}
+
+// validation collects what `clhost validate` checked and what it found.
+type validation struct {
+	stdout   io.Writer
+	dev      *cl.Device
+	ctx      *cl.Context
+	checks   []string
+	problems []string
+	// programs are those built so far, by options and source (nil: it failed to build).
+	programs map[string]*cl.Program
+}
+
+func (v *validation) ran(s string) { v.checks = append(v.checks, s) }
+
+func (v *validation) problem(format string, a ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, a...))
+}
+
+// build compiles a program (once for all layers that share it) and checks the layer's
+// entry and argument count; who names the layer in messages.
+func (v *validation) build(who string, layer *customlayer.Layer, prog *jit.Program) bool {
+	key := prog.Options + "\x00" + prog.Source
+	p, done := v.programs[key]
+	if !done {
+		if v.programs == nil {
+			v.programs = map[string]*cl.Program{}
+		}
+		var log string
+		var err error
+		p, log, err = compileProgram(v.ctx, v.dev, prog)
+		v.programs[key] = p
+		if err != nil {
+			v.problem("%s: %v", who, err)
+			return false
+		}
+		if log != "" {
+			fmt.Fprintf(v.stdout, "%s: build log:\n%s\n", who, log)
+		}
+	}
+	if p == nil {
+		v.problem("%s: its program failed to build (above)", who)
+		return false
+	}
+	if err := checkEntry(p, layer, prog); err != nil {
+		v.problem("%s: %v", who, err)
+		return false
+	}
+	return true
+}
+
+// release frees the programs built.
+func (v *validation) release() {
+	for _, p := range v.programs {
+		if p != nil {
+			p.Release()
+		}
+	}
+}
+
+// buildRepresentative builds each layer with every tensor of the representative shape
+// and its defines' defaults (a placeholder of 1 where a define has none).
+func (v *validation) buildRepresentative(layers []*customlayer.Layer) {
+	ok := 0
+	var placeholders []string
+	for _, l := range layers {
+		who := fmt.Sprintf("layer type %q (%s)", l.Name, l.Where())
+		params := jit.ParamMap{}
+		for _, d := range l.Defines {
+			if d.Param != "" && !d.HasDefault {
+				params[d.Param] = placeholder(d.Type)
+				placeholders = append(placeholders, fmt.Sprintf("%s.%s", l.Name, d.Name))
+			}
+		}
+		inst := jit.Instance{Name: l.Name, Params: params}
+		for _, t := range l.Tensors {
+			dst := &inst.Inputs
+			if t.Kind == customlayer.Output {
+				dst = &inst.Outputs
+			}
+			for len(*dst) <= t.Port {
+				*dst = append(*dst, jit.Tensor{Shape: representative, Format: customlayer.ANY})
+			}
+		}
+		prog, err := jit.Generate(l, inst)
+		if err != nil {
+			v.problem("%s: with every tensor %s: %v", who, dims(representative), err)
+			continue
+		}
+		if v.build(who, l, prog) {
+			ok++
+		}
+	}
+	s := fmt.Sprintf("built on %s: each layer with every tensor %s and its defines' defaults; entry and argument count against the Buffers: %d of %d ok", v.dev.Name, dims(representative), ok, len(layers))
+	if len(placeholders) > 0 {
+		s += fmt.Sprintf(" (defines without a default took 1: %s)", strings.Join(placeholders, ", "))
+	}
+	v.ran(s)
+}
+
+// checkModel generates the program of every custom layer of the model from its shapes
+// and attributes, and builds each distinct one.
+func (v *validation) checkModel(path string, configs []string, stderr io.Writer) error {
+	m, err := host.LoadModel(path)
+	if err != nil {
+		return err
+	}
+	reg, err := host.LoadConfigs(host.Options{Configs: configs})
+	if err != nil {
+		return configError(err)
+	}
+	insts, err := host.CustomInstances(m, reg)
+	var ue *host.UnimplementedError
+	switch {
+	case errors.As(err, &ue):
+		for _, line := range strings.Split(configHint(err, configs).Error(), "\n") {
+			v.problem("%s: %s", path, line)
+		}
+	case err != nil:
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	generated, built := 0, 0
+	for _, ci := range insts {
+		if ci.Err != nil {
+			v.problem("%s: %v", path, ci.Err)
+			continue
+		}
+		generated++
+		if v.ctx != nil && v.build(fmt.Sprintf("%s: layer %q (%s)", path, ci.Layer, ci.Type), ci.Config, ci.Program) {
+			built++
+		}
+	}
+	impl := "every layer type implemented"
+	if ue != nil {
+		impl = fmt.Sprintf("%d layer type(s) without an implementation", len(ue.Types))
+	}
+	s := fmt.Sprintf("model %s: %s; %d custom layer(s) against the model's shapes and attributes (parameters, work sizes, formats): %d of %d ok", path, impl, len(insts), generated, len(insts))
+	if v.ctx != nil {
+		s += fmt.Sprintf("; built with them: %d of %d ok", built, generated)
+	}
+	v.ran(s)
 	return nil
+}
+
+// finish prints what was checked and returns the problems found.
+func (v *validation) finish() error {
+	fmt.Fprintln(v.stdout, "\nchecks run:")
+	for _, c := range v.checks {
+		fmt.Fprintf(v.stdout, "  %s\n", c)
+	}
+	fmt.Fprintln(v.stdout, "not checked: what the kernels compute (clhost run --check --expect, clhost jit --run)")
+	if len(v.problems) > 0 {
+		n := "1 problem"
+		if len(v.problems) != 1 {
+			n = fmt.Sprintf("%d problems", len(v.problems))
+		}
+		return fmt.Errorf("%s:\n%s", n, strings.Join(v.problems, "\n"))
+	}
+	fmt.Fprintln(v.stdout, "ok")
+	return nil
+}
+
+// placeholder is the value a define without a default takes when validate builds a
+// layer without a model.
+func placeholder(t customlayer.DefineType) jit.Value {
+	switch t {
+	case customlayer.Float:
+		return jit.Float(1)
+	case customlayer.IntArray:
+		return jit.Ints(1)
+	case customlayer.FloatArray:
+		return jit.Floats(1)
+	}
+	return jit.Int(1)
+}
+
+func dims(s []int) string {
+	p := make([]string, len(s))
+	for i, d := range s {
+		p[i] = fmt.Sprint(d)
+	}
+	return strings.Join(p, "x")
 }
 
 // printLayers writes one table row per layer.

@@ -28,7 +28,7 @@ func writeConfig(t *testing.T, files map[string]string) string {
 
 func TestValidateTable(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if err := runValidate([]string{"-c", reluXML, "-c", globalXML}, &out, &errOut); err != nil {
+	if err := runValidate([]string{"--no-build", "-c", reluXML, "-c", globalXML}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(out.String(), "\n")
@@ -52,7 +52,7 @@ func TestValidateTable(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(out.String(), "4 custom layer(s) from 2 file(s): ok") {
+	if !strings.Contains(out.String(), "XML: 4 custom layer(s) from 2 file(s): ") || !strings.HasSuffix(out.String(), "\nok\n") {
 		t.Errorf("no summary:\n%s", out.String())
 	}
 	if errOut.Len() != 0 {
@@ -70,7 +70,7 @@ func TestValidateOverride(t *testing.T) {
 	})
 	mine := filepath.Join(dir, "mine.xml")
 	var out, errOut bytes.Buffer
-	if err := runValidate([]string{"-c", reluXML, "-c", mine}, &out, &errOut); err != nil {
+	if err := runValidate([]string{"--no-build", "-c", reluXML, "-c", mine}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	note := `clhost: custom layer "ReLU" from ` + mine + `:1 replaces the one from ` + reluXML + ":1\n"

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/host/model"
@@ -204,6 +206,7 @@ func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, o
 		c.device[name] = &builtinkernels.HostTensor{Shape: t.Shape, Data: t.Data}
 	}
 	r := &CheckReport{Tolerance: opts.Tolerance, References: !opts.NoReferences}
+	var jobs []*refJob
 	for _, s := range n.steps {
 		lc := LayerCheck{Layer: s.layer, Type: s.typ, Custom: s.custom}
 		l := n.layer(s.layer)
@@ -242,19 +245,56 @@ func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, o
 		case !kept:
 			lc.NotChecked = "intermediate tensors not kept (Options.KeepIntermediates)"
 		default:
-			ref, err := c.layerReference(l)
+			job, err := c.referenceJob(l, len(r.Layers))
 			if err != nil {
 				lc.NotChecked = err.Error()
 				break
 			}
-			lc.Reference = ref
+			jobs = append(jobs, job)
+		}
+		if s.custom && !opts.NoReferences {
+			// The whole-network reference takes these; read now, before it runs.
+			for _, name := range l.Outputs {
+				if _, err := c.read(name); err != nil {
+					return nil, nil, fmt.Errorf("layer %q: %w", l.Name, err)
+				}
+			}
 		}
 		r.Layers = append(r.Layers, lc)
 	}
+	// Every device value is read: the references run in parallel, the whole network's
+	// beside the layers'.
+	var wg sync.WaitGroup
+	var wholeErr error
 	if !opts.NoReferences {
-		if err := c.wholeNetwork(r, inputs, outs, expect); err != nil {
-			return nil, nil, err
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wholeErr = c.wholeNetwork(r, inputs, outs, expect)
+		}()
+	}
+	next := make(chan *refJob)
+	for range min(runtime.GOMAXPROCS(0), max(len(jobs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				ref, err := j.run(c.tol)
+				if err != nil {
+					r.Layers[j.at].NotChecked = err.Error()
+					continue
+				}
+				r.Layers[j.at].Reference = ref
+			}
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	if wholeErr != nil {
+		return nil, nil, wholeErr
 	}
 	return r, outs, nil
 }
@@ -336,14 +376,23 @@ func (c *checker) read(name string) (*builtinkernels.HostTensor, error) {
 	return v, nil
 }
 
-// layerReference runs a built-in layer's CPU reference on the device's values of its
-// inputs and compares each output with the device's.
-func (c *checker) layerReference(l *model.Layer) ([]OutputError, error) {
+// refJob is one built-in layer's CPU reference with the device's values of its inputs
+// and outputs, read beforehand so that jobs run in parallel.
+type refJob struct {
+	at       int // the layer's index in CheckReport.Layers
+	l        *model.Layer
+	op       builtinkernels.Op
+	ins, got []*builtinkernels.HostTensor
+	shapes   [][]int
+}
+
+// referenceJob reads what layer l's reference needs from the device.
+func (c *checker) referenceJob(l *model.Layer, at int) (*refJob, error) {
 	op, ok := builtinkernels.Lookup(l.Type)
 	if !ok {
 		return nil, fmt.Errorf("no built-in layer type %q", l.Type)
 	}
-	ins := make([]*builtinkernels.HostTensor, len(l.Inputs))
+	j := &refJob{at: at, l: l, op: op, ins: make([]*builtinkernels.HostTensor, len(l.Inputs))}
 	for i, name := range l.Inputs {
 		if name == "" {
 			continue
@@ -352,26 +401,31 @@ func (c *checker) layerReference(l *model.Layer) ([]OutputError, error) {
 		if err != nil {
 			return nil, err
 		}
-		ins[i] = v
+		j.ins[i] = v
 	}
-	shapes := make([][]int, len(l.Outputs))
-	for i, name := range l.Outputs {
-		shapes[i] = c.n.Model.Tensor(name).Shape
+	for _, name := range l.Outputs {
+		j.shapes = append(j.shapes, c.n.Model.Tensor(name).Shape)
+		v, err := c.read(name)
+		if err != nil {
+			return nil, err
+		}
+		j.got = append(j.got, v)
 	}
-	ref, err := op.Reference(l, ins, shapes)
+	return j, nil
+}
+
+// run computes the layer's CPU reference and compares each output with the device's.
+func (j *refJob) run(tol Tolerance) ([]OutputError, error) {
+	ref, err := j.op.Reference(j.l, j.ins, j.shapes)
 	if err != nil {
 		return nil, fmt.Errorf("CPU reference: %v", err)
 	}
 	var out []OutputError
-	for i, name := range l.Outputs {
+	for i, name := range j.l.Outputs {
 		if i >= len(ref) {
 			break
 		}
-		got, err := c.read(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, compare(name, got.Data, ref[i].Data, got.Shape, c.tol))
+		out = append(out, compare(name, j.got[i].Data, ref[i].Data, j.got[i].Shape, tol))
 	}
 	return out, nil
 }

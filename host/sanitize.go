@@ -442,10 +442,10 @@ func (a *sanArg) changed(img []byte, r sanRun) (int, string) {
 		return 0, ""
 	}
 	count, first := 0, ""
-	a.each(func(flat, at int, c string) {
+	a.each(func(at int, c [4]int) {
 		if at+4 <= len(p) && !bytes.Equal(p[at:at+4], given[at:at+4]) {
 			if count == 0 {
-				first = c
+				first = coordText(c)
 			}
 			count++
 		}
@@ -453,27 +453,33 @@ func (a *sanArg) changed(img []byte, r sanRun) (int, string) {
 	return count, first
 }
 
-// each visits the tensor's elements in logical (C) order: the flat index, the byte
-// offset in the payload, and the coordinates as text.
-func (a *sanArg) each(f func(flat, at int, coord string)) {
+// each visits the tensor's elements in logical (C) order: the byte offset in the payload
+// and the coordinates (B, F, Y, X; a flat index for tensors without a layout).
+func (a *sanArg) each(f func(at int, c [4]int)) {
 	if a.layout == nil {
 		for i := 0; i < a.size/4; i++ {
-			f(i, 4*i, fmt.Sprintf("[%d]", i))
+			f(4*i, [4]int{i, -1})
 		}
 		return
 	}
 	d := a.layout.Dims
-	i := 0
 	for b := 0; b < d[0]; b++ {
 		for fe := 0; fe < d[1]; fe++ {
 			for y := 0; y < d[2]; y++ {
 				for x := 0; x < d[3]; x++ {
-					f(i, 4*a.layout.Index(b, fe, y, x), fmt.Sprintf("[%d,%d,%d,%d]", b, fe, y, x))
-					i++
+					f(4*a.layout.Index(b, fe, y, x), [4]int{b, fe, y, x})
 				}
 			}
 		}
 	}
+}
+
+// coordText writes coordinates from each: [b,f,y,x], or [i] for a flat index.
+func coordText(c [4]int) string {
+	if c[1] < 0 {
+		return fmt.Sprintf("[%d]", c[0])
+	}
+	return fmt.Sprintf("[%d,%d,%d,%d]", c[0], c[1], c[2], c[3])
 }
 
 // outputStats compares an output over the three runs.
@@ -486,23 +492,23 @@ func (a *sanArg) compareOutputs(ra, rb, rc []byte) outputStats {
 	var st outputStats
 	pa, pb, pc := a.payloadOf(ra), a.payloadOf(rb), a.payloadOf(rc)
 	le := binary.LittleEndian
-	a.each(func(_, at int, c string) {
+	a.each(func(at int, c [4]int) {
 		va, vb, vc := le.Uint32(pa[at:]), le.Uint32(pb[at:]), le.Uint32(pc[at:])
 		wa, wc := va != sentinelA, vc != sentinelC
 		switch {
 		case !wa && !wc:
 			if st.unwritten == 0 {
-				st.firstUnwritten = c
+				st.firstUnwritten = coordText(c)
 			}
 			st.unwritten++
 		case va != vb:
 			if st.nondet == 0 {
-				st.firstNondet = c
+				st.firstNondet = coordText(c)
 			}
 			st.nondet++
 		case wa != wc || va != vc:
 			if st.depends == 0 {
-				st.firstDepends = c
+				st.firstDepends = coordText(c)
 			}
 			st.depends++
 		}

@@ -66,3 +66,10 @@ clean:
 .PHONY: conformance
 conformance: deps
 	@scripts/onnx-conformance.sh
+
+# serve-deps installs what host/serve's tests need beyond Go: Node's gRPC client
+# libraries (@grpc/grpc-js, @grpc/proto-loader from the npm registry) into
+# host/serve/testdata/node/node_modules, and curl.
+.PHONY: serve-deps
+serve-deps:
+	@scripts/serve-test-deps.sh

@@ -72,8 +72,14 @@ func (s *Server) infer(ctx context.Context, name, version string, parse func(m *
 		s.metrics.rejected(m.name, err)
 		return m, nil, err
 	}
-	m.q.push(r)
+	// Arrived before queued: the push wakes the batcher, which must not then wait
+	// for this request as one still arriving.
 	m.arriving.Add(-1)
+	if d := s.claimAlone(m, r); d != nil {
+		s.execute(d, job{inst: m.instances[d.index], reqs: []*request{r}, items: r.items})
+	} else {
+		m.q.push(r)
+	}
 	rep := <-r.done
 	s.metrics.answered(m.name, r, rep)
 	if rep.err != nil {
@@ -117,4 +123,22 @@ func (s *Server) decode(ctx context.Context, m *servedModel, ins []wireInput) (*
 	}
 	r.arrived = time.Now()
 	return r, nil
+}
+
+// claimAlone returns a free device for a request that has nothing to batch with: no
+// request of its model waits or is arriving, and the device expected to finish it first
+// is free. The request then runs in its handler's goroutine, saving the hand-offs to
+// the batcher and the device's worker.
+func (s *Server) claimAlone(m *servedModel, r *request) *device {
+	if m.arriving.Load() > 0 {
+		return nil
+	}
+	if items, _, _ := m.q.state(); items > 0 {
+		return nil
+	}
+	d, ok, _ := s.sched.claim(m, r.items)
+	if !ok {
+		return nil
+	}
+	return d
 }

@@ -51,6 +51,12 @@ func (in *instance) plan(items int) (sizes []int, seconds float64) {
 		est[i] = in.est[s]
 	}
 	in.mu.Unlock()
+	// A smaller batch is never taken to cost more than a larger one: an estimate
+	// inflated by a slow moment would otherwise keep its size unused, and so
+	// never measured again.
+	for i := len(est) - 2; i >= 0; i-- {
+		est[i] = min(est[i], est[i+1])
+	}
 	sizes = in.model.sizes
 	if !in.model.batched {
 		return []int{1}, est[0] * float64(items)

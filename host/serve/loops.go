@@ -91,23 +91,29 @@ func (s *Server) dropCanceled(reqs []*request, items int) ([]*request, int) {
 func (s *Server) work(d *device) {
 	defer s.workers.Done()
 	for j := range d.jobs {
-		start := time.Now()
-		for _, r := range j.reqs {
-			r.started = start
-		}
-		compute, err := j.inst.run(j.reqs, j.items)
-		s.metrics.batch(j.inst.model.name, d.name, j.items, compute)
-		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) {
-				err = errorf(KindInternal, "%v", err)
-			}
-			for _, r := range j.reqs {
-				r.answer(&reply{err: err, device: d.name})
-			}
-		}
-		s.sched.release(d, err != nil)
+		s.execute(d, j)
 	}
+}
+
+// execute runs a batch on a device the caller holds (claimed from the scheduler),
+// answers its requests and frees the device.
+func (s *Server) execute(d *device, j job) {
+	start := time.Now()
+	for _, r := range j.reqs {
+		r.started = start
+	}
+	compute, err := j.inst.run(j.reqs, j.items)
+	s.metrics.batch(j.inst.model.name, d.name, j.items, compute)
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			err = errorf(KindInternal, "%v", err)
+		}
+		for _, r := range j.reqs {
+			r.answer(&reply{err: err, device: d.name})
+		}
+	}
+	s.sched.release(d, err != nil)
 }
 
 // Drain stops taking requests and waits until every accepted one is answered, or ctx

@@ -380,20 +380,27 @@ func within(got, want float32) bool {
 	return math.Abs(float64(got-want)) <= Tolerance*(1+math.Abs(float64(want)))
 }
 
-// warmUp runs every network twice with zeros, so that first-run costs are paid before
-// any request, and takes the second run's time as the first estimate.
+// warmUp runs every network a few times with zeros, so that first-run costs are paid
+// before any request, and takes the median time of the later runs as the first
+// estimate of each batch size (a single run on a busy machine can be far off).
 func (s *Server) warmUp(m *servedModel) error {
+	const untimed, timed = 2, 5
 	for _, in := range m.instances {
 		for b, n := range in.nets {
-			for range 2 {
+			var times []float64
+			for i := range untimed + timed {
 				t0 := time.Now()
 				if _, err := n.Infer(context.Background(), in.staging[b]); err != nil {
 					return fmt.Errorf("model %q on %s at batch %d: warm-up: %w", m.name, in.dev.name, b, err)
 				}
-				in.mu.Lock()
-				in.est[b] = time.Since(t0).Seconds()
-				in.mu.Unlock()
+				if i >= untimed {
+					times = append(times, time.Since(t0).Seconds())
+				}
 			}
+			slices.Sort(times)
+			in.mu.Lock()
+			in.est[b] = times[len(times)/2]
+			in.mu.Unlock()
 		}
 	}
 	return nil
@@ -407,8 +414,17 @@ func (s *Server) Describe() (devices, models []string) {
 	for _, m := range s.order {
 		how := "one request per inference"
 		if m.batched {
-			how = fmt.Sprintf("batches of up to %d, compiled at %v", s.opts.MaxBatch, m.sizes)
+			how = fmt.Sprintf("batches of up to %d", s.opts.MaxBatch)
 		}
+		// The warm-up's time of each compiled size on the first device.
+		in := m.instances[0]
+		in.mu.Lock()
+		var times []string
+		for _, b := range m.sizes {
+			times = append(times, fmt.Sprintf("%d: %.3f ms", b, in.est[b]*1e3))
+		}
+		in.mu.Unlock()
+		how += fmt.Sprintf(", batch sizes %s on %s", strings.Join(times, ", "), in.dev.name)
 		var ins []string
 		for _, t := range m.inputs {
 			ins = append(ins, fmt.Sprintf("%s %s%v", t.name, t.datatype, t.metaShape(m.batched)))

@@ -178,4 +178,10 @@ func TestPlan(t *testing.T) {
 	if got, cost := in.plan(3); fmt.Sprint(got) != "[1 1 1]" || cost < 0.29 || cost > 0.31 {
 		t.Errorf("plan(3) with a cheap batch 1 = %v (%g s)", got, cost)
 	}
+	// An inflated estimate of batch 1 is capped by batch 4's, so a lone item still
+	// runs at batch 1 (and its estimate is measured again).
+	in.est = map[int]float64{1: 5, 4: 1}
+	if got, _ := in.plan(1); fmt.Sprint(got) != "[1]" {
+		t.Errorf("plan(1) with batch 1 estimated above batch 4 = %v, want [1]", got)
+	}
 }

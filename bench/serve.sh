@@ -1,0 +1,139 @@
+#!/bin/sh
+# Measures clhost serve against the bare Network on one model and device set:
+#
+#   1. `clhost bench` of the bare network at batch 1 on the first device: inferences one
+#      after another, the baseline of both goals below (run before and after the
+#      server's runs, since a shared machine's speed drifts);
+#   2. `clhost serve` on the first device, timed by `clhost bench --url` with 1, 8 and 64
+#      concurrent clients (binary tensors over HTTP, batch 1 per request): the goals are
+#      ≥ 0.9× the bare network at concurrency 1 and ≥ 3× at 64;
+#   3. when DEVICES lists several, `clhost serve` on all of them at concurrency 64,
+#      against step 2's one device (the goal on two GPUs: ≥ 1.9×).
+#
+# usage: bench/serve.sh MODEL DEVICES [MAX_BATCH] [CONFIG.xml ...]
+#
+#   MODEL    a model file (.onnx with a dynamic batch, .clm or .json); "mlp" builds the
+#            small model of bench/servemodel (custom ReLU from samples/custom_relu)
+#   DEVICES  serve's -d list: gpu:0,gpu:1 or cpu (the bare network runs on the first)
+#   MAX_BATCH  --max-batch (default 16)
+#
+# Environment: N (requests per run, default 2000), PORT (default 18080), DELAY
+# (--max-delay, default 2ms), CLHOST (the binary; default: built into bin/clhost), OUT
+# (folder of the JSON results, default a temporary one).
+#
+# On the GPU machine (two GPUs, ResNet-18 from bench/models/make_models.py):
+#   python3 bench/models/make_models.py /tmp/models
+#   N=5000 bench/serve.sh /tmp/models/resnet18.onnx gpu:0,gpu:1 32
+set -eu
+cd "$(dirname "$0")/.."
+if [ $# -lt 2 ]; then
+	sed -n '2,/^set -eu/p' "$0" | sed 's/^# \{0,1\}//; /^set -eu/d' >&2
+	exit 2
+fi
+model=$1
+devices=$2
+maxbatch=${3:-16}
+shift 2
+[ $# -gt 0 ] && shift
+n=${N:-2000}
+port=${PORT:-18080}
+delay=${DELAY:-2ms}
+out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
+configs=""
+for c in "$@"; do configs="$configs -c $c"; done
+
+bin=${CLHOST:-bin/clhost}
+if [ -z "${CLHOST:-}" ]; then
+	go build -o "$bin" ./cmd/clhost
+fi
+if [ "$model" = mlp ]; then
+	model=$out/mlp.clm
+	go run ./bench/servemodel -o "$model" >/dev/null
+	configs="$configs -c samples/custom_relu/custom_layer_example.xml"
+fi
+name=$(basename "$model")
+name=${name%.*}
+first=${devices%%,*}
+
+# bench's -d takes cpu, gpu, an index or a name: gpu:N becomes the N-th GPU's index.
+bare_device() {
+	case $1 in
+	gpu:* | cpu:*)
+		kind=$(echo "${1%%:*}" | tr a-z A-Z)
+		"$bin" devices | awk -v k="$kind" -v n="${1#*:}" '$2 == k { if (i++ == n) { gsub(/[][]/, "", $1); print $1; exit } }'
+		;;
+	*) echo "$1" ;;
+	esac
+}
+
+# field FILE NAME prints a number of a JSON result.
+field() { sed -n "s/.*\"$2\": \([-0-9.e+]*\).*/\1/p" "$1" | head -1; }
+
+bare() {
+	# shellcheck disable=SC2086
+	"$bin" bench -m "$model" $configs -d "$(bare_device "$first")" -n "$n" -warmup 20 -layers=false -json >"$out/bare$1.json"
+	field "$out/bare$1.json" inferences_per_s
+}
+
+server_pid=""
+stop_server() {
+	if [ -n "$server_pid" ]; then
+		kill -TERM "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+		server_pid=""
+	fi
+}
+trap stop_server EXIT INT TERM
+
+serve() {
+	# shellcheck disable=SC2086
+	"$bin" serve -m "$model" $configs -d "$1" --http "127.0.0.1:$port" --grpc off \
+		--max-batch "$maxbatch" --max-delay "$delay" >"$out/serve-$2.log" 2>&1 &
+	server_pid=$!
+	i=0
+	until curl -sf "http://127.0.0.1:$port/v2/health/ready" >/dev/null 2>&1; do
+		i=$((i + 1))
+		if [ $i -gt 600 ] || ! kill -0 "$server_pid" 2>/dev/null; then
+			echo "serve.sh: the server did not become ready; its log:" >&2
+			cat "$out/serve-$2.log" >&2
+			exit 1
+		fi
+		sleep 0.5
+	done
+}
+
+remote() {
+	"$bin" bench --url "http://127.0.0.1:$port" -m "$name" --concurrency "$1" -n "$n" -warmup 50 -json >"$out/$2.json" 2>/dev/null
+	echo "$(field "$out/$2.json" requests_per_s) $(field "$out/$2.json" p50_ms) $(field "$out/$2.json" p99_ms)"
+}
+
+echo "model $model, devices $devices, max batch $maxbatch, max delay $delay, $n requests per run; results in $out"
+b1=$(bare 1)
+serve "$first" one
+r1=$(remote 1 c1)
+r8=$(remote 8 c8)
+r64=$(remote 64 c64)
+batches=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^clhost_batch_size_sum/ { s += $2 } /^clhost_batch_size_count/ { c += $2 } END { if (c) printf "%.2f", s / c }')
+stop_server
+b2=$(bare 2)
+all=""
+case $devices in
+*,*)
+	serve "$devices" all
+	all=$(remote 64 all-c64)
+	stop_server
+	;;
+esac
+
+awk -v b1="$b1" -v b2="$b2" -v r1="$r1" -v r8="$r8" -v r64="$r64" -v all="$all" -v first="$first" -v devices="$devices" -v batches="$batches" 'BEGIN {
+	bare = (b1 + b2) / 2
+	printf "bare network, batch 1, one after another on %s: %.1f inferences/s (%.1f before, %.1f after)\n", first, bare, b1, b2
+	split(r1, a); printf "serve on %s, concurrency  1: %8.1f requests/s  %.2f× bare  p50 %.3f ms  p99 %.3f ms   (goal ≥ 0.9×)\n", first, a[1], a[1] / bare, a[2], a[3]
+	split(r8, a); printf "serve on %s, concurrency  8: %8.1f requests/s  %.2f× bare  p50 %.3f ms  p99 %.3f ms\n", first, a[1], a[1] / bare, a[2], a[3]
+	split(r64, a); one = a[1]; printf "serve on %s, concurrency 64: %8.1f requests/s  %.2f× bare  p50 %.3f ms  p99 %.3f ms   (goal ≥ 3×)\n", first, a[1], a[1] / bare, a[2], a[3]
+	printf "items per batch on %s, all three runs: %s\n", first, batches
+	if (all != "") {
+		split(all, a); printf "serve on %s, concurrency 64: %8.1f requests/s  %.2f× one device  p50 %.3f ms  p99 %.3f ms   (goal on two GPUs ≥ 1.9×)\n", devices, a[1], a[1] / one, a[2], a[3]
+	}
+}'

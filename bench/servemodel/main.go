@@ -1,0 +1,63 @@
+// Command servemodel writes the small model bench/serve.sh measures clhost serve with
+// when no other is given: a multilayer perceptron (three Gemm layers of 1024 outputs)
+// whose first activation is the custom leaky ReLU of samples/custom_relu. At batch 1
+// its inference reads every weight for one row, so batching requests shares that
+// traffic, which is what a server's dynamic batching is for.
+//
+//	go run ./bench/servemodel -o mlp.clm
+//	clhost serve -m mlp.clm -c samples/custom_relu/custom_layer_example.xml
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+
+	"github.com/clhost/clhost/host/model"
+)
+
+func main() {
+	out := flag.String("o", "mlp.clm", "model file to write")
+	width := flag.Int("width", 1024, "inputs and hidden units per layer")
+	flag.Parse()
+	m, err := build(*width)
+	if err == nil {
+		err = model.Save(m, *out)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "servemodel:", err)
+		os.Exit(1)
+	}
+	fmt.Println("wrote", *out)
+}
+
+func build(n int) (*model.Model, error) {
+	rng := rand.New(rand.NewSource(1))
+	weights := func(rows, cols int) []float32 {
+		v := make([]float32, rows*cols)
+		scale := math.Sqrt(2 / float64(cols))
+		for i := range v {
+			v[i] = float32(rng.NormFloat64() * scale)
+		}
+		return v
+	}
+	const classes = 1000
+	b := model.NewBuilder("mlp")
+	x := b.Input("x", model.Float32, 1, n)
+	h := b.Layer("Gemm", "fc1", []string{x, b.ConstFloat32("fc1.weight", []int{n, n}, weights(n, n)),
+		b.ConstFloat32("fc1.bias", []int{n}, make([]float32, n))}, model.IntAttr("transB", 1))
+	// The custom kernel takes BFYX tensors: the activations as n channels of 1×1.
+	h4 := b.Layer("Reshape", "to4d", []string{h, b.ConstInt64("shape4", []int{4}, []int64{-1, int64(n), 1, 1})})
+	r := b.Tensor("relu1", model.Float32, 1, n, 1, 1)
+	b.LayerOutputs("ReLU", "relu1", []string{h4}, []string{r}, model.FloatAttr("negative_slope", 0.1))
+	f := b.Layer("Flatten", "flat", []string{r}, model.IntAttr("axis", 1))
+	h = b.Layer("Gemm", "fc2", []string{f, b.ConstFloat32("fc2.weight", []int{n, n}, weights(n, n)),
+		b.ConstFloat32("fc2.bias", []int{n}, make([]float32, n))}, model.IntAttr("transB", 1))
+	h = b.Layer("Relu", "relu2", []string{h})
+	y := b.Layer("Gemm", "logits", []string{h, b.ConstFloat32("fc3.weight", []int{classes, n}, weights(classes, n)),
+		b.ConstFloat32("fc3.bias", []int{classes}, make([]float32, classes))}, model.IntAttr("transB", 1))
+	b.Output(y)
+	return b.Build()
+}

@@ -1,0 +1,49 @@
+package serve
+
+import (
+	"bytes"
+	"io"
+	"math/rand"
+	"net/http"
+	"testing"
+)
+
+// BenchmarkHTTPInfer times one binary-tensor inference of the relu test model over
+// loopback HTTP, one request after another: the server's and client's overhead above
+// the network's own time (BenchmarkBareInfer).
+func BenchmarkHTTPInfer(b *testing.B) {
+	ts := startServer(b, []Source{reluSource()}, 1, Options{MaxBatch: 4})
+	img := randomImage(rand.New(rand.NewSource(1)), 1)
+	body, h := binaryRequest(b, map[string]any{"inputs": []map[string]any{{"name": "image", "datatype": "FP32", "shape": []int{1, imgC, imgH, imgW},
+		"parameters": map[string]any{paramBinarySize: 4 * len(img)}}}, "parameters": map[string]any{"binary_data_output": true}}, float32Bytes(img))
+	url := ts.httpURL + "/v2/models/relu/infer"
+	b.ResetTimer()
+	for range b.N {
+		req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+		req.Header.Set(headerJSONLength, h[headerJSONLength])
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || n == 0 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
+
+// BenchmarkBareInfer times the relu test model's network alone at batch 1.
+func BenchmarkBareInfer(b *testing.B) {
+	ts := startServer(b, []Source{reluSource()}, 1, Options{MaxBatch: 4})
+	in := ts.models["relu"].instances[0]
+	img := randomImage(rand.New(rand.NewSource(1)), 1)
+	st := in.staging[1]["image"]
+	copy(st.Data, img)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := in.nets[1].Infer(b.Context(), in.staging[1]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -65,6 +65,11 @@ type CheckOptions struct {
 	Expect map[string]*Tensor
 	// Tolerance of every comparison; the zero value means DefaultTolerance.
 	Tolerance Tolerance
+	// Other is the same model compiled on a second engine — typically another device —
+	// opened with Options.KeepIntermediates: it runs the same inputs, and every tensor
+	// both networks compute is compared (custom layers included), so that a kernel that
+	// breaks only on one device shows where.
+	Other *Network
 	// NoReferences skips the CPU references (each built-in layer's and the whole
 	// network's), which take long on large models: only the expectations and the
 	// sanitizer check anything then.
@@ -80,6 +85,8 @@ type LayerCheck struct {
 	Reference []OutputError
 	// Expected compares outputs with CheckOptions.Expect.
 	Expected []OutputError
+	// Other compares outputs with CheckOptions.Other's values of the same tensors.
+	Other []OutputError
 	// Sanitized says the sanitizer ran the layer; Findings are what it found.
 	Sanitized bool
 	Findings  []Finding
@@ -89,7 +96,7 @@ type LayerCheck struct {
 
 // Failed says whether a comparison or the sanitizer found a problem.
 func (c *LayerCheck) Failed() bool {
-	for _, e := range append(slices.Clip(c.Reference), c.Expected...) {
+	for _, e := range append(append(slices.Clip(c.Reference), c.Expected...), c.Other...) {
 		if !e.OK() {
 			return true
 		}
@@ -98,7 +105,7 @@ func (c *LayerCheck) Failed() bool {
 }
 
 // ValuesChecked says whether some output of the layer was compared with a reference.
-func (c *LayerCheck) ValuesChecked() bool { return len(c.Reference)+len(c.Expected) > 0 }
+func (c *LayerCheck) ValuesChecked() bool { return len(c.Reference)+len(c.Expected)+len(c.Other) > 0 }
 
 // CheckReport is the result of Network.CheckNetwork: a verdict per layer in execution
 // order, and the graph outputs against a CPU reference of the whole network.
@@ -106,6 +113,8 @@ type CheckReport struct {
 	Tolerance Tolerance
 	// References says whether the CPU references ran (CheckOptions.NoReferences).
 	References bool
+	// OtherDevice names the device of CheckOptions.Other; "" without one.
+	OtherDevice string
 	Layers     []LayerCheck
 	// Outputs compares each graph output with the whole network computed on the CPU.
 	Outputs []OutputError
@@ -195,6 +204,12 @@ func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, o
 	if err != nil {
 		return nil, nil, err
 	}
+	var other *checker
+	if opts.Other != nil {
+		if other, err = n.runOther(ctx, opts.Other, inputs); err != nil {
+			return nil, nil, err
+		}
+	}
 	outs, err := n.Infer(ctx, inputs)
 	if err != nil {
 		return nil, nil, err
@@ -206,6 +221,9 @@ func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, o
 		c.device[name] = &builtinkernels.HostTensor{Shape: t.Shape, Data: t.Data}
 	}
 	r := &CheckReport{Tolerance: opts.Tolerance, References: !opts.NoReferences}
+	if other != nil {
+		r.OtherDevice = other.n.engine.Device.Name
+	}
 	var jobs []*refJob
 	for _, s := range n.steps {
 		lc := LayerCheck{Layer: s.layer, Type: s.typ, Custom: s.custom}
@@ -225,6 +243,11 @@ func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, o
 				return nil, nil, fmt.Errorf("layer %q: %w", l.Name, err)
 			}
 			lc.Expected = append(lc.Expected, compare(name, got.Data, want.Data, got.Shape, c.tol))
+		}
+		if other != nil {
+			if lc.Other, err = c.compareOther(other, l); err != nil {
+				return nil, nil, err
+			}
 		}
 		switch {
 		case s.custom:
@@ -297,6 +320,44 @@ func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, o
 		return nil, nil, wholeErr
 	}
 	return r, outs, nil
+}
+
+// runOther runs the inputs through the other network and returns a reader of its
+// tensors; the other network stays locked for nothing after this.
+func (n *Network) runOther(ctx context.Context, o *Network, inputs map[string]*Tensor) (*checker, error) {
+	if o == n {
+		return nil, errors.New("the network to compare with is the network itself")
+	}
+	if !o.engine.opts.KeepIntermediates && o.engine.opts.DumpTensors == "" {
+		return nil, fmt.Errorf("the network on %s to compare with needs an engine opened with Options.KeepIntermediates", o.engine.Device.Name)
+	}
+	if _, err := o.Infer(ctx, inputs); err != nil {
+		return nil, fmt.Errorf("on %s: %w", o.engine.Device.Name, err)
+	}
+	return &checker{n: o, tol: DefaultTolerance, device: map[string]*builtinkernels.HostTensor{}}, nil
+}
+
+// compareOther compares each output of layer l with the other network's value of the
+// same tensor, where the other network computes it (its fusion passes may differ).
+func (c *checker) compareOther(other *checker, l *model.Layer) ([]OutputError, error) {
+	other.n.mu.Lock()
+	defer other.n.mu.Unlock()
+	var out []OutputError
+	for _, name := range l.Outputs {
+		if t, ok := other.n.tensors[name]; !ok || t.buf == nil {
+			continue
+		}
+		want, err := other.read(name)
+		if err != nil {
+			return nil, fmt.Errorf("on %s: %w", other.n.engine.Device.Name, err)
+		}
+		got, err := c.read(name)
+		if err != nil {
+			return nil, fmt.Errorf("layer %q: %w", l.Name, err)
+		}
+		out = append(out, compare(name, got.Data, want.Data, got.Shape, c.tol))
+	}
+	return out, nil
 }
 
 // resolveExpect maps each expectation to the tensor it names (a tensor, or a layer of

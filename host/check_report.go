@@ -11,7 +11,7 @@ import (
 // "not checked" (nothing compared its values; the sanitizer may still have run).
 func (c *LayerCheck) Verdict() string {
 	failedValues := false
-	for _, e := range append(append([]OutputError(nil), c.Reference...), c.Expected...) {
+	for _, e := range append(append(append([]OutputError(nil), c.Reference...), c.Expected...), c.Other...) {
 		failedValues = failedValues || !e.OK()
 	}
 	switch {
@@ -25,14 +25,21 @@ func (c *LayerCheck) Verdict() string {
 	return "ok"
 }
 
-// details are the lines that say what was checked of the layer.
-func (c *LayerCheck) details() []string {
+// details are the lines that say what was checked of the layer; other names the
+// device of CheckOptions.Other.
+func (c *LayerCheck) details(other string) []string {
 	var out []string
 	for _, e := range c.Reference {
 		out = append(out, "CPU reference: "+e.describe())
 	}
 	for _, e := range c.Expected {
 		out = append(out, "expected values: "+e.describe())
+	}
+	for _, e := range c.Other {
+		out = append(out, "on "+other+": "+e.describe())
+	}
+	if other != "" && len(c.Other) == 0 {
+		out = append(out, "on "+other+": not compared (that network does not keep its outputs: fused differently)")
 	}
 	if !c.ValuesChecked() {
 		if c.Custom {
@@ -69,7 +76,7 @@ func (e OutputError) describe() string {
 func (r *CheckReport) Write(w io.Writer) error {
 	var b strings.Builder
 	if r.References {
-		fmt.Fprintf(&b, "each layer on the device's values of its inputs (tolerance %s):\n", r.Tolerance)
+		fmt.Fprintf(&b, "each layer (tolerance %s; CPU references run on the device's values of the layer's inputs):\n", r.Tolerance)
 	} else {
 		fmt.Fprintf(&b, "custom layers and expected tensors (tolerance %s; CPU references not run):\n", r.Tolerance)
 	}
@@ -83,7 +90,7 @@ func (r *CheckReport) Write(w io.Writer) error {
 		if c.Custom {
 			typ += " (custom)"
 		}
-		for k, d := range c.details() {
+		for k, d := range c.details(r.OtherDevice) {
 			if k == 0 {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Verdict(), c.Layer, typ, d)
 			} else {

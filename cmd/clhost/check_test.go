@@ -83,6 +83,17 @@ func TestRunCheckVerdicts(t *testing.T) {
 			}
 		}
 	})
+	t.Run("against a second device", func(t *testing.T) {
+		code, out, errOut := runSample(t, "hardswish.xml", "--check-device", "cpu")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		for _, want := range []string{"ok  conv1  Conv ", "ok  hs1    HardSwishX (custom)  on ", ": h1 max abs error 0, max rel error 0", "ok  pool1  MaxPool ", "check passed: 3 of 3 layers' values checked"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, out)
+			}
+		}
+	})
 	t.Run("half the work items", func(t *testing.T) {
 		code, out, errOut := runSample(t, "broken/half_global.xml", "--sanitize")
 		if code != 1 {

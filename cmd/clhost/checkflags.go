@@ -16,7 +16,11 @@ import (
 // checkFlags are the debugging flags of `clhost run`: --check, --sanitize, --expect.
 type checkFlags struct {
 	check, sanitize *bool
+	checkDevice     *string
 	expect          stringList
+	// other is the model compiled on --check-device, and its engine.
+	other       *host.Network
+	otherEngine *host.Engine
 	// expected are the --expect files, read before any work.
 	expected map[string]*host.Tensor
 }
@@ -24,11 +28,36 @@ type checkFlags struct {
 func addCheckFlags(fs *flag.FlagSet, cf *checkFlags) {
 	cf.check = fs.Bool("check", false, "check the inference: every built-in layer against its CPU reference on the device's inputs, every custom layer through the sanitizer (and --expect), the graph outputs against the whole network on the CPU; exit status 1 when a check fails")
 	cf.sanitize = fs.Bool("sanitize", false, "run every custom layer again alone in guarded buffers: unwritten output, writes outside its buffers, results that change between runs, inputs it writes (part of --check)")
+	cf.checkDevice = fs.String("check-device", "", "also run the model, custom layers included, on this `device` (e.g. cpu) from the same inputs and compare every layer's output with this run's")
 	fs.Var(&cf.expect, "expect", "compare tensor `NAME=FILE.npy` (a tensor or a single-output layer, e.g. a custom layer's output) with the device's value (repeatable)")
 }
 
 // any says whether a check was asked for.
-func (cf *checkFlags) any() bool { return *cf.check || *cf.sanitize || len(cf.expect) > 0 }
+func (cf *checkFlags) any() bool {
+	return *cf.check || *cf.sanitize || len(cf.expect) > 0 || *cf.checkDevice != ""
+}
+
+// openOther compiles the model on --check-device, with the run's other flags.
+func (cf *checkFlags) openOther(ef engineFlags) error {
+	if *cf.checkDevice == "" {
+		return nil
+	}
+	dev := *cf.checkDevice
+	ef.device = &dev
+	e, n, err := ef.openWith(host.Options{KeepIntermediates: true})
+	if err != nil {
+		return fmt.Errorf("--check-device %s: %w", dev, configHint(err, ef.configs))
+	}
+	cf.other, cf.otherEngine = n, e
+	return nil
+}
+
+// close releases the --check-device engine.
+func (cf *checkFlags) close() {
+	if cf.otherEngine != nil {
+		cf.otherEngine.Close()
+	}
+}
 
 // readExpect reads the --expect files.
 func (cf *checkFlags) readExpect() error {
@@ -63,7 +92,7 @@ var errCheckFailed = errors.New("check failed (see the report above)")
 
 // run infers once with the checks asked for and prints the report on w.
 func (cf *checkFlags) run(ctx context.Context, n *host.Network, in map[string]*host.Tensor, w io.Writer) (map[string]*host.Tensor, *host.CheckReport, error) {
-	opts := host.CheckOptions{Sanitize: *cf.check || *cf.sanitize, Expect: cf.expected, NoReferences: !*cf.check}
+	opts := host.CheckOptions{Sanitize: *cf.check || *cf.sanitize, Expect: cf.expected, NoReferences: !*cf.check, Other: cf.other}
 	r, outs, err := n.CheckNetwork(ctx, in, opts)
 	if err != nil {
 		return nil, nil, expectFlagError(err)

@@ -200,6 +200,10 @@ func runRun(args []string) error {
 		return configHint(err, ef.configs)
 	}
 	defer e.Close()
+	if err := cf.openOther(ef); err != nil {
+		return err
+	}
+	defer cf.close()
 	for _, c := range n.CustomLayers() {
 		fmt.Fprintf(os.Stderr, "clhost: custom layer %s runs on %s\n", c, e.Device.Name)
 	}

@@ -1,0 +1,63 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestCheckOtherNetwork: CheckOptions.Other runs the same inputs through a second
+// network and compares every tensor both compute, custom layers included. Here both run
+// on the test device; the second binds the custom type to a kernel that leaves elements
+// unwritten, so the custom layer and the layer after it differ, and nothing else.
+func TestCheckOtherNetwork(t *testing.T) {
+	ctParallel(t)
+	shape := []int{1, 4, 8, 8}
+	faults := ctPath(t, "../sanitize/faults.xml")
+	cl, err := filepath.Abs(filepath.Join(filepath.Dir(faults), "faults.cl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipping := filepath.Join(t.TempDir(), "twice_skips.xml")
+	xml := `<CustomLayer name="Twice" type="SimpleGPU" version="1">
+  <Kernel entry="skips"><Source filename="` + cl + `"/></Kernel>
+  <Buffers><Tensor arg-index="0" type="input" port-index="0"/><Tensor arg-index="1" type="output" port-index="0"/></Buffers>
+</CustomLayer>`
+	if err := os.WriteFile(skipping, []byte(xml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]*Tensor{"x": ctRand(95, shape...)}
+	for _, c := range []struct {
+		name   string
+		other  string
+		differ map[string]bool
+	}{
+		{"same kernel", faults, nil},
+		{"kernel that skips", skipping, map[string]bool{"c1": true, "r2": true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{faults}, KeepIntermediates: true}, sanChain(t, "Twice", shape))
+			o, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{c.other}, KeepIntermediates: true}, sanChain(t, "Twice", shape))
+			r, _, err := n.CheckNetwork(context.Background(), in, CheckOptions{Other: o, NoReferences: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.OtherDevice == "" {
+				t.Error("the report does not name the other device")
+			}
+			for _, l := range r.Layers {
+				if len(l.Other) == 0 {
+					t.Errorf("layer %s not compared with the other network", l.Layer)
+					continue
+				}
+				if l.Failed() != c.differ[l.Layer] {
+					t.Errorf("layer %s: failed %v, want %v: %+v", l.Layer, l.Failed(), c.differ[l.Layer], l.Other)
+				}
+			}
+			if r.Failed() != (c.differ != nil) {
+				t.Errorf("report failed: %v", r.Failed())
+			}
+		})
+	}
+}

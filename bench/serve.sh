@@ -2,22 +2,23 @@
 # Measures clhost serve against the bare Network on one model and device set:
 #
 #   1. `clhost bench` of the bare network at batch 1 on the first device: inferences one
-#      after another, the baseline of both goals below (run before and after the
-#      server's runs, since a shared machine's speed drifts);
+#      after another, the baseline of both goals below;
 #   2. `clhost serve` on the first device, timed by `clhost bench --url` with 1, 8 and 64
 #      concurrent clients (binary tensors over HTTP, batch 1 per request): the goals are
-#      ≥ 0.9× the bare network at concurrency 1 and ≥ 3× at 64;
+#      ≥ 0.9× the bare network at concurrency 1 and ≥ 3× at 64. Steps 1 and 2 alternate
+#      in ROUNDS rounds and the median ratio is reported;
 #   3. when DEVICES lists several, `clhost serve` on all of them at concurrency 64,
 #      against step 2's one device (the goal on two GPUs: ≥ 1.9×).
 #
 # usage: bench/serve.sh MODEL DEVICES [MAX_BATCH] [CONFIG.xml ...]
 #
 #   MODEL    a model file (.onnx with a dynamic batch, .clm or .json); "mlp" builds the
-#            small model of bench/servemodel (custom ReLU from samples/custom_relu)
+#            small model of bench/servemodel (custom ReLU from samples/custom_relu;
+#            MLP_WIDTH sets its width, default 1024)
 #   DEVICES  serve's -d list: gpu:0,gpu:1 or cpu (the bare network runs on the first)
 #   MAX_BATCH  --max-batch (default 16)
 #
-# Environment: N (requests per run, default 2000), PORT (default 18080), DELAY
+# Environment: N (requests per run, default 2000), ROUNDS (default 3), PORT (default 18080), DELAY
 # (--max-delay, default 2ms), CLHOST (the binary; default: built into bin/clhost), OUT
 # (folder of the JSON results, default a temporary one).
 #
@@ -36,6 +37,7 @@ maxbatch=${3:-16}
 shift 2
 [ $# -gt 0 ] && shift
 n=${N:-2000}
+rounds=${ROUNDS:-3}
 port=${PORT:-18080}
 delay=${DELAY:-2ms}
 out=${OUT:-$(mktemp -d)}
@@ -49,7 +51,7 @@ if [ -z "${CLHOST:-}" ]; then
 fi
 if [ "$model" = mlp ]; then
 	model=$out/mlp.clm
-	go run ./bench/servemodel -o "$model" >/dev/null
+	go run ./bench/servemodel -width "${MLP_WIDTH:-1024}" -o "$model" >/dev/null
 	configs="$configs -c samples/custom_relu/custom_layer_example.xml"
 fi
 name=$(basename "$model")
@@ -72,7 +74,7 @@ field() { sed -n "s/.*\"$2\": \([-0-9.e+]*\).*/\1/p" "$1" | head -1; }
 
 bare() {
 	# shellcheck disable=SC2086
-	"$bin" bench -m "$model" $configs -d "$(bare_device "$first")" -n "$n" -warmup 20 -layers=false -json >"$out/bare$1.json"
+	"$bin" bench -m "$model" $configs -d "$(bare_device "$first")" -n "$n" -warmup 20 -layers=false -json >"$out/bare$1.json" 2>"$out/bare$1.log"
 	field "$out/bare$1.json" inferences_per_s
 }
 
@@ -108,32 +110,51 @@ remote() {
 	echo "$(field "$out/$2.json" requests_per_s) $(field "$out/$2.json" p50_ms) $(field "$out/$2.json" p99_ms)"
 }
 
-echo "model $model, devices $devices, max batch $maxbatch, max delay $delay, $n requests per run; results in $out"
-b1=$(bare 1)
+echo "model $model, devices $devices, max batch $maxbatch, max delay $delay, $rounds rounds of $n requests per run; results in $out"
+# Rounds alternate the bare network with the server at each concurrency, so that each
+# ratio compares runs seconds apart: a shared machine's speed drifts by more than the
+# differences measured.
 serve "$first" one
-r1=$(remote 1 c1)
-r8=$(remote 8 c8)
-r64=$(remote 64 c64)
+: >"$out/rounds.txt"
+for r in $(seq "$rounds"); do
+	echo "$(bare "$r") $(remote 1 "c1-$r") $(remote 8 "c8-$r") $(remote 64 "c64-$r")" >>"$out/rounds.txt"
+done
 batches=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^clhost_batch_size_sum/ { s += $2 } /^clhost_batch_size_count/ { c += $2 } END { if (c) printf "%.2f", s / c }')
 stop_server
-b2=$(bare 2)
 all=""
 case $devices in
 *,*)
 	serve "$devices" all
 	all=$(remote 64 all-c64)
 	stop_server
+	serve "$first" one-again
+	one=$(remote 64 one-c64)
+	stop_server
+	all="$all $one"
 	;;
 esac
 
-awk -v b1="$b1" -v b2="$b2" -v r1="$r1" -v r8="$r8" -v r64="$r64" -v all="$all" -v first="$first" -v devices="$devices" -v batches="$batches" 'BEGIN {
-	bare = (b1 + b2) / 2
-	printf "bare network, batch 1, one after another on %s: %.1f inferences/s (%.1f before, %.1f after)\n", first, bare, b1, b2
-	split(r1, a); printf "serve on %s, concurrency  1: %8.1f requests/s  %.2f× bare  p50 %.3f ms  p99 %.3f ms   (goal ≥ 0.9×)\n", first, a[1], a[1] / bare, a[2], a[3]
-	split(r8, a); printf "serve on %s, concurrency  8: %8.1f requests/s  %.2f× bare  p50 %.3f ms  p99 %.3f ms\n", first, a[1], a[1] / bare, a[2], a[3]
-	split(r64, a); one = a[1]; printf "serve on %s, concurrency 64: %8.1f requests/s  %.2f× bare  p50 %.3f ms  p99 %.3f ms   (goal ≥ 3×)\n", first, a[1], a[1] / bare, a[2], a[3]
-	printf "items per batch on %s, all three runs: %s\n", first, batches
+# Each line of rounds.txt: bare inferences/s, then requests/s, p50 and p99 ms at
+# concurrency 1, 8 and 64.
+awk -v first="$first" -v devices="$devices" -v batches="$batches" -v all="$all" '
+function median(a, n,   i, j, t) {
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{
+	n++
+	printf "round %d: bare %.1f/s; serve c=1 %.1f/s (%.2f×), c=8 %.1f/s (%.2f×), c=64 %.1f/s (%.2f×); p50/p99 ms c=1 %.2f/%.2f, c=8 %.2f/%.2f, c=64 %.2f/%.2f\n",
+		n, $1, $2, $2 / $1, $5, $5 / $1, $8, $8 / $1, $3, $4, $6, $7, $9, $10
+	r1[n] = $2 / $1; r8[n] = $5 / $1; r64[n] = $8 / $1
+}
+END {
+	printf "median over %d rounds, against the bare network at batch 1 on %s one inference after another:\n", n, first
+	printf "  serve, concurrency  1: %.2f×  (goal ≥ 0.9×)\n", median(r1, n)
+	printf "  serve, concurrency  8: %.2f×\n", median(r8, n)
+	printf "  serve, concurrency 64: %.2f×  (goal ≥ 3×)\n", median(r64, n)
+	printf "items per batch on %s over all runs: %s\n", first, batches
 	if (all != "") {
-		split(all, a); printf "serve on %s, concurrency 64: %8.1f requests/s  %.2f× one device  p50 %.3f ms  p99 %.3f ms   (goal on two GPUs ≥ 1.9×)\n", devices, a[1], a[1] / one, a[2], a[3]
+		split(all, a)
+		printf "serve on %s at concurrency 64: %.1f requests/s, %.2f× %s alone (%.1f/s)  (goal on two GPUs ≥ 1.9×)\n", devices, a[1], a[1] / a[4], first, a[4]
 	}
-}'
+}' "$out/rounds.txt"

@@ -47,3 +47,31 @@ func BenchmarkBareInfer(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHTTPInferParallel is BenchmarkHTTPInfer from 64 clients at once.
+func BenchmarkHTTPInferParallel(b *testing.B) {
+	ts := startServer(b, []Source{reluSource()}, 1, Options{MaxBatch: 16, BatchSizes: []int{1, 16}})
+	img := randomImage(rand.New(rand.NewSource(1)), 1)
+	body, h := binaryRequest(b, map[string]any{"inputs": []map[string]any{{"name": "image", "datatype": "FP32", "shape": []int{1, imgC, imgH, imgW},
+		"parameters": map[string]any{paramBinarySize: 4 * len(img)}}}, "parameters": map[string]any{"binary_data_output": true}}, float32Bytes(img))
+	url := ts.httpURL + "/v2/models/relu/infer"
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+			req.Header.Set(headerJSONLength, h[headerJSONLength])
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			n, _ := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || n == 0 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+}

@@ -122,6 +122,7 @@ func TestSanitizerNoFalseAlarms(t *testing.T) {
 		{"BYXF", []string{ctPath(t, "byxf.xml")}, false, byxfChain(t)},
 		{"SplitSign", []string{ctPath(t, "two_outputs.xml")}, false, splitSignModel(t)},
 		{"ScaleShift data", []string{ctPath(t, "data.xml")}, false, scaleShiftModel(t)},
+		{"custom_layers sample", []string{"../samples/custom_layers/custom_layers.xml"}, false, customLayersSample(t)},
 		{"custom_relu sample", []string{"../samples/custom_relu/custom_layer_example.xml"}, false,
 			one("ReLU", []int{2, 3, 5, 7}, []int{2, 3, 5, 7}, model.FloatAttr("negative_slope", 0.1))},
 		{"onnx_custom_op sample", []string{"../samples/onnx_custom_op/hardswish.xml"}, false,
@@ -176,5 +177,22 @@ func scaleShiftModel(t testing.TB) *model.Model {
 		b.ConstFloat32("block1.scale", []int{4}, ctRandSlice(10, 4, -1.5, 1.5)),
 		b.ConstFloat32("shift", []int{4}, ctRandSlice(11, 4, -1.5, 1.5))}, []string{y})
 	b.Output(y)
+	return ctBuild(t, b)
+}
+
+// customLayersSample has samples/custom_layers' two custom layers with its shapes:
+// ScaleShift with Data blobs on 1×8×16×16, ChannelMix with list parameters to 1×4×8×8.
+func customLayersSample(t testing.TB) *model.Model {
+	b := model.NewBuilder("custom_layers")
+	x := b.Input("x", model.Float32, 1, 8, 16, 16)
+	s := b.Tensor("block1", model.Float32, 1, 8, 16, 16)
+	b.LayerOutputs("ScaleShift", "block1", []string{x,
+		b.ConstFloat32("block1.scale", []int{8}, ctRandSlice(30, 8, 0.5, 2)),
+		b.ConstFloat32("block1.shift", []int{8}, ctRandSlice(31, 8, -0.5, 0.5))}, []string{s})
+	p := b.Layer("MaxPool", "pool1", []string{s}, model.IntsAttr("kernel_shape", 2, 2), model.IntsAttr("strides", 2, 2))
+	mix := b.Tensor("mix1", model.Float32, 1, 4, 8, 8)
+	b.LayerOutputs("ChannelMix", "mix1", []string{p}, []string{mix},
+		model.IntsAttr("perm", 7, 0, 3, 5), model.FloatsAttr("gain", 0.5, -1, 2, 0.25))
+	b.Output(mix)
 	return ctBuild(t, b)
 }

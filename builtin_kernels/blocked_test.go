@@ -3,6 +3,8 @@ package builtinkernels
 import (
 	"fmt"
 	"testing"
+
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 )
 
 // blockedShape is the storage shape of an (N, C, H, W) tensor in blocks of b channels.
@@ -60,17 +62,17 @@ func blockChannels(t *HostTensor, b int) *HostTensor {
 func TestConv1x1BlockedCPUPlan(t *testing.T) {
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
-	pool := Attrs{FusedActivationAttr: ActRelu, FusedGlobalAveragePoolAttr: 1}
+	pool := Attrs{opspec.FusedActivationAttr: opspec.ActRelu, opspec.FusedGlobalAveragePoolAttr: 1}
 	cases := []struct {
 		n, c, m, h, w int
 		attrs         Attrs
 		bias, res     bool
 	}{
-		{2, 24, 40, 5, 7, Attrs{FusedActivationAttr: ActRelu}, true, false},
+		{2, 24, 40, 5, 7, Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, true, false},
 		{1, 16, 16, 3, 3, Attrs{}, false, false},
-		{3, 37, 20, 6, 6, Attrs{FusedActivationAttr: ActSigmoid}, true, true},
-		{2, 64, 16, 13, 13, Attrs{FusedActivationAttr: ActRelu}, true, false},
-		{1, 8, 72, 9, 11, Attrs{FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}, true, true},
+		{3, 37, 20, 6, 6, Attrs{opspec.FusedActivationAttr: opspec.ActSigmoid}, true, true},
+		{2, 64, 16, 13, 13, Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, true, false},
+		{1, 8, 72, 9, 11, Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(0.5)}, true, true},
 		{2, 40, 50, 13, 13, pool, true, false},
 		{3, 17, 9, 2, 3, pool, true, false},
 	}
@@ -90,7 +92,7 @@ func TestConv1x1BlockedCPUPlan(t *testing.T) {
 			in = append(in, sh(tc.n, tc.m, tc.h, tc.w))
 		}
 		out := shapes(sh(tc.n, tc.m, tc.h, tc.w))
-		pooled := tc.attrs[FusedGlobalAveragePoolAttr] != nil
+		pooled := tc.attrs[opspec.FusedGlobalAveragePoolAttr] != nil
 		if pooled {
 			out = shapes(sh(tc.n, tc.m, 1, 1))
 		}
@@ -142,7 +144,7 @@ func TestPooledBlockedChoice(t *testing.T) {
 	avx2 := cpu
 	avx2.FloatVectorWidth = 8
 	gpu := DeviceInfo{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 1024, FloatVectorWidth: 1}
-	pool := Attrs{FusedActivationAttr: ActRelu, FusedGlobalAveragePoolAttr: 1}
+	pool := Attrs{opspec.FusedActivationAttr: opspec.ActRelu, opspec.FusedGlobalAveragePoolAttr: 1}
 	head := func(c, m, hw int) [][]int { return shapes(sh(16, c, hw, hw), sh(m, c, 1, 1), sh(m)) }
 	cases := []struct {
 		name  string
@@ -155,7 +157,7 @@ func TestPooledBlockedChoice(t *testing.T) {
 		{"mobilenet head", pool, head(320, 1280, 7), cpu, true},
 		{"avx2 head", pool, head(512, 1000, 13), avx2, true},
 		{"gpu", pool, head(512, 1000, 13), gpu, false},
-		{"groups", Attrs{FusedGlobalAveragePoolAttr: 1, "group": 2}, shapes(sh(16, 512, 13, 13), sh(1000, 256, 1, 1)), cpu, false},
+		{"groups", Attrs{opspec.FusedGlobalAveragePoolAttr: 1, "group": 2}, shapes(sh(16, 512, 13, 13), sh(1000, 256, 1, 1)), cpu, false},
 		{"residual", pool, shapes(sh(16, 512, 13, 13), sh(1000, 512, 1, 1), sh(1000), sh(16, 1000, 13, 13)), cpu, false},
 		{"few input channels", pool, head(32, 1000, 13), cpu, false},
 		{"few output channels", pool, head(512, 24, 13), cpu, false},
@@ -205,10 +207,10 @@ func BenchmarkBlocked1x1CPU(b *testing.B) {
 		{144, 24, 56, false}, {24, 144, 56, false}, {192, 32, 28, false}, {32, 192, 28, false}, {576, 96, 14, false}, {96, 576, 14, false}, {960, 160, 7, false}, {320, 1280, 7, true},
 	}
 	for _, l := range layers {
-		attrs := Attrs{FusedActivationAttr: ActRelu}
+		attrs := Attrs{opspec.FusedActivationAttr: opspec.ActRelu}
 		out := shapes(sh(16, l.m, l.hw, l.hw))
 		if l.pool {
-			attrs[FusedGlobalAveragePoolAttr] = 1
+			attrs[opspec.FusedGlobalAveragePoolAttr] = 1
 			out = shapes(sh(16, l.m, 1, 1))
 		}
 		c := opCase{attrs: attrs, in: shapes(sh(16, l.c, l.hw, l.hw), sh(l.m, l.c, 1, 1), sh(l.m)), out: out}

@@ -3,6 +3,8 @@ package builtinkernels
 import (
 	"fmt"
 	"slices"
+
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 )
 
 func init() { Register("Conv", convOp{}) }
@@ -21,9 +23,9 @@ type convGeom struct {
 	hasBias            bool
 	hasResidual        bool
 	act                fusedAct
-	yn                 int       // OutputBatchStrideAttr, or 0 for a contiguous output
-	pool               bool      // FusedGlobalAveragePoolAttr: the output is each plane's mean
-	mpool              *poolGeom // FusedMaxPoolPrefix: the max pool of the output, or nil
+	yn                 int       // opspec.OutputBatchStrideAttr, or 0 for a contiguous output
+	pool               bool      // opspec.FusedGlobalAveragePoolAttr: the output is each plane's mean
+	mpool              *poolGeom // opspec.FusedMaxPoolPrefix: the max pool of the output, or nil
 }
 
 func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
@@ -82,34 +84,34 @@ func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
 	if cg.act, err = readFusedAct(typ, p); err != nil {
 		return cg, err
 	}
-	switch v := p.Int(FusedGlobalAveragePoolAttr, 0); v {
+	switch v := p.Int(opspec.FusedGlobalAveragePoolAttr, 0); v {
 	case 0:
 	case 1:
 		cg.pool = true
 	default:
-		return cg, fmt.Errorf("%s: %s %d: want 0 or 1", typ, FusedGlobalAveragePoolAttr, v)
+		return cg, fmt.Errorf("%s: %s %d: want 0 or 1", typ, opspec.FusedGlobalAveragePoolAttr, v)
 	}
-	if p.Has(FusedMaxPoolPrefix + "kernel_shape") {
+	if p.Has(opspec.FusedMaxPoolPrefix + "kernel_shape") {
 		if cg.pool {
-			return cg, fmt.Errorf("%s: %s and %s* together: a Conv takes one pool", typ, FusedGlobalAveragePoolAttr, FusedMaxPoolPrefix)
+			return cg, fmt.Errorf("%s: %s and %s* together: a Conv takes one pool", typ, opspec.FusedGlobalAveragePoolAttr, opspec.FusedMaxPoolPrefix)
 		}
-		op := poolOp{typ: fmt.Sprintf("%s (its max pool, attributes %s*)", typ, FusedMaxPoolPrefix), max: true}
-		mp, err := op.geometry(prefixedParams{p, FusedMaxPoolPrefix}, [][]int{cg.win.outShape(cg.n, cg.m, nsp)})
+		op := poolOp{typ: fmt.Sprintf("%s (its max pool, attributes %s*)", typ, opspec.FusedMaxPoolPrefix), max: true}
+		mp, err := op.geometry(prefixedParams{p, opspec.FusedMaxPoolPrefix}, [][]int{cg.win.outShape(cg.n, cg.m, nsp)})
 		if err != nil {
 			return cg, err
 		}
 		cg.mpool = &mp
 	}
-	if p.Has(OutputBatchStrideAttr) {
+	if p.Has(opspec.OutputBatchStrideAttr) {
 		per := cg.m * cg.win.out[0] * cg.win.out[1]
 		if cg.pool {
 			per = cg.m
 		} else if cg.mpool != nil {
 			per = cg.m * cg.mpool.win.out[0] * cg.mpool.win.out[1]
 		}
-		v := p.Int(OutputBatchStrideAttr, 0)
+		v := p.Int(opspec.OutputBatchStrideAttr, 0)
 		if v < int64(per) || v > 1<<31-1 {
-			return cg, fmt.Errorf("%s: %s %d: want at least the %d elements of one output image", typ, OutputBatchStrideAttr, v, per)
+			return cg, fmt.Errorf("%s: %s %d: want at least the %d elements of one output image", typ, opspec.OutputBatchStrideAttr, v, per)
 		}
 		cg.yn = int(v)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/cl"
 )
 
@@ -156,8 +157,8 @@ func TestConvCPUPlan(t *testing.T) {
 		{name: "7x7 s2 p3", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}}, in: shapes(sh(1, 3, 17, 15), sh(8, 3, 7, 7), sh(8)), out: shapes(sh(1, 8, 9, 8))},
 		{name: "group2 dil2", attrs: Attrs{"group": 2, "dilations": []int{2, 2}, "pads": []int{0, 1, 2, 1}}, in: shapes(sh(1, 4, 9, 9), sh(6, 2, 3, 3), sh(6)), out: shapes(sh(1, 6, 7, 7))},
 		{name: "group4 wide", attrs: Attrs{"group": 4, "pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 16, 5, 13), sh(72, 4, 3, 3), sh(72)), out: shapes(sh(1, 72, 5, 13))},
-		{name: "relu residual", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}, in: shapes(sh(1, 8, 6, 5), sh(40, 8, 3, 3), sh(40), sh(1, 40, 6, 5)), out: shapes(sh(1, 40, 6, 5))},
-		{name: "clip nobias residual", attrs: Attrs{FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 20, 3, 3), sh(24, 20, 1, 1), nil, sh(1, 24, 3, 3)), out: shapes(sh(1, 24, 3, 3))},
+		{name: "relu residual", attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(1, 8, 6, 5), sh(40, 8, 3, 3), sh(40), sh(1, 40, 6, 5)), out: shapes(sh(1, 40, 6, 5))},
+		{name: "clip nobias residual", attrs: Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 20, 3, 3), sh(24, 20, 1, 1), nil, sh(1, 24, 3, 3)), out: shapes(sh(1, 24, 3, 3))},
 		{name: "1-D", attrs: Attrs{"pads": []int{2, 1}}, in: shapes(sh(1, 5, 17), sh(9, 5, 4), sh(9)), out: shapes(sh(1, 9, 17))},
 	}
 	tiles := []cpuConvTile{{4, 1, 3}, {8, 1, 8}, {8, 2, 5}, {16, 1, 7}, {16, 2, 4}, {16, 2, 6}, {16, 3, 7}, {16, 3, 5}, {16, 3, 8}}
@@ -184,7 +185,7 @@ func TestConvCPUPlan(t *testing.T) {
 func TestConvCPUPaddedCopy(t *testing.T) {
 	env := deviceEnv(t)
 	cases := []opCase{
-		{name: "7x7 s2 p3", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, FusedActivationAttr: ActRelu}, in: shapes(sh(2, 3, 17, 15), sh(20, 3, 7, 7), sh(20)), out: shapes(sh(2, 20, 9, 8))},
+		{name: "7x7 s2 p3", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(2, 3, 17, 15), sh(20, 3, 7, 7), sh(20)), out: shapes(sh(2, 20, 9, 8))},
 		{name: "5x5 asymmetric", attrs: Attrs{"pads": []int{2, 1, 1, 2}}, in: shapes(sh(1, 4, 9, 6), sh(8, 4, 5, 5)), out: shapes(sh(1, 8, 8, 5))},
 		{name: "4x4 s2 group2", attrs: Attrs{"group": 2, "strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}}, in: shapes(sh(2, 4, 10, 9), sh(6, 2, 4, 4), sh(6)), out: shapes(sh(2, 6, 5, 4))},
 		{name: "5x5 dil2 residual", attrs: Attrs{"dilations": []int{2, 2}, "pads": []int{4, 4, 4, 4}}, in: shapes(sh(1, 3, 8, 11), sh(17, 3, 5, 5), sh(17), sh(1, 17, 8, 11)), out: shapes(sh(1, 17, 8, 11))},
@@ -221,7 +222,7 @@ func TestConvCPUPaddedCopy(t *testing.T) {
 // activation.
 func TestConvCPURowsPlan(t *testing.T) {
 	env := deviceEnv(t)
-	relu := Attrs{FusedActivationAttr: ActRelu}
+	relu := Attrs{opspec.FusedActivationAttr: opspec.ActRelu}
 	cases := []opCase{
 		{name: "1x1 150 ch", attrs: relu, in: shapes(sh(2, 150, 7, 7), sh(40, 150, 1, 1), sh(40), sh(2, 40, 7, 7)), out: shapes(sh(2, 40, 7, 7))},
 		{name: "1x1 20 ch", attrs: Attrs{}, in: shapes(sh(1, 20, 5, 6), sh(32, 20, 1, 1), sh(32)), out: shapes(sh(1, 32, 5, 6))},
@@ -312,12 +313,12 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 	}
 	cases := []opCase{
 		{name: "s1 p1", attrs: dw(7, Attrs{"pads": []int{1, 1, 1, 1}}), in: shapes(sh(2, 7, 9, 21), sh(7, 1, 3, 3), sh(7)), out: shapes(sh(2, 7, 9, 21))},
-		{name: "s1 wide", attrs: dw(3, Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}), in: shapes(sh(1, 3, 6, 37), sh(3, 1, 3, 3), sh(3)), out: shapes(sh(1, 3, 6, 37))},
-		{name: "s2 p1 relu", attrs: dw(5, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, FusedActivationAttr: ActRelu}), in: shapes(sh(1, 5, 23, 37), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 12, 19))},
+		{name: "s1 wide", attrs: dw(3, Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu}), in: shapes(sh(1, 3, 6, 37), sh(3, 1, 3, 3), sh(3)), out: shapes(sh(1, 3, 6, 37))},
+		{name: "s2 p1 relu", attrs: dw(5, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, opspec.FusedActivationAttr: opspec.ActRelu}), in: shapes(sh(1, 5, 23, 37), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 12, 19))},
 		{name: "s2 even 40", attrs: dw(2, Attrs{"pads": []int{0, 0, 1, 1}, "strides": []int{2, 2}}), in: shapes(sh(3, 2, 10, 40), sh(2, 1, 3, 3), sh(2)), out: shapes(sh(3, 2, 5, 20))},
 		{name: "s2 valid unread", attrs: dw(2, Attrs{"strides": []int{2, 2}}), in: shapes(sh(1, 2, 8, 36), sh(2, 1, 3, 3), sh(2)), out: shapes(sh(1, 2, 3, 17))},
 		{name: "s3 5x5", attrs: dw(3, Attrs{"pads": []int{2, 2, 2, 2}, "strides": []int{3, 3}}), in: shapes(sh(1, 3, 30, 40), sh(3, 1, 5, 5), sh(3)), out: shapes(sh(1, 3, 10, 14))},
-		{name: "narrow residual clip", attrs: dw(4, Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}), in: shapes(sh(1, 4, 7, 3), sh(4, 1, 3, 3), sh(4), sh(1, 4, 7, 3)), out: shapes(sh(1, 4, 7, 3))},
+		{name: "narrow residual clip", attrs: dw(4, Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(0.5)}), in: shapes(sh(1, 4, 7, 3), sh(4, 1, 3, 3), sh(4), sh(1, 4, 7, 3)), out: shapes(sh(1, 4, 7, 3))},
 		{name: "residual 11 wide", attrs: dw(4, Attrs{"pads": []int{1, 1, 1, 1}}), in: shapes(sh(1, 4, 5, 11), sh(4, 1, 3, 3), nil, sh(1, 4, 5, 11)), out: shapes(sh(1, 4, 5, 11))},
 		{name: "dil2 mult2", attrs: dw(3, Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}}), in: shapes(sh(1, 3, 10, 17), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(1, 6, 10, 17))},
 		{name: "mult6 s2", attrs: dw(2, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}}), in: shapes(sh(1, 2, 9, 18), sh(12, 1, 3, 3), sh(12)), out: shapes(sh(1, 12, 5, 9))},
@@ -371,8 +372,8 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 // tiles, while layers with many products per output do not get it.
 func TestConvWindowCPUPlan(t *testing.T) {
 	cases := []opCase{
-		{name: "stem s2", attrs: Attrs{"strides": []int{2, 2}, FusedActivationAttr: ActRelu}, in: shapes(sh(2, 3, 23, 41), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 11, 20))},
-		{name: "stem s2 p1", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 3, 18, 18), sh(16, 3, 3, 3), sh(16)), out: shapes(sh(1, 16, 9, 9))},
+		{name: "stem s2", attrs: Attrs{"strides": []int{2, 2}, opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(2, 3, 23, 41), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 11, 20))},
+		{name: "stem s2 p1", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 3, 18, 18), sh(16, 3, 3, 3), sh(16)), out: shapes(sh(1, 16, 9, 9))},
 		{name: "group2 residual", attrs: Attrs{"group": 2, "pads": []int{1, 0, 1, 2}}, in: shapes(sh(1, 4, 7, 12), sh(10, 2, 3, 3), nil, sh(1, 10, 7, 12)), out: shapes(sh(1, 10, 7, 12))},
 		{name: "5x5 s1", attrs: Attrs{"pads": []int{2, 2, 2, 2}}, in: shapes(sh(1, 2, 9, 5), sh(8, 2, 5, 5), sh(8)), out: shapes(sh(1, 8, 9, 5))},
 	}
@@ -465,7 +466,7 @@ func TestMaxPoolCPUPlan(t *testing.T) {
 func TestConvCPUCandidates(t *testing.T) {
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
-	c := opCase{name: "cands", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu},
+	c := opCase{name: "cands", attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu},
 		in: shapes(sh(1, 24, 6, 10), sh(40, 24, 3, 3), sh(40)), out: shapes(sh(1, 40, 6, 10))}
 	ins := c.inputs()
 	want, err := convOp{}.Reference(c.attrs, ins, c.out)
@@ -666,7 +667,7 @@ func BenchmarkSqueezeNet1x1CPU(b *testing.B) {
 			continue
 		}
 		seen[l] = true
-		c := opCase{attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(16, l.c, l.hw, l.hw), sh(l.m, l.c, 1, 1), sh(l.m)), out: shapes(sh(16, l.m, l.hw, l.hw))}
+		c := opCase{attrs: Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(16, l.c, l.hw, l.hw), sh(l.m, l.c, 1, 1), sh(l.m)), out: shapes(sh(16, l.m, l.hw, l.hw))}
 		geo, plans := ownConvPlan(b, env.dev, c)
 		for _, t := range []cpu1x1Tile{{16, 8, 2, 0, 0}, {16, 12, 2, 0, 0}, {16, 8, 3, 0, 0}, {16, 6, 4, 0, 0}, {16, 4, 6, 0, 0}, {16, 4, 3, 0, 0}, {16, 16, 1, 0, 0}, {16, 8, 1, 0, 0},
 			{16, 8, 3, 0, 1 << 20}, {16, 8, 3, 1, 0}, {16, 8, 2, 1, 0}, {16, 6, 4, 1, 0}, {16, 8, 3, 0, 32}, {16, 8, 3, 0, 128}} {
@@ -688,7 +689,7 @@ func BenchmarkSqueezeNet1x1CPU(b *testing.B) {
 func BenchmarkSqueezeNet3x3CPU(b *testing.B) {
 	env := deviceEnvB(b)
 	for _, l := range [][3]int{{32, 128, 27}, {48, 192, 13}, {64, 256, 13}} {
-		c := opCase{attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}, in: shapes(sh(16, l[0], l[2], l[2]), sh(l[1], l[0], 3, 3), sh(l[1])), out: shapes(sh(16, l[1], l[2], l[2]))}
+		c := opCase{attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(16, l[0], l[2], l[2]), sh(l[1], l[0], 3, 3), sh(l[1])), out: shapes(sh(16, l[1], l[2], l[2]))}
 		geo, plans := ownConvPlan(b, env.dev, c)
 		for _, t := range []cpuConvTile{{16, 2, 7}, {16, 3, 7}, {16, 4, 7}, {16, 4, 6}, {16, 4, 5}, {16, 3, 5}, {16, 3, 8}, {16, 2, 8}} {
 			p, err := cpuConvPlan(geo, t, env.dev)
@@ -719,7 +720,7 @@ func BenchmarkResNetCPU(b *testing.B) {
 	for _, l := range []layer{{8, 64, 128, 56, 2}, {8, 128, 256, 28, 2}, {8, 256, 512, 14, 2}, {8, 128, 128, 28, 1}, {8, 256, 256, 14, 1}, {8, 512, 512, 7, 1},
 		{16, 256, 256, 14, 1}, {1, 64, 64, 56, 1}, {1, 128, 128, 28, 1}, {1, 512, 512, 7, 1}} {
 		o := l.hw / l.s
-		c := opCase{attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{l.s, l.s}, FusedActivationAttr: ActRelu}, in: shapes(sh(l.n, l.c, l.hw, l.hw), sh(l.m, l.c, 3, 3), sh(l.m)), out: shapes(sh(l.n, l.m, o, o))}
+		c := opCase{attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{l.s, l.s}, opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(l.n, l.c, l.hw, l.hw), sh(l.m, l.c, 3, 3), sh(l.m)), out: shapes(sh(l.n, l.m, o, o))}
 		// Batch 8 is a half of batch 16, planned for half the compute units as the
 		// network plans it.
 		dev := env.dev
@@ -760,7 +761,7 @@ func BenchmarkResNetCPU(b *testing.B) {
 // 1000 on 13×13 and MobileNetV2's 320 → 1280 on 7×7. GFLOP/s counts the Conv's work.
 func BenchmarkConvPooledCPU(b *testing.B) {
 	env := deviceEnvB(b)
-	pool := Attrs{FusedGlobalAveragePoolAttr: 1, FusedActivationAttr: ActRelu}
+	pool := Attrs{opspec.FusedGlobalAveragePoolAttr: 1, opspec.FusedActivationAttr: opspec.ActRelu}
 	layers := []opCase{
 		{name: "512_13_b16", attrs: pool, in: shapes(sh(16, 512, 13, 13), sh(1000, 512, 1, 1), sh(1000)), out: shapes(sh(16, 1000, 1, 1))},
 		{name: "320_7_b16", attrs: pool, in: shapes(sh(16, 320, 7, 7), sh(1280, 320, 1, 1), sh(1280)), out: shapes(sh(16, 1280, 1, 1))},
@@ -805,18 +806,18 @@ func BenchmarkConvMaxPoolCPU(b *testing.B) {
 		in, mid    [][]int
 		out        [][]int
 	}{
-		{"squeezenet_b16", Attrs{"strides": []int{2, 2}, FusedActivationAttr: ActRelu}, sq,
+		{"squeezenet_b16", Attrs{"strides": []int{2, 2}, opspec.FusedActivationAttr: opspec.ActRelu}, sq,
 			shapes(sh(16, 3, 224, 224), sh(64, 3, 3, 3), sh(64)), shapes(sh(16, 64, 111, 111)), shapes(sh(16, 64, 55, 55))},
-		{"resnet18_b16", Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, FusedActivationAttr: ActRelu}, r18,
+		{"resnet18_b16", Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, opspec.FusedActivationAttr: opspec.ActRelu}, r18,
 			shapes(sh(16, 3, 224, 224), sh(64, 3, 7, 7), sh(64)), shapes(sh(16, 64, 112, 112)), shapes(sh(16, 64, 56, 56))},
 		// SqueezeNet's expansions before its pools (each Conv with its half of the pool
 		// after the Concat): fire3's from 16 channels, fire5's from 32 (the 3×3 one a
 		// Winograd layer when apart).
-		{"fire3_1x1_b16", Attrs{FusedActivationAttr: ActRelu}, sq,
+		{"fire3_1x1_b16", Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, sq,
 			shapes(sh(16, 16, 55, 55), sh(64, 16, 1, 1), sh(64)), shapes(sh(16, 64, 55, 55)), shapes(sh(16, 64, 27, 27))},
-		{"fire3_3x3_b16", Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}, sq,
+		{"fire3_3x3_b16", Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu}, sq,
 			shapes(sh(16, 16, 55, 55), sh(64, 16, 3, 3), sh(64)), shapes(sh(16, 64, 55, 55)), shapes(sh(16, 64, 27, 27))},
-		{"fire5_3x3_b16", Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}, sq,
+		{"fire5_3x3_b16", Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu}, sq,
 			shapes(sh(16, 32, 27, 27), sh(128, 32, 3, 3), sh(128)), shapes(sh(16, 128, 27, 27)), shapes(sh(16, 128, 13, 13))},
 	}
 	for _, c := range layers {
@@ -826,7 +827,7 @@ func BenchmarkConvMaxPoolCPU(b *testing.B) {
 			fusedAttrs[k] = v
 		}
 		for k, v := range c.pool {
-			fusedAttrs[FusedMaxPoolPrefix+k] = v
+			fusedAttrs[opspec.FusedMaxPoolPrefix+k] = v
 		}
 		geo, err := convOp{}.geometry(fusedAttrs, c.in)
 		if err != nil {
@@ -952,16 +953,16 @@ func TestConv1x1CPUPlan(t *testing.T) {
 	env := deviceEnv(t)
 	cases := []opCase{
 		{name: "whole tiles", attrs: Attrs{}, in: shapes(sh(1, 5, 8, 8), sh(16, 5, 1, 1), sh(16)), out: shapes(sh(1, 16, 8, 8))},
-		{name: "partial tile relu", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(2, 7, 7, 7), sh(13, 7, 1, 1), sh(13)), out: shapes(sh(2, 13, 7, 7))},
+		{name: "partial tile relu", attrs: Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(2, 7, 7, 7), sh(13, 7, 1, 1), sh(13)), out: shapes(sh(2, 13, 7, 7))},
 		{name: "small plane residual", attrs: Attrs{}, in: shapes(sh(1, 9, 3, 5), sh(10, 9, 1, 1), nil, sh(1, 10, 3, 5)), out: shapes(sh(1, 10, 3, 5))},
-		{name: "groups clip residual", attrs: Attrs{"group": 3, FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.2), FusedMaxAttr: float32(0.3)}, in: shapes(sh(2, 6, 6, 9), sh(9, 2, 1, 1), sh(9), sh(2, 9, 6, 9)), out: shapes(sh(2, 9, 6, 9))},
+		{name: "groups clip residual", attrs: Attrs{"group": 3, opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(-0.2), opspec.FusedMaxAttr: float32(0.3)}, in: shapes(sh(2, 6, 6, 9), sh(9, 2, 1, 1), sh(9), sh(2, 9, 6, 9)), out: shapes(sh(2, 9, 6, 9))},
 		// Strided: the subsampling copy first. Odd planes leave input rows and columns no
 		// output reads; 2×3 strides tell the axes apart.
 		{name: "stride2 odd residual", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(2, 6, 9, 11), sh(20, 6, 1, 1), sh(20), sh(2, 20, 5, 6)), out: shapes(sh(2, 20, 5, 6))},
-		{name: "stride 2x3 groups relu", attrs: Attrs{"strides": []int{2, 3}, "group": 2, FusedActivationAttr: ActRelu}, in: shapes(sh(1, 8, 12, 20), sh(10, 4, 1, 1)), out: shapes(sh(1, 10, 6, 7))},
+		{name: "stride 2x3 groups relu", attrs: Attrs{"strides": []int{2, 3}, "group": 2, opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(1, 8, 12, 20), sh(10, 4, 1, 1)), out: shapes(sh(1, 10, 6, 7))},
 		// 130 input channels: in chunks of chunk1x1 (and a last one of 2) where a
 		// work-item runs several channel tiles.
-		{name: "chunked channels residual", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(2, 130, 5, 7), sh(12, 130, 1, 1), sh(12), sh(2, 12, 5, 7)), out: shapes(sh(2, 12, 5, 7))},
+		{name: "chunked channels residual", attrs: Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(2, 130, 5, 7), sh(12, 130, 1, 1), sh(12), sh(2, 12, 5, 7)), out: shapes(sh(2, 12, 5, 7))},
 	}
 	tiles := []cpu1x1Tile{{16, 8, 2, 0, 0}, {8, 6, 2, 2, 0}, {4, 3, 3, 1, 0}, {16, 12, 1, 0, 0}, {8, 4, 2, 3, 3}, {4, 3, 1, 2, 4}}
 	sw := newSweep(t, len(tiles), 2)
@@ -1002,7 +1003,7 @@ func TestConv1x1CPUPlan(t *testing.T) {
 	one := env.dev
 	one.ComputeUnits = 1
 	checkConvPlans(t, []opCase{
-		{name: "tiles per item", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(1, 4, 20, 23), sh(12, 4, 1, 1), sh(12), sh(1, 12, 20, 23)), out: shapes(sh(1, 12, 20, 23))},
+		{name: "tiles per item", attrs: Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(1, 4, 20, 23), sh(12, 4, 1, 1), sh(12), sh(1, 12, 20, 23)), out: shapes(sh(1, 12, 20, 23))},
 		{name: "tiles per item stride2", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(2, 3, 39, 45), sh(5, 3, 1, 1), sh(5)), out: shapes(sh(2, 5, 20, 23))},
 	}, func(_ int, geo convGeom) ([]namedPlan, error) {
 		tile := cpu1x1Tile{8, 4, 2, 0, 0}
@@ -1158,11 +1159,11 @@ func TestGemmCPUPlan(t *testing.T) {
 		conv bool
 	}{
 		{opCase{name: "fc b1", attrs: tb, in: shapes(sh(1, 67), sh(37, 67), sh(37)), out: shapes(sh(1, 37))}, true},
-		{opCase{name: "fc b5 row bias relu", attrs: Attrs{"transB": 1, FusedActivationAttr: ActRelu}, in: shapes(sh(5, 40), sh(70, 40), sh(1, 70)), out: shapes(sh(5, 70))}, true},
+		{opCase{name: "fc b5 row bias relu", attrs: Attrs{"transB": 1, opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(5, 40), sh(70, 40), sh(1, 70)), out: shapes(sh(5, 70))}, true},
 		{opCase{name: "fc no c", attrs: tb, in: shapes(sh(3, 9), sh(16, 9)), out: shapes(sh(3, 16))}, true},
 		// Several images per work-item, the last group partial, and a partial last
 		// channel vector.
-		{opCase{name: "fc b11 clip", attrs: Attrs{"transB": 1, FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.5), FusedMaxAttr: float32(0.5)}, in: shapes(sh(11, 23), sh(41, 23), sh(41)), out: shapes(sh(11, 41))}, true},
+		{opCase{name: "fc b11 clip", attrs: Attrs{"transB": 1, opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(-0.5), opspec.FusedMaxAttr: float32(0.5)}, in: shapes(sh(11, 23), sh(41, 23), sh(41)), out: shapes(sh(11, 41))}, true},
 		{opCase{name: "alpha", attrs: Attrs{"transB": 1, "alpha": 0.5}, in: shapes(sh(2, 9), sh(16, 9), sh(16)), out: shapes(sh(2, 16))}, false},
 		{opCase{name: "B as K×N", attrs: Attrs{}, in: shapes(sh(2, 9), sh(9, 16), sh(16)), out: shapes(sh(2, 16))}, false},
 		{opCase{name: "full C", attrs: tb, in: shapes(sh(2, 9), sh(16, 9), sh(2, 16)), out: shapes(sh(2, 16))}, false},
@@ -1210,15 +1211,15 @@ func TestGemmCPUPlan(t *testing.T) {
 func TestConv1x1PooledCPUPlan(t *testing.T) {
 	env := deviceEnv(t)
 	pool := func(a Attrs) Attrs {
-		a[FusedGlobalAveragePoolAttr] = 1
+		a[opspec.FusedGlobalAveragePoolAttr] = 1
 		return a
 	}
 	cases := []opCase{
-		{name: "13x13 relu", attrs: pool(Attrs{FusedActivationAttr: ActRelu}), in: shapes(sh(2, 9, 13, 13), sh(20, 9, 1, 1), sh(20)), out: shapes(sh(2, 20, 1, 1))},
-		{name: "small plane residual clip", attrs: pool(Attrs{FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.1), FusedMaxAttr: float32(0.2)}), in: shapes(sh(1, 5, 3, 5), sh(10, 5, 1, 1), nil, sh(1, 10, 3, 5)), out: shapes(sh(1, 10, 1, 1))},
+		{name: "13x13 relu", attrs: pool(Attrs{opspec.FusedActivationAttr: opspec.ActRelu}), in: shapes(sh(2, 9, 13, 13), sh(20, 9, 1, 1), sh(20)), out: shapes(sh(2, 20, 1, 1))},
+		{name: "small plane residual clip", attrs: pool(Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(-0.1), opspec.FusedMaxAttr: float32(0.2)}), in: shapes(sh(1, 5, 3, 5), sh(10, 5, 1, 1), nil, sh(1, 10, 3, 5)), out: shapes(sh(1, 10, 1, 1))},
 		{name: "groups 7x7", attrs: pool(Attrs{"group": 2}), in: shapes(sh(2, 6, 7, 7), sh(8, 3, 1, 1), sh(8)), out: shapes(sh(2, 8, 1, 1))},
-		{name: "batch stride", attrs: pool(Attrs{OutputBatchStrideAttr: 13 + 4}), in: shapes(sh(3, 4, 6, 10), sh(13, 4, 1, 1), sh(13)), out: shapes(sh(3, 13, 1, 1))},
-		{name: "blocked head batch stride", attrs: pool(Attrs{FusedActivationAttr: ActRelu, OutputBatchStrideAttr: 40}), in: shapes(sh(2, 70, 5, 5), sh(35, 70, 1, 1), sh(35)), out: shapes(sh(2, 35, 1, 1))},
+		{name: "batch stride", attrs: pool(Attrs{opspec.OutputBatchStrideAttr: 13 + 4}), in: shapes(sh(3, 4, 6, 10), sh(13, 4, 1, 1), sh(13)), out: shapes(sh(3, 13, 1, 1))},
+		{name: "blocked head batch stride", attrs: pool(Attrs{opspec.FusedActivationAttr: opspec.ActRelu, opspec.OutputBatchStrideAttr: 40}), in: shapes(sh(2, 70, 5, 5), sh(35, 70, 1, 1), sh(35)), out: shapes(sh(2, 35, 1, 1))},
 	}
 	tiles := []cpu1x1Tile{{16, 8, 2, 0, 0}, {16, 12, 2, 0, 0}, {8, 6, 2, 3, 0}, {4, 3, 3, 1, 2}}
 	sw := newSweep(t, len(tiles), 1)
@@ -1230,7 +1231,7 @@ func TestConv1x1PooledCPUPlan(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			if int64(plan.OutputBatchStride) != cases[ci].attrs.Int(OutputBatchStrideAttr, 0) {
+			if int64(plan.OutputBatchStride) != cases[ci].attrs.Int(opspec.OutputBatchStrideAttr, 0) {
 				return nil, fmt.Errorf("plan's OutputBatchStride %d", plan.OutputBatchStride)
 			}
 			list = append(list, namedPlan{fmt.Sprintf("tile %v", tile), plan})
@@ -1247,7 +1248,7 @@ func TestConv1x1PooledCPUPlan(t *testing.T) {
 	// The reference's pooled Conv is its Conv and GlobalAveragePool.
 	c := cases[0]
 	ins := c.inputs()
-	plain, _ := convOp{}.Reference(Attrs{FusedActivationAttr: ActRelu}, ins, shapes(sh(2, 20, 13, 13)))
+	plain, _ := convOp{}.Reference(Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, ins, shapes(sh(2, 20, 13, 13)))
 	pooled, _ := globalPoolOp{typ: "GlobalAveragePool"}.Reference(nil, plain, c.out)
 	fused, err := convOp{}.Reference(c.attrs, ins, c.out)
 	if err != nil {
@@ -1257,7 +1258,7 @@ func TestConv1x1PooledCPUPlan(t *testing.T) {
 
 	gpu := DeviceInfo{IsGPU: true, ComputeUnits: 8, MaxWorkGroupSize: 256, FloatVectorWidth: 1}
 	after := []opCase{
-		{name: "3x3 padded relu", attrs: pool(Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu, OutputBatchStrideAttr: 9}), in: shapes(sh(2, 4, 6, 6), sh(8, 4, 3, 3), sh(8)), out: shapes(sh(2, 8, 1, 1))},
+		{name: "3x3 padded relu", attrs: pool(Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu, opspec.OutputBatchStrideAttr: 9}), in: shapes(sh(2, 4, 6, 6), sh(8, 4, 3, 3), sh(8)), out: shapes(sh(2, 8, 1, 1))},
 		{name: "1x1 strided", attrs: pool(Attrs{"strides": []int{2, 2}}), in: shapes(sh(1, 4, 7, 7), sh(6, 4, 1, 1)), out: shapes(sh(1, 6, 1, 1))},
 		{name: "1x1 gpu", attrs: pool(Attrs{}), in: shapes(sh(2, 5, 6, 6), sh(7, 5, 1, 1), sh(7)), out: shapes(sh(2, 7, 1, 1))},
 	}
@@ -1277,8 +1278,8 @@ func TestConv1x1PooledCPUPlan(t *testing.T) {
 		}
 		return list, nil
 	})
-	if _, err := (convOp{}).OutputShapes(Attrs{FusedGlobalAveragePoolAttr: 2}, shapes(sh(1, 4, 6, 6), sh(8, 4, 1, 1))); err == nil || !strings.Contains(err.Error(), "want 0 or 1") {
-		t.Errorf("%s 2: error %v", FusedGlobalAveragePoolAttr, err)
+	if _, err := (convOp{}).OutputShapes(Attrs{opspec.FusedGlobalAveragePoolAttr: 2}, shapes(sh(1, 4, 6, 6), sh(8, 4, 1, 1))); err == nil || !strings.Contains(err.Error(), "want 0 or 1") {
+		t.Errorf("%s 2: error %v", opspec.FusedGlobalAveragePoolAttr, err)
 	}
 }
 
@@ -1294,18 +1295,18 @@ func TestConvMaxPoolCPUPlan(t *testing.T) {
 	env := deviceEnv(t)
 	pooled := func(a Attrs, pool Attrs) Attrs {
 		for k, v := range pool {
-			a[FusedMaxPoolPrefix+k] = v
+			a[opspec.FusedMaxPoolPrefix+k] = v
 		}
 		return a
 	}
 	sq := Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "ceil_mode": 1}
 	r18 := Attrs{"kernel_shape": []int{3, 3}, "strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}}
 	cases := []opCase{
-		{name: "squeezenet stem", attrs: pooled(Attrs{"strides": []int{2, 2}, FusedActivationAttr: ActRelu}, sq), in: shapes(sh(2, 3, 25, 26), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 6, 6))},
-		{name: "resnet stem", attrs: pooled(Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, FusedActivationAttr: ActRelu}, r18), in: shapes(sh(1, 3, 20, 18), sh(16, 3, 7, 7), sh(16)), out: shapes(sh(1, 16, 5, 5))},
-		{name: "wide rows 2x2 clip", attrs: pooled(Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.2), FusedMaxAttr: float32(0.3)}, Attrs{"kernel_shape": []int{2, 2}, "strides": []int{2, 2}}), in: shapes(sh(2, 4, 9, 38), sh(32, 4, 3, 3), sh(32)), out: shapes(sh(2, 32, 4, 19))},
-		{name: "groups dilated pool leaky", attrs: pooled(Attrs{"group": 2, FusedActivationAttr: ActLeakyRelu, FusedAlphaAttr: float32(0.1)}, Attrs{"kernel_shape": []int{3, 3}, "dilations": []int{2, 2}, "pads": []int{0, 1, 2, 1}}), in: shapes(sh(1, 6, 13, 11), sh(12, 3, 3, 3)), out: shapes(sh(1, 12, 9, 7))},
-		{name: "batch stride", attrs: pooled(Attrs{"strides": []int{2, 2}, OutputBatchStrideAttr: 24*3*9 + 5}, sq), in: shapes(sh(3, 3, 15, 39), sh(24, 3, 3, 3), sh(24)), out: shapes(sh(3, 24, 3, 9))},
+		{name: "squeezenet stem", attrs: pooled(Attrs{"strides": []int{2, 2}, opspec.FusedActivationAttr: opspec.ActRelu}, sq), in: shapes(sh(2, 3, 25, 26), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 6, 6))},
+		{name: "resnet stem", attrs: pooled(Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, opspec.FusedActivationAttr: opspec.ActRelu}, r18), in: shapes(sh(1, 3, 20, 18), sh(16, 3, 7, 7), sh(16)), out: shapes(sh(1, 16, 5, 5))},
+		{name: "wide rows 2x2 clip", attrs: pooled(Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(-0.2), opspec.FusedMaxAttr: float32(0.3)}, Attrs{"kernel_shape": []int{2, 2}, "strides": []int{2, 2}}), in: shapes(sh(2, 4, 9, 38), sh(32, 4, 3, 3), sh(32)), out: shapes(sh(2, 32, 4, 19))},
+		{name: "groups dilated pool leaky", attrs: pooled(Attrs{"group": 2, opspec.FusedActivationAttr: opspec.ActLeakyRelu, opspec.FusedAlphaAttr: float32(0.1)}, Attrs{"kernel_shape": []int{3, 3}, "dilations": []int{2, 2}, "pads": []int{0, 1, 2, 1}}), in: shapes(sh(1, 6, 13, 11), sh(12, 3, 3, 3)), out: shapes(sh(1, 12, 9, 7))},
+		{name: "batch stride", attrs: pooled(Attrs{"strides": []int{2, 2}, opspec.OutputBatchStrideAttr: 24*3*9 + 5}, sq), in: shapes(sh(3, 3, 15, 39), sh(24, 3, 3, 3), sh(24)), out: shapes(sh(3, 24, 3, 9))},
 	}
 	tiles := []cpuConvTile{{16, 2, 8}, {16, 1, 5}, {8, 1, 4}, {4, 2, 3}}
 	cpu := env.dev
@@ -1322,7 +1323,7 @@ func TestConvMaxPoolCPUPlan(t *testing.T) {
 			if err != nil || !ok {
 				return nil, fmt.Errorf("tile %v: ok %v, %v", tile, ok, err)
 			}
-			if int64(plan.OutputBatchStride) != cases[ci].attrs.Int(OutputBatchStrideAttr, 0) {
+			if int64(plan.OutputBatchStride) != cases[ci].attrs.Int(opspec.OutputBatchStrideAttr, 0) {
 				return nil, fmt.Errorf("plan's OutputBatchStride %d", plan.OutputBatchStride)
 			}
 			list = append(list, namedPlan{fmt.Sprintf("tile %v on %d units", tile, dev.ComputeUnits), plan})
@@ -1342,7 +1343,7 @@ func TestConvMaxPoolCPUPlan(t *testing.T) {
 	// The reference's pooled Conv is its Conv and MaxPool.
 	c := cases[1]
 	ins := c.inputs()
-	plain, _ := convOp{}.Reference(Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, FusedActivationAttr: ActRelu}, ins, shapes(sh(1, 16, 10, 9)))
+	plain, _ := convOp{}.Reference(Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, opspec.FusedActivationAttr: opspec.ActRelu}, ins, shapes(sh(1, 16, 10, 9)))
 	want, _ := poolOp{typ: "MaxPool", max: true}.Reference(r18, plain, c.out)
 	fused, err := convOp{}.Reference(c.attrs, ins, c.out)
 	if err != nil {
@@ -1352,9 +1353,9 @@ func TestConvMaxPoolCPUPlan(t *testing.T) {
 
 	gpu := DeviceInfo{IsGPU: true, ComputeUnits: 8, MaxWorkGroupSize: 256, FloatVectorWidth: 1}
 	after := []opCase{
-		{name: "residual", attrs: pooled(Attrs{"pads": []int{1, 1, 1, 1}, OutputBatchStrideAttr: 8 * 4 * 4}, r18), in: shapes(sh(2, 4, 7, 8), sh(8, 4, 3, 3), sh(8), sh(2, 8, 7, 8)), out: shapes(sh(2, 8, 4, 4))},
+		{name: "residual", attrs: pooled(Attrs{"pads": []int{1, 1, 1, 1}, opspec.OutputBatchStrideAttr: 8 * 4 * 4}, r18), in: shapes(sh(2, 4, 7, 8), sh(8, 4, 3, 3), sh(8), sh(2, 8, 7, 8)), out: shapes(sh(2, 8, 4, 4))},
 		{name: "1-D", attrs: pooled(Attrs{}, Attrs{"kernel_shape": []int{3}, "strides": []int{2}}), in: shapes(sh(2, 3, 20), sh(5, 3, 3)), out: shapes(sh(2, 5, 8))},
-		{name: "gpu", attrs: pooled(Attrs{"strides": []int{2, 2}, FusedActivationAttr: ActRelu}, sq), in: shapes(sh(2, 3, 25, 26), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 6, 6))},
+		{name: "gpu", attrs: pooled(Attrs{"strides": []int{2, 2}, opspec.FusedActivationAttr: opspec.ActRelu}, sq), in: shapes(sh(2, 3, 25, 26), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 6, 6))},
 	}
 	checkConvPlans(t, after, func(ci int, geo convGeom) ([]namedPlan, error) {
 		c := after[ci]
@@ -1373,10 +1374,10 @@ func TestConvMaxPoolCPUPlan(t *testing.T) {
 		}
 		return list, nil
 	})
-	if _, err := (convOp{}).OutputShapes(pooled(Attrs{FusedGlobalAveragePoolAttr: 1}, sq), shapes(sh(1, 4, 6, 6), sh(8, 4, 1, 1))); err == nil || !strings.Contains(err.Error(), "one pool") {
+	if _, err := (convOp{}).OutputShapes(pooled(Attrs{opspec.FusedGlobalAveragePoolAttr: 1}, sq), shapes(sh(1, 4, 6, 6), sh(8, 4, 1, 1))); err == nil || !strings.Contains(err.Error(), "one pool") {
 		t.Errorf("both pools: error %v", err)
 	}
-	if _, err := (convOp{}).OutputShapes(pooled(Attrs{}, Attrs{"kernel_shape": []int{3}}), shapes(sh(1, 4, 6, 6), sh(8, 4, 1, 1))); err == nil || !strings.Contains(err.Error(), FusedMaxPoolPrefix) {
+	if _, err := (convOp{}).OutputShapes(pooled(Attrs{}, Attrs{"kernel_shape": []int{3}}), shapes(sh(1, 4, 6, 6), sh(8, 4, 1, 1))); err == nil || !strings.Contains(err.Error(), opspec.FusedMaxPoolPrefix) {
 		t.Errorf("a 1-D pool on a 2-D Conv: error %v", err)
 	}
 }
@@ -1389,12 +1390,12 @@ func TestConvMaxPoolCPUPlan(t *testing.T) {
 func TestConvOutputBatchStride(t *testing.T) {
 	env := deviceEnv(t)
 	with := func(a Attrs, per, extra int) Attrs {
-		a[OutputBatchStrideAttr] = per + extra
+		a[opspec.OutputBatchStrideAttr] = per + extra
 		return a
 	}
 	p1 := []int{1, 1, 1, 1}
 	cases := []opCase{
-		{name: "3x3 rows", attrs: with(Attrs{"pads": p1, FusedActivationAttr: ActRelu}, 32*6*16, 5*6*16), in: shapes(sh(2, 8, 6, 16), sh(32, 8, 3, 3), sh(32), sh(2, 32, 6, 16)), out: shapes(sh(2, 32, 6, 16))},
+		{name: "3x3 rows", attrs: with(Attrs{"pads": p1, opspec.FusedActivationAttr: opspec.ActRelu}, 32*6*16, 5*6*16), in: shapes(sh(2, 8, 6, 16), sh(32, 8, 3, 3), sh(32), sh(2, 32, 6, 16)), out: shapes(sh(2, 32, 6, 16))},
 		{name: "3x3 partial", attrs: with(Attrs{"pads": p1}, 20*5*7, 17), in: shapes(sh(3, 6, 5, 7), sh(20, 6, 3, 3), sh(20)), out: shapes(sh(3, 20, 5, 7))},
 		{name: "1x1", attrs: with(Attrs{}, 24*8*8, 64), in: shapes(sh(2, 12, 8, 8), sh(24, 12, 1, 1), sh(24), sh(2, 24, 8, 8)), out: shapes(sh(2, 24, 8, 8))},
 		{name: "1x1 stride2", attrs: with(Attrs{"strides": []int{2, 2}}, 18*4*5, 40), in: shapes(sh(2, 6, 8, 9), sh(18, 6, 1, 1), sh(18)), out: shapes(sh(2, 18, 4, 5))},
@@ -1412,8 +1413,8 @@ func TestConvOutputBatchStride(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if int64(p.OutputBatchStride) != c.attrs.Int(OutputBatchStrideAttr, 0) {
-				return fmt.Errorf("%s: plan's OutputBatchStride %d, asked for %d", name, p.OutputBatchStride, c.attrs.Int(OutputBatchStrideAttr, 0))
+			if int64(p.OutputBatchStride) != c.attrs.Int(opspec.OutputBatchStrideAttr, 0) {
+				return fmt.Errorf("%s: plan's OutputBatchStride %d, asked for %d", name, p.OutputBatchStride, c.attrs.Int(opspec.OutputBatchStrideAttr, 0))
 			}
 			if name == "Plan" || fullSweeps || !ran[name] {
 				list = append(list, namedPlan{name, p})
@@ -1455,7 +1456,7 @@ func TestConvOutputBatchStride(t *testing.T) {
 		}
 		return list, nil
 	})
-	if _, err := (convOp{}).Plan(Attrs{OutputBatchStrideAttr: 5}, cases[2].in, cases[2].out, env.dev); err == nil {
+	if _, err := (convOp{}).Plan(Attrs{opspec.OutputBatchStrideAttr: 5}, cases[2].in, cases[2].out, env.dev); err == nil {
 		t.Error("a stride shorter than one output image is accepted")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 )
 
 // TestConvGPUPlan runs the implicit-GEMM conv (the GPU path) on the test device against
@@ -17,8 +19,8 @@ func TestConvGPUPlan(t *testing.T) {
 		{name: "1x1 stride2", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(1, 6, 7, 7), sh(10, 6, 1, 1), sh(10)), out: shapes(sh(1, 10, 4, 4))},
 		{name: "7x7 s2 p3", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}}, in: shapes(sh(1, 3, 17, 15), sh(8, 3, 7, 7), sh(8)), out: shapes(sh(1, 8, 9, 8))},
 		{name: "group2 dil2", attrs: Attrs{"group": 2, "dilations": []int{2, 2}, "pads": []int{0, 1, 2, 1}}, in: shapes(sh(1, 4, 9, 9), sh(6, 2, 3, 3), sh(6)), out: shapes(sh(1, 6, 7, 7))},
-		{name: "relu residual", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu}, in: shapes(sh(1, 8, 6, 5), sh(8, 8, 3, 3), sh(8), sh(1, 8, 6, 5)), out: shapes(sh(1, 8, 6, 5))},
-		{name: "clip nobias residual", attrs: Attrs{FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 20, 3, 3), sh(24, 20, 1, 1), nil, sh(1, 24, 3, 3)), out: shapes(sh(1, 24, 3, 3))},
+		{name: "relu residual", attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(1, 8, 6, 5), sh(8, 8, 3, 3), sh(8), sh(1, 8, 6, 5)), out: shapes(sh(1, 8, 6, 5))},
+		{name: "clip nobias residual", attrs: Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 20, 3, 3), sh(24, 20, 1, 1), nil, sh(1, 24, 3, 3)), out: shapes(sh(1, 24, 3, 3))},
 		{name: "deep K", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 64, 4, 4), sh(40, 64, 3, 3), sh(40)), out: shapes(sh(1, 40, 4, 4))},
 	}
 	devs := []DeviceInfo{
@@ -58,7 +60,7 @@ func TestGemmGPUPlan(t *testing.T) {
 	env, q := deviceEnvQueue(t)
 	cases := []opCase{
 		{name: "linear", attrs: Attrs{"transB": 1}, in: shapes(sh(3, 70), sh(33, 70), sh(33)), out: shapes(sh(3, 33))},
-		{name: "kn relu", attrs: Attrs{FusedActivationAttr: ActRelu}, in: shapes(sh(2, 50), sh(50, 17)), out: shapes(sh(2, 17))},
+		{name: "kn relu", attrs: Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(2, 50), sh(50, 17)), out: shapes(sh(2, 17))},
 		{name: "bias 1xN", attrs: Attrs{"transB": 1}, in: shapes(sh(5, 300), sh(9, 300), sh(1, 9)), out: shapes(sh(5, 9))},
 	}
 	devs := []DeviceInfo{{IsGPU: true, ComputeUnits: 1, MaxWorkGroupSize: 256}, {IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 256}}
@@ -90,7 +92,7 @@ func TestGemmGPUPlan(t *testing.T) {
 // TestConvCandidatesAllCorrect: every plan the tuner may pick computes the same conv.
 func TestConvCandidatesAllCorrect(t *testing.T) {
 	env, q := deviceEnvQueue(t)
-	c := opCase{name: "cands", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu},
+	c := opCase{name: "cands", attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu},
 		in: shapes(sh(1, 24, 6, 6), sh(40, 24, 3, 3), sh(40)), out: shapes(sh(1, 40, 6, 6))}
 	ins := c.inputs()
 	want, err := convOp{}.Reference(c.attrs, ins, c.out)
@@ -128,7 +130,7 @@ func TestConvCandidatesAllCorrect(t *testing.T) {
 // valid first.
 func TestGemmTilesAllCorrect(t *testing.T) {
 	env, q := deviceEnvQueue(t)
-	conv := opCase{name: "conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, FusedActivationAttr: ActRelu},
+	conv := opCase{name: "conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu},
 		in: shapes(sh(1, 20, 13, 11), sh(136, 20, 3, 3), sh(136), sh(1, 136, 13, 11)), out: shapes(sh(1, 136, 13, 11))}
 	// 32 channels, a multiple of every TK: K runs tap-major (packed weights), with a
 	// stride and asymmetric padding so that whole slices fall in the padding.

@@ -3,33 +3,11 @@ package builtinkernels
 import (
 	"fmt"
 	"slices"
+
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 )
 
-// FireType is the layer type of a SqueezeNet fire module as one layer (host/graph's
-// fusion pass makes it on CPU devices): a 1×1 squeeze convolution, then a 1×1 and a 3×3
-// expansion of its output (the 3×3 at stride 1 with one pixel of padding each side),
-// whose outputs a channel Concat joins, e1's first. Inputs: X, the squeeze W and [B], the
-// 1×1 expansion's W and [B], the 3×3 expansion's W and [B]. The 3×3 expansion's window
-// attributes are a Conv's (pads, strides, ...), its activation in the usual fused
-// attributes; the squeeze's and the 1×1 expansion's activations are in the Squeeze* and
-// Expand1* attributes below. The output, (N, E1 + E3, H, W), takes an output batch stride
-// as Conv.
-const FireType = "clhost.Fire"
-
-// Attributes of the squeeze's and the 1×1 expansion's fused activations (as
-// FusedActivationAttr and its parameters for a Conv).
-const (
-	SqueezeActivationAttr = "clhost_sq_activation"
-	SqueezeAlphaAttr      = "clhost_sq_alpha"
-	SqueezeMinAttr        = "clhost_sq_min"
-	SqueezeMaxAttr        = "clhost_sq_max"
-	Expand1ActivationAttr = "clhost_e1_activation"
-	Expand1AlphaAttr      = "clhost_e1_alpha"
-	Expand1MinAttr        = "clhost_e1_min"
-	Expand1MaxAttr        = "clhost_e1_max"
-)
-
-func init() { Register(FireType, fireOp{}) }
+func init() { Register(opspec.FireType, fireOp{}) }
 
 type fireOp struct{}
 
@@ -38,12 +16,12 @@ func fireParts(p Params) (sq, e1, e3 Params) {
 	plain := func(act, alpha, lo, hi string) Params {
 		return renamedParams{p, map[string]string{
 			"pads": "", "strides": "", "dilations": "", "kernel_shape": "", "auto_pad": "", "group": "",
-			FusedActivationAttr: act, FusedAlphaAttr: alpha, FusedMinAttr: lo, FusedMaxAttr: hi, OutputBatchStrideAttr: "",
+			opspec.FusedActivationAttr: act, opspec.FusedAlphaAttr: alpha, opspec.FusedMinAttr: lo, opspec.FusedMaxAttr: hi, opspec.OutputBatchStrideAttr: "",
 		}}
 	}
-	sq = plain(SqueezeActivationAttr, SqueezeAlphaAttr, SqueezeMinAttr, SqueezeMaxAttr)
-	e1 = plain(Expand1ActivationAttr, Expand1AlphaAttr, Expand1MinAttr, Expand1MaxAttr)
-	e3 = renamedParams{p, map[string]string{OutputBatchStrideAttr: ""}}
+	sq = plain(opspec.SqueezeActivationAttr, opspec.SqueezeAlphaAttr, opspec.SqueezeMinAttr, opspec.SqueezeMaxAttr)
+	e1 = plain(opspec.Expand1ActivationAttr, opspec.Expand1AlphaAttr, opspec.Expand1MinAttr, opspec.Expand1MaxAttr)
+	e3 = renamedParams{p, map[string]string{opspec.OutputBatchStrideAttr: ""}}
 	return sq, e1, e3
 }
 
@@ -59,7 +37,7 @@ func (g fireGeom) out() []int {
 }
 
 func (fireOp) geometry(p Params, in [][]int) (fireGeom, error) {
-	const typ = FireType
+	const typ = opspec.FireType
 	var g fireGeom
 	if len(in) < 6 || len(in) > 7 {
 		return g, fmt.Errorf("%s: %d inputs, want 6 or 7 (X, squeeze W, [B], 1×1 W, [B], 3×3 W, [B])", typ, len(in))
@@ -91,11 +69,11 @@ func (fireOp) geometry(p Params, in [][]int) (fireGeom, error) {
 		return g, fmt.Errorf("%s: the 3×3 expansion must be a 3×3 window at stride 1 with one pixel of padding each side and group 1 (W %v, pads %v %v, strides %v)",
 			typ, in[5], w.pb, w.pe, w.s)
 	}
-	if p.Has(OutputBatchStrideAttr) {
+	if p.Has(opspec.OutputBatchStrideAttr) {
 		per := (g.e1.m + g.e3.m) * g.sq.in[0] * g.sq.in[1]
-		v := p.Int(OutputBatchStrideAttr, 0)
+		v := p.Int(opspec.OutputBatchStrideAttr, 0)
 		if v < int64(per) || v > 1<<31-1 {
-			return g, fmt.Errorf("%s: %s %d: want at least the %d elements of one output image", typ, OutputBatchStrideAttr, v, per)
+			return g, fmt.Errorf("%s: %s %d: want at least the %d elements of one output image", typ, opspec.OutputBatchStrideAttr, v, per)
 		}
 		g.yn = int(v)
 	}
@@ -113,7 +91,7 @@ func (o fireOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 // Reference runs the three convolutions' references and joins the expansions.
 func (o fireOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
 	p = paramsOr(p)
-	shapes, err := optionalTensors(FireType, in, 2, 4, 6)
+	shapes, err := optionalTensors(opspec.FireType, in, 2, 4, 6)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +99,7 @@ func (o fireOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOut(FireType, out, [][]int{g.out()}); err != nil {
+	if err := checkOut(opspec.FireType, out, [][]int{g.out()}); err != nil {
 		return nil, err
 	}
 	sqp, e1p, e3p := fireParts(p)
@@ -236,14 +214,14 @@ func (o fireOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *fireTile) 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOut(FireType, out, [][]int{g.out()}); err != nil {
+	if err := checkOut(opspec.FireType, out, [][]int{g.out()}); err != nil {
 		return nil, err
 	}
 	if tile == nil {
 		t, ok := chooseFireTile(g, dev)
 		if !ok {
 			return nil, fmt.Errorf("%s: a band of one row of %d squeezed channels × %d pixels exceeds the kernel's %d-byte buffers",
-				FireType, g.sq.m, g.sq.in[1], maxFireBuffer)
+				opspec.FireType, g.sq.m, g.sq.in[1], maxFireBuffer)
 		}
 		tile = &t
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 )
 
 // TestFirePlan runs the fused fire module against its three convolutions' references: the
@@ -16,13 +18,13 @@ import (
 func TestFirePlan(t *testing.T) {
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
-	relu := Attrs{"pads": []int{1, 1, 1, 1}, SqueezeActivationAttr: ActRelu, Expand1ActivationAttr: ActRelu, FusedActivationAttr: ActRelu}
+	relu := Attrs{"pads": []int{1, 1, 1, 1}, opspec.SqueezeActivationAttr: opspec.ActRelu, opspec.Expand1ActivationAttr: opspec.ActRelu, opspec.FusedActivationAttr: opspec.ActRelu}
 	cases := []opCase{
 		{name: "squeezenet-like", gen: "wrrrrrr", attrs: relu,
 			in: shapes(sh(2, 12, 9, 11), sh(6, 12, 1, 1), sh(6), sh(10, 6, 1, 1), sh(10), sh(13, 6, 3, 3), sh(13)), out: shapes(sh(2, 23, 9, 11))},
 		{name: "no biases, other activations", gen: "w", attrs: Attrs{"pads": []int{1, 1, 1, 1},
-			SqueezeActivationAttr: ActLeakyRelu, SqueezeAlphaAttr: float32(0.2),
-			Expand1ActivationAttr: ActClip, Expand1MinAttr: float32(-0.5), Expand1MaxAttr: float32(0.7), FusedActivationAttr: ActHardSwish},
+			opspec.SqueezeActivationAttr: opspec.ActLeakyRelu, opspec.SqueezeAlphaAttr: float32(0.2),
+			opspec.Expand1ActivationAttr: opspec.ActClip, opspec.Expand1MinAttr: float32(-0.5), opspec.Expand1MaxAttr: float32(0.7), opspec.FusedActivationAttr: opspec.ActHardSwish},
 			in: shapes(sh(1, 5, 6, 19), sh(9, 5, 1, 1), nil, sh(8, 9, 1, 1), nil, sh(16, 9, 3, 3)), omit: []int{2, 4}, out: shapes(sh(1, 24, 6, 19))},
 		{name: "narrow plane", attrs: relu,
 			in: shapes(sh(3, 7, 5, 3), sh(4, 7, 1, 1), sh(4), sh(5, 4, 1, 1), sh(5), sh(3, 4, 3, 3), sh(3)), out: shapes(sh(3, 8, 5, 3))},
@@ -32,7 +34,7 @@ func TestFirePlan(t *testing.T) {
 			in: shapes(sh(1, 40, 13, 13), sh(16, 40, 1, 1), sh(16), sh(24, 16, 1, 1), sh(24), sh(24, 16, 3, 3), sh(24)), out: shapes(sh(1, 48, 13, 13))},
 		{name: "wide squeeze at batch 1", attrs: relu,
 			in: shapes(sh(1, 96, 13, 13), sh(48, 96, 1, 1), sh(48), sh(32, 48, 1, 1), sh(32), sh(40, 48, 3, 3), sh(40)), out: shapes(sh(1, 72, 13, 13))},
-		{name: "output batch stride", attrs: mergeAttrs(relu, Attrs{OutputBatchStrideAttr: 12*6*9 + 17}),
+		{name: "output batch stride", attrs: mergeAttrs(relu, Attrs{opspec.OutputBatchStrideAttr: 12*6*9 + 17}),
 			in: shapes(sh(2, 5, 6, 9), sh(4, 5, 1, 1), sh(4), sh(4, 4, 1, 1), sh(4), sh(8, 4, 3, 3), sh(8)), out: shapes(sh(2, 12, 6, 9))},
 	}
 	// The chosen tiles here and on a CPU of many units (bands of a row or two, channel
@@ -42,7 +44,7 @@ func TestFirePlan(t *testing.T) {
 	devices := []DeviceInfo{env.dev, wide}
 	devSweep, tileSweep := newSweep(t, len(devices), 1), newSweep(t, 3, 1)
 	for ci, c := range cases {
-		c.typ = FireType
+		c.typ = opspec.FireType
 		ins := c.inputs()
 		for _, i := range c.omit {
 			c.in[i] = nil
@@ -102,7 +104,7 @@ func TestFirePlan(t *testing.T) {
 		{mergeAttrs(pad, Attrs{"strides": []int{2, 2}}), shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 6, 1, 1), nil, sh(6, 6, 3, 3)), "stride 1"},
 		{pad, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 5, 1, 1), nil, sh(6, 6, 3, 3)), "1×1 expansion"},
 		{pad, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 6, 1, 1)), "6 or 7"},
-		{mergeAttrs(pad, Attrs{OutputBatchStrideAttr: 10}), shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 6, 1, 1), nil, sh(6, 6, 3, 3)), OutputBatchStrideAttr},
+		{mergeAttrs(pad, Attrs{opspec.OutputBatchStrideAttr: 10}), shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 6, 1, 1), nil, sh(6, 6, 3, 3)), opspec.OutputBatchStrideAttr},
 	}
 	for _, b := range bad {
 		if _, err := (fireOp{}).OutputShapes(b.attrs, b.in); err == nil || !strings.Contains(err.Error(), b.want) {
@@ -164,7 +166,7 @@ func TestChooseFireTile(t *testing.T) {
 // channel-vectorised direct tiles); GFLOP/s counts each plan's own work.
 func BenchmarkFireCPU(b *testing.B) {
 	env := deviceEnvB(b)
-	relu := Attrs{"pads": []int{1, 1, 1, 1}, SqueezeActivationAttr: ActRelu, Expand1ActivationAttr: ActRelu, FusedActivationAttr: ActRelu}
+	relu := Attrs{"pads": []int{1, 1, 1, 1}, opspec.SqueezeActivationAttr: opspec.ActRelu, opspec.Expand1ActivationAttr: opspec.ActRelu, opspec.FusedActivationAttr: opspec.ActRelu}
 	fire := func(name string, n, c, s, e, hw int) opCase {
 		return opCase{name: name, attrs: relu,
 			in:  shapes(sh(n, c, hw, hw), sh(s, c, 1, 1), sh(s), sh(e, s, 1, 1), sh(e), sh(e, s, 3, 3), sh(e)),

@@ -6,42 +6,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 )
 
-// Fused work. The graph pass (host/graph Fuse) folds an activation that follows a Conv or a
-// Gemm into that layer, and for Conv also an Add of a tensor of the output's shape (a
-// residual connection). The layer then computes
-//
-//	y = act(op(x, w) + bias + residual)
-//
-// with the activation named by string attribute FusedActivationAttr and its parameters in
-// the float attributes below, and the residual as input 3 (input 2, the bias, is then
-// present or the empty name).
-const (
-	FusedActivationAttr = "clhost_activation" // "", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSwish"
-	FusedAlphaAttr      = "clhost_alpha"      // LeakyRelu slope, default 0.01
-	FusedMinAttr        = "clhost_min"        // Clip lower bound, default -inf
-	FusedMaxAttr        = "clhost_max"        // Clip upper bound, default +inf
-)
-
-// FusedGlobalAveragePoolAttr (int, 1) makes a Conv average each output plane, after its
-// fused work, as a GlobalAveragePool after it would: the output is (N, M, 1, 1), the mean
-// of act(conv(X, W) + B + R) over each plane. On a CPU device a plain 1×1 convolution
-// (unit strides, no padding, 2-D) runs it in conv1x1, whose work-items then run whole
-// planes and add up their values as they finish them, so the planes never reach memory
-// (host/graph folds the pair there with FuseOptions.GlobalAveragePool); elsewhere the
-// Conv writes its planes to a scratch buffer and a second launch averages them.
-const FusedGlobalAveragePoolAttr = "clhost_global_avgpool"
-
-// FusedMaxPoolPrefix marks the attributes of a MaxPool after a Conv that the Conv runs:
-// the pool's own attributes (kernel_shape, strides, pads, dilations, ceil_mode,
-// auto_pad, storage_order) under this prefix, kernel_shape required. The output is the
-// pooled act(conv(X, W) + B + R). On a CPU device conv_cpu.cl's conv2d_maxpool computes
-// the conv rows each pooled row needs into a private row and pools them, so the conv's
-// output never reaches memory (host/graph folds a stem's Conv and MaxPool there with
-// FuseOptions.MaxPool); elsewhere the Conv writes its output to a scratch buffer and a
-// second launch pools it.
-const FusedMaxPoolPrefix = "clhost_maxpool_"
+// Fused work as the kernels read and apply it: the activation a layer applies to its
+// result (opspec.FusedActivationAttr and its parameters), the optional inputs a fused
+// layer may leave out, and attributes carried under a prefix.
 
 // prefixedParams reads the parameters under a prefix, as FusedMaxPoolPrefix carries a
 // MaxPool's attributes on a Conv.
@@ -67,29 +38,6 @@ func (q prefixedParams) String(name string, def string) string {
 	return q.p.String(q.prefix+name, def)
 }
 
-// OutputBatchStrideAttr asks a layer to write output 0 with this many elements from one
-// image (index of dimension 0) to the next, leaving the rest alone: the host sets it
-// where the output lies inside a larger tensor, such as a Concat's output along the
-// channels at batch > 1, which then needs no copy. A plan that honours it says so in
-// Plan.OutputBatchStride; Conv's plans do, except the GPU's implicit GEMM.
-const OutputBatchStrideAttr = "clhost_output_batch_stride"
-
-// Activation kinds a layer can carry fused.
-const (
-	ActNone      = ""
-	ActRelu      = "Relu"
-	ActLeakyRelu = "LeakyRelu"
-	ActClip      = "Clip"
-	ActSigmoid   = "Sigmoid"
-	ActHardSwish = "HardSwish"
-)
-
-// FusedActivations lists the activation kinds a Conv or Gemm accepts in
-// FusedActivationAttr (host/graph's tests check that Fuse folds each of them).
-func FusedActivations() []string {
-	return []string{ActRelu, ActLeakyRelu, ActClip, ActSigmoid, ActHardSwish}
-}
-
 // fusedAct is the activation a layer applies to its result before writing it.
 type fusedAct struct {
 	kind   string
@@ -99,22 +47,22 @@ type fusedAct struct {
 
 // readFusedAct reads and checks the fused activation of a layer of type typ.
 func readFusedAct(typ string, p Params) (fusedAct, error) {
-	a := fusedAct{kind: p.String(FusedActivationAttr, ActNone)}
+	a := fusedAct{kind: p.String(opspec.FusedActivationAttr, opspec.ActNone)}
 	switch a.kind {
-	case ActNone, ActRelu, ActSigmoid, ActHardSwish:
-	case ActLeakyRelu:
-		a.alpha = p.Float(FusedAlphaAttr, 0.01)
+	case opspec.ActNone, opspec.ActRelu, opspec.ActSigmoid, opspec.ActHardSwish:
+	case opspec.ActLeakyRelu:
+		a.alpha = p.Float(opspec.FusedAlphaAttr, 0.01)
 		if !finite(a.alpha) {
-			return a, fmt.Errorf("%s: %s %v: the LeakyRelu slope must be a finite number", typ, FusedAlphaAttr, a.alpha)
+			return a, fmt.Errorf("%s: %s %v: the LeakyRelu slope must be a finite number", typ, opspec.FusedAlphaAttr, a.alpha)
 		}
-	case ActClip:
-		a.lo = p.Float(FusedMinAttr, float32(math.Inf(-1)))
-		a.hi = p.Float(FusedMaxAttr, float32(math.Inf(1)))
+	case opspec.ActClip:
+		a.lo = p.Float(opspec.FusedMinAttr, float32(math.Inf(-1)))
+		a.hi = p.Float(opspec.FusedMaxAttr, float32(math.Inf(1)))
 		if math.IsNaN(float64(a.lo)) || math.IsNaN(float64(a.hi)) {
-			return a, fmt.Errorf("%s: %s %v / %s %v: NaN bounds", typ, FusedMinAttr, a.lo, FusedMaxAttr, a.hi)
+			return a, fmt.Errorf("%s: %s %v / %s %v: NaN bounds", typ, opspec.FusedMinAttr, a.lo, opspec.FusedMaxAttr, a.hi)
 		}
 	default:
-		return a, fmt.Errorf("%s: %s %q: want one of %s, or empty for none", typ, FusedActivationAttr, a.kind, strings.Join(FusedActivations(), ", "))
+		return a, fmt.Errorf("%s: %s %q: want one of %s, or empty for none", typ, opspec.FusedActivationAttr, a.kind, strings.Join(opspec.FusedActivations(), ", "))
 	}
 	return a, nil
 }
@@ -132,18 +80,18 @@ const hardSwishSlope = float32(1.0 / 6)
 // macro may evaluate it twice.
 func (a fusedAct) define(d *defines) {
 	switch a.kind {
-	case ActRelu:
+	case opspec.ActRelu:
 		d.int("ACT_RELU", 1)
-	case ActLeakyRelu:
+	case opspec.ActLeakyRelu:
 		d.int("ACT_LEAKY", 1)
 		d.raw("ACT_ALPHA", clFloat(a.alpha))
-	case ActClip:
+	case opspec.ActClip:
 		d.int("ACT_CLIP", 1)
 		d.raw("ACT_MIN", clFloat(a.lo))
 		d.raw("ACT_MAX", clFloat(a.hi))
-	case ActSigmoid:
+	case opspec.ActSigmoid:
 		d.int("ACT_SIGMOID", 1)
-	case ActHardSwish:
+	case opspec.ActHardSwish:
 		d.int("ACT_HARDSWISH", 1)
 	default:
 		d.int("ACT_NONE", 1)
@@ -157,17 +105,17 @@ func (a fusedAct) define(d *defines) {
 func (a fusedAct) expr(v string) string {
 	v = "(" + v + ")"
 	switch a.kind {
-	case ActRelu:
+	case opspec.ActRelu:
 		return "fmax(" + v + ", 0.0f)"
-	case ActLeakyRelu:
+	case opspec.ActLeakyRelu:
 		return "(" + v + " >= 0.0f ? " + v + " : " + clFloat(a.alpha) + " * " + v + ")"
-	case ActClip:
+	case opspec.ActClip:
 		// fmin(fmax()) rather than clamp, as the Clip layer: clamp is undefined for
 		// min > max, where ONNX gives max.
 		return "fmin(fmax(" + v + ", " + clFloat(a.lo) + "), " + clFloat(a.hi) + ")"
-	case ActSigmoid:
+	case opspec.ActSigmoid:
 		return "(1.0f / (1.0f + exp(-" + v + ")))"
-	case ActHardSwish:
+	case opspec.ActHardSwish:
 		return "(" + v + " * clamp(" + v + " * " + clFloat(hardSwishSlope) + " + 0.5f, 0.0f, 1.0f))"
 	}
 	return v
@@ -177,18 +125,18 @@ func (a fusedAct) expr(v string) string {
 // parameters as the kernels see them.
 func (a fusedAct) apply(v float64) float64 {
 	switch a.kind {
-	case ActRelu:
+	case opspec.ActRelu:
 		return math.Max(v, 0)
-	case ActLeakyRelu:
+	case opspec.ActLeakyRelu:
 		if v >= 0 {
 			return v
 		}
 		return float64(a.alpha) * v
-	case ActClip:
+	case opspec.ActClip:
 		return math.Min(math.Max(v, float64(a.lo)), float64(a.hi))
-	case ActSigmoid:
+	case opspec.ActSigmoid:
 		return 1 / (1 + math.Exp(-v))
-	case ActHardSwish:
+	case opspec.ActHardSwish:
 		return v * math.Min(1, math.Max(0, float64(hardSwishSlope)*v+0.5))
 	}
 	return v

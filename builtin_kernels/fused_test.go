@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 )
 
 // TestFusedReferenceByHand pins the fused forms of the Conv and Gemm references to values
@@ -20,39 +22,39 @@ func TestFusedReferenceByHand(t *testing.T) {
 		in    []*HostTensor
 		want  *HostTensor
 	}{
-		{"conv relu", "Conv", Attrs{FusedActivationAttr: ActRelu},
+		{"conv relu", "Conv", Attrs{opspec.FusedActivationAttr: opspec.ActRelu},
 			[]*HostTensor{x, w},
 			ht(sh(1, 2, 2, 2), 1, 0, 3, 0, 0, 2, 0, 4)},
 		{"conv bias residual, no activation", "Conv", nil,
 			[]*HostTensor{x, w, ht(sh(2), 1, 2), res},
 			// channel 0: x+1+0.5; channel 1: -x+2±10
 			ht(sh(1, 2, 2, 2), 2.5, -0.5, 4.5, -2.5, -9, 14, -11, 16)},
-		{"conv residual without bias, relu", "Conv", Attrs{FusedActivationAttr: ActRelu},
+		{"conv residual without bias, relu", "Conv", Attrs{opspec.FusedActivationAttr: opspec.ActRelu},
 			[]*HostTensor{x, w, nil, res},
 			ht(sh(1, 2, 2, 2), 1.5, 0, 3.5, 0, 0, 12, 0, 14)},
-		{"conv residual, leaky 0.5", "Conv", Attrs{FusedActivationAttr: ActLeakyRelu, FusedAlphaAttr: 0.5},
+		{"conv residual, leaky 0.5", "Conv", Attrs{opspec.FusedActivationAttr: opspec.ActLeakyRelu, opspec.FusedAlphaAttr: 0.5},
 			[]*HostTensor{x, w, nil, res},
 			ht(sh(1, 2, 2, 2), 1.5, -0.75, 3.5, -1.75, -5.5, 12, -6.5, 14)},
-		{"conv clip [-1, 2]", "Conv", Attrs{FusedActivationAttr: ActClip, FusedMinAttr: -1.0, FusedMaxAttr: 2.0},
+		{"conv clip [-1, 2]", "Conv", Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: -1.0, opspec.FusedMaxAttr: 2.0},
 			[]*HostTensor{x, w},
 			ht(sh(1, 2, 2, 2), 1, -1, 2, -1, -1, 2, -1, 2)},
-		{"conv clip with min > max gives max", "Conv", Attrs{FusedActivationAttr: ActClip, FusedMinAttr: 1.0, FusedMaxAttr: -1.0},
+		{"conv clip with min > max gives max", "Conv", Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: 1.0, opspec.FusedMaxAttr: -1.0},
 			[]*HostTensor{x, w},
 			ht(sh(1, 2, 2, 2), -1, -1, -1, -1, -1, -1, -1, -1)},
-		{"conv sigmoid", "Conv", Attrs{FusedActivationAttr: ActSigmoid},
+		{"conv sigmoid", "Conv", Attrs{opspec.FusedActivationAttr: opspec.ActSigmoid},
 			[]*HostTensor{ht(sh(1, 1, 1, 2), 0, 2), ht(sh(1, 1, 1, 1), 1)},
 			ht(sh(1, 1, 1, 2), 0.5, 0.880797077977882)},
-		{"conv hardswish: x·clamp(x/6+1/2, 0, 1)", "Conv", Attrs{FusedActivationAttr: ActHardSwish},
+		{"conv hardswish: x·clamp(x/6+1/2, 0, 1)", "Conv", Attrs{opspec.FusedActivationAttr: opspec.ActHardSwish},
 			[]*HostTensor{ht(sh(1, 1, 1, 4), -4, -1, 1, 4), ht(sh(1, 1, 1, 1), 1)},
 			ht(sh(1, 1, 1, 4), 0, -1.0/3, 2.0/3, 4)},
-		{"depthwise residual relu", "Conv", Attrs{"group": 2, FusedActivationAttr: ActRelu},
+		{"depthwise residual relu", "Conv", Attrs{"group": 2, opspec.FusedActivationAttr: opspec.ActRelu},
 			[]*HostTensor{ht(sh(1, 2, 1, 2), 1, 2, 3, 4), ht(sh(2, 1, 1, 1), 2, -1), nil, ht(sh(1, 2, 1, 2), -3, 0, 10, 1)},
 			ht(sh(1, 2, 1, 2), 0, 4, 7, 0)},
-		{"gemm relu", "Gemm", Attrs{FusedActivationAttr: ActRelu},
+		{"gemm relu", "Gemm", Attrs{opspec.FusedActivationAttr: opspec.ActRelu},
 			[]*HostTensor{ht(sh(2, 2), 1, 2, 3, 4), ht(sh(2, 2), 1, -1, -1, 1), ht(sh(2), 0, 0.5)},
 			// A·B = [[-1 1] [-1 1]] + [0 0.5]
 			ht(sh(2, 2), 0, 1.5, 0, 1.5)},
-		{"gemm leaky default slope", "Gemm", Attrs{FusedActivationAttr: ActLeakyRelu},
+		{"gemm leaky default slope", "Gemm", Attrs{opspec.FusedActivationAttr: opspec.ActLeakyRelu},
 			[]*HostTensor{ht(sh(1, 2), 1, 2), ht(sh(2, 2), -1, 1, -2, 1)},
 			ht(sh(1, 2), -0.05, 3)},
 	}
@@ -84,13 +86,13 @@ func TestFusedBadInput(t *testing.T) {
 		out   [][]int
 		want  string
 	}{
-		{"Conv", Attrs{FusedActivationAttr: "Tanh"}, shapes(x, w), out, `clhost_activation "Tanh": want one of Relu, LeakyRelu, Clip, Sigmoid, HardSwish`},
-		{"Conv", Attrs{FusedActivationAttr: ActLeakyRelu, FusedAlphaAttr: math.Inf(1)}, shapes(x, w), out, "slope must be a finite number"},
-		{"Conv", Attrs{FusedActivationAttr: ActClip, FusedMinAttr: math.NaN()}, shapes(x, w), out, "NaN bounds"},
+		{"Conv", Attrs{opspec.FusedActivationAttr: "Tanh"}, shapes(x, w), out, `clhost_activation "Tanh": want one of Relu, LeakyRelu, Clip, Sigmoid, HardSwish`},
+		{"Conv", Attrs{opspec.FusedActivationAttr: opspec.ActLeakyRelu, opspec.FusedAlphaAttr: math.Inf(1)}, shapes(x, w), out, "slope must be a finite number"},
+		{"Conv", Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: math.NaN()}, shapes(x, w), out, "NaN bounds"},
 		{"Conv", nil, shapes(x, w, sh(3), sh(1, 3, 5, 5)), out, "input 3 (residual) has shape [1 3 5 5], want the output's shape [1 3 3 3]"},
 		{"Conv", nil, shapes(x, w, nil, sh(3, 3, 3)), out, "input 3 (residual)"},
 		{"Conv", nil, shapes(x, w, sh(3), sh(1, 3, 3, 3), sh(1)), out, "5 inputs, want 2 to 4"},
-		{"Gemm", Attrs{FusedActivationAttr: "relu"}, shapes(sh(2, 3), sh(3, 4)), shapes(sh(2, 4)), `clhost_activation "relu"`},
+		{"Gemm", Attrs{opspec.FusedActivationAttr: "relu"}, shapes(sh(2, 3), sh(3, 4)), shapes(sh(2, 4)), `clhost_activation "relu"`},
 	}
 	for _, c := range cases {
 		t.Run(c.typ+"/"+c.want, func(t *testing.T) {
@@ -136,12 +138,12 @@ func TestFusedProgramText(t *testing.T) {
 		want  []string
 	}{
 		{nil, []string{"#define ACT_NONE 1\n", "#define APPLY_ACT(v) (v)\n"}},
-		{Attrs{FusedActivationAttr: ActRelu}, []string{"#define ACT_RELU 1\n", "#define APPLY_ACT(v) fmax((v), 0.0f)\n"}},
-		{Attrs{FusedActivationAttr: ActLeakyRelu}, []string{"#define ACT_LEAKY 1\n", "#define ACT_ALPHA 0.01f\n"}},
-		{Attrs{FusedActivationAttr: ActClip, FusedMinAttr: 0, FusedMaxAttr: 6}, []string{"#define ACT_CLIP 1\n", "#define ACT_MIN 0.0f\n", "#define ACT_MAX 6.0f\n"}},
-		{Attrs{FusedActivationAttr: ActClip}, []string{"#define ACT_MIN (-INFINITY)\n", "#define ACT_MAX INFINITY\n"}},
-		{Attrs{FusedActivationAttr: ActSigmoid}, []string{"#define ACT_SIGMOID 1\n"}},
-		{Attrs{FusedActivationAttr: ActHardSwish}, []string{"#define ACT_HARDSWISH 1\n"}},
+		{Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, []string{"#define ACT_RELU 1\n", "#define APPLY_ACT(v) fmax((v), 0.0f)\n"}},
+		{Attrs{opspec.FusedActivationAttr: opspec.ActLeakyRelu}, []string{"#define ACT_LEAKY 1\n", "#define ACT_ALPHA 0.01f\n"}},
+		{Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: 0, opspec.FusedMaxAttr: 6}, []string{"#define ACT_CLIP 1\n", "#define ACT_MIN 0.0f\n", "#define ACT_MAX 6.0f\n"}},
+		{Attrs{opspec.FusedActivationAttr: opspec.ActClip}, []string{"#define ACT_MIN (-INFINITY)\n", "#define ACT_MAX INFINITY\n"}},
+		{Attrs{opspec.FusedActivationAttr: opspec.ActSigmoid}, []string{"#define ACT_SIGMOID 1\n"}},
+		{Attrs{opspec.FusedActivationAttr: opspec.ActHardSwish}, []string{"#define ACT_HARDSWISH 1\n"}},
 	}
 	seen := map[string]int{}
 	for i, c := range cases {
@@ -159,7 +161,7 @@ func TestFusedProgramText(t *testing.T) {
 			t.Errorf("case %d: arguments %+v, want x, w, bias, residual, y", i, args)
 		}
 	}
-	first, second := plan(Attrs{FusedActivationAttr: ActRelu}, in), plan(Attrs{FusedActivationAttr: ActRelu}, in)
+	first, second := plan(Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, in), plan(Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, in)
 	if first.Source != second.Source {
 		t.Error("equal fused layers give different programs")
 	}

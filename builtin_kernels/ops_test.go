@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/cl"
 )
 
@@ -161,12 +162,12 @@ var opCases = []opCase{
 	{name: "fused_depthwise_residual_sigmoid", typ: "Conv", attrs: Attrs{"group": 4, "clhost_activation": "Sigmoid"},
 		in: shapes(sh(1, 4, 6, 6), sh(4, 1, 3, 3), sh(4), sh(1, 4, 4, 4)), out: shapes(sh(1, 4, 4, 4)), gen: "w"},
 	// A fire module in one layer, the 1×1 expansion without an activation.
-	{name: "fire", typ: FireType, attrs: Attrs{"pads": []int{1, 1, 1, 1}, SqueezeActivationAttr: ActRelu, FusedActivationAttr: ActRelu},
+	{name: "fire", typ: opspec.FireType, attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.SqueezeActivationAttr: opspec.ActRelu, opspec.FusedActivationAttr: opspec.ActRelu},
 		in: shapes(sh(2, 5, 7, 9), sh(3, 5, 1, 1), sh(3), sh(4, 3, 1, 1), sh(4), sh(6, 3, 3, 3), sh(6)), out: shapes(sh(2, 10, 7, 9))},
 	// 1×1 + depthwise in one layer: the tiled CPU kernel (or the two launches on a GPU)
 	// with the 1×1 LeakyRelu, no depthwise bias, stride 2 and the depthwise Clip.
-	{name: "pointwise_depthwise", typ: PointwiseDepthwiseType, attrs: Attrs{"group": 10, "pads": []int{1, 1, 1, 1}, "strides": []int{2, 2},
-		PointwiseActivationAttr: ActLeakyRelu, PointwiseAlphaAttr: float32(0.2), FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(6)},
+	{name: "pointwise_depthwise", typ: opspec.PointwiseDepthwiseType, attrs: Attrs{"group": 10, "pads": []int{1, 1, 1, 1}, "strides": []int{2, 2},
+		opspec.PointwiseActivationAttr: opspec.ActLeakyRelu, opspec.PointwiseAlphaAttr: float32(0.2), opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(6)},
 		in: shapes(sh(2, 3, 7, 9), sh(10, 3, 1, 1), sh(10), sh(10, 1, 3, 3), nil), out: shapes(sh(2, 10, 4, 5)), omit: []int{4}, gen: "w"},
 	{name: "fused_conv1d_residual_relu", typ: "Conv", attrs: Attrs{"pads": []int{1, 1}, "clhost_activation": "Relu"},
 		in: shapes(sh(2, 3, 11), sh(4, 3, 3), sh(4), sh(2, 4, 11)), out: shapes(sh(2, 4, 11))},

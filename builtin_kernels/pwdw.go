@@ -3,45 +3,11 @@ package builtinkernels
 import (
 	"fmt"
 	"slices"
+
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 )
 
-// PointwiseDepthwiseType is the layer type of a 1×1 convolution fused with the depthwise
-// convolution that alone reads its output: MobileNet's expansion and the depthwise layer
-// after it (host/graph's fusion pass makes it on CPU devices), and optionally the 1×1
-// projection that alone reads the depthwise output, with its residual: a whole inverted
-// residual block. Inputs: X, the 1×1 W and [B], the depthwise W and [B], then for the
-// block [projection W, [B], [residual]]. The depthwise window's attributes are a Conv's
-// (pads, strides, dilations, kernel_shape, auto_pad, group = the expanded channel
-// count); the 1×1 convolution's activation is in the Pointwise* attributes below; the
-// depthwise activation is in the usual fused attributes, or for a block in the Depthwise*
-// attributes below, the projection's then in the usual ones. Output batch stride as Conv.
-const PointwiseDepthwiseType = "clhost.PointwiseDepthwise"
-
-// Attributes of the 1×1 half's fused activation (as FusedActivationAttr and its
-// parameters for a Conv).
-const (
-	PointwiseActivationAttr = "clhost_pw_activation"
-	PointwiseAlphaAttr      = "clhost_pw_alpha"
-	PointwiseMinAttr        = "clhost_pw_min"
-	PointwiseMaxAttr        = "clhost_pw_max"
-)
-
-// Attributes of a block's depthwise activation (as FusedActivationAttr and its
-// parameters for a Conv), where the usual ones hold the projection's.
-const (
-	DepthwiseActivationAttr = "clhost_dw_activation"
-	DepthwiseAlphaAttr      = "clhost_dw_alpha"
-	DepthwiseMinAttr        = "clhost_dw_min"
-	DepthwiseMaxAttr        = "clhost_dw_max"
-)
-
-// PointwiseWindowPrefix carries the expansion's window where it is not 1×1: a network's
-// stem Conv (group 1, undilated) whose output only the first depthwise layer reads, as
-// MobileNetV2's 3×3 stride-2 Conv of the image. Its pads, strides and kernel_shape are
-// the attributes of those names under this prefix; without them the expansion is 1×1.
-const PointwiseWindowPrefix = "clhost_pw_window_"
-
-func init() { Register(PointwiseDepthwiseType, pwdwOp{}) }
+func init() { Register(opspec.PointwiseDepthwiseType, pwdwOp{}) }
 
 type pwdwOp struct{}
 
@@ -60,17 +26,17 @@ func pwdwParts(p Params, block bool) (pw, dw, proj Params) {
 		return out
 	}
 	pw = renamedParams{p, rename(window, map[string]string{
-		FusedActivationAttr: PointwiseActivationAttr, FusedAlphaAttr: PointwiseAlphaAttr,
-		FusedMinAttr: PointwiseMinAttr, FusedMaxAttr: PointwiseMaxAttr, OutputBatchStrideAttr: "",
-		"pads": PointwiseWindowPrefix + "pads", "strides": PointwiseWindowPrefix + "strides",
-		"kernel_shape": PointwiseWindowPrefix + "kernel_shape",
+		opspec.FusedActivationAttr: opspec.PointwiseActivationAttr, opspec.FusedAlphaAttr: opspec.PointwiseAlphaAttr,
+		opspec.FusedMinAttr: opspec.PointwiseMinAttr, opspec.FusedMaxAttr: opspec.PointwiseMaxAttr, opspec.OutputBatchStrideAttr: "",
+		"pads": opspec.PointwiseWindowPrefix + "pads", "strides": opspec.PointwiseWindowPrefix + "strides",
+		"kernel_shape": opspec.PointwiseWindowPrefix + "kernel_shape",
 	})}
 	if !block {
 		return pw, p, nil
 	}
 	dw = renamedParams{p, map[string]string{
-		FusedActivationAttr: DepthwiseActivationAttr, FusedAlphaAttr: DepthwiseAlphaAttr,
-		FusedMinAttr: DepthwiseMinAttr, FusedMaxAttr: DepthwiseMaxAttr, OutputBatchStrideAttr: "",
+		opspec.FusedActivationAttr: opspec.DepthwiseActivationAttr, opspec.FusedAlphaAttr: opspec.DepthwiseAlphaAttr,
+		opspec.FusedMinAttr: opspec.DepthwiseMinAttr, opspec.FusedMaxAttr: opspec.DepthwiseMaxAttr, opspec.OutputBatchStrideAttr: "",
 	}}
 	return pw, dw, renamedParams{p, window}
 }
@@ -90,7 +56,7 @@ func (g pwdwGeom) out() []int {
 }
 
 func (pwdwOp) geometry(p Params, in [][]int) (pwdwGeom, error) {
-	const typ = PointwiseDepthwiseType
+	const typ = opspec.PointwiseDepthwiseType
 	var g pwdwGeom
 	if len(in) < 4 || len(in) > 8 || len(in) > 5 && in[5] == nil {
 		return g, fmt.Errorf("%s: %d inputs, want 4 to 8 (X, 1×1 W, [B], depthwise W, [B], [projection W, [B], [residual]])", typ, len(in))
@@ -101,8 +67,8 @@ func (pwdwOp) geometry(p Params, in [][]int) (pwdwGeom, error) {
 	if g.pw, err = (convOp{}).geometry(pwp, in[:3]); err != nil {
 		return g, fmt.Errorf("%s: expansion (1×1 or stem) half: %w", typ, err)
 	}
-	if g.pw.nsp != 2 || g.pw.g != 1 || g.pw.win.d != [2]int{1, 1} || !g.pw.pointwise() && !p.Has(PointwiseWindowPrefix+"kernel_shape") {
-		return g, fmt.Errorf("%s: input 1 (1×1 W) has shape %v: want [M, %d, 1, 1] over a 2-D X (or a window in %skernel_shape)", typ, in[1], g.pw.c, PointwiseWindowPrefix)
+	if g.pw.nsp != 2 || g.pw.g != 1 || g.pw.win.d != [2]int{1, 1} || !g.pw.pointwise() && !p.Has(opspec.PointwiseWindowPrefix+"kernel_shape") {
+		return g, fmt.Errorf("%s: input 1 (1×1 W) has shape %v: want [M, %d, 1, 1] over a 2-D X (or a window in %skernel_shape)", typ, in[1], g.pw.c, opspec.PointwiseWindowPrefix)
 	}
 	mid := g.pw.win.outShape(g.pw.n, g.pw.m, 2)
 	dwIn := append([][]int{mid}, in[3:min(len(in), 5)]...)
@@ -137,7 +103,7 @@ func (o pwdwOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 
 func (o pwdwOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
 	p = paramsOr(p)
-	shapes, err := optionalTensors(PointwiseDepthwiseType, in, 2, 4, 6, 7)
+	shapes, err := optionalTensors(opspec.PointwiseDepthwiseType, in, 2, 4, 6, 7)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +111,7 @@ func (o pwdwOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOut(PointwiseDepthwiseType, out, [][]int{g.out()}); err != nil {
+	if err := checkOut(opspec.PointwiseDepthwiseType, out, [][]int{g.out()}); err != nil {
 		return nil, err
 	}
 	pwp, dwp, projp := pwdwParts(p, g.proj != nil)
@@ -182,7 +148,7 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs 
 		d.int("MT", 8) // pwdwp's output channels per projection step
 	case g.proj != nil:
 		if t.outLanes && t.mt%t.v != 0 {
-			return nil, fmt.Errorf("%s: projection tile of %d output channels is not whole vectors of %d", PointwiseDepthwiseType, t.mt, t.v)
+			return nil, fmt.Errorf("%s: projection tile of %d output channels is not whole vectors of %d", opspec.PointwiseDepthwiseType, t.mt, t.v)
 		}
 		d.int("GR", t.gr)
 		d.int("MT", t.mt)
@@ -257,7 +223,7 @@ func (o pwdwOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *pwdwTile) 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOut(PointwiseDepthwiseType, out, [][]int{g.out()}); err != nil {
+	if err := checkOut(opspec.PointwiseDepthwiseType, out, [][]int{g.out()}); err != nil {
 		return nil, err
 	}
 	pw, dw := g.pw, g.dw

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/cl"
 )
 
@@ -21,10 +22,10 @@ import (
 func TestPointwiseDepthwisePlan(t *testing.T) {
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
-	clip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
-		FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(6)}
-	blockClip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
-		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
+	clip := Attrs{opspec.PointwiseActivationAttr: opspec.ActClip, opspec.PointwiseMinAttr: float32(0), opspec.PointwiseMaxAttr: float32(6),
+		opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(6)}
+	blockClip := Attrs{opspec.PointwiseActivationAttr: opspec.ActClip, opspec.PointwiseMinAttr: float32(0), opspec.PointwiseMaxAttr: float32(6),
+		opspec.DepthwiseActivationAttr: opspec.ActClip, opspec.DepthwiseMinAttr: float32(0), opspec.DepthwiseMaxAttr: float32(6)}
 	type tcase struct {
 		c     opCase
 		tiled bool
@@ -33,10 +34,10 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		{opCase{name: "mobile s1 partial channels", gen: "rwrwr", attrs: mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 21}),
 			in: shapes(sh(2, 6, 10, 13), sh(21, 6, 1, 1), sh(21), sh(21, 1, 3, 3), sh(21)), out: shapes(sh(2, 21, 10, 13))}, true},
 		{opCase{name: "s2 relu no biases", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 16,
-			PointwiseActivationAttr: ActRelu, FusedActivationAttr: ActRelu},
+			opspec.PointwiseActivationAttr: opspec.ActRelu, opspec.FusedActivationAttr: opspec.ActRelu},
 			in: shapes(sh(1, 5, 17, 35), sh(16, 5, 1, 1), nil, sh(16, 1, 3, 3), nil), omit: []int{2, 4}, out: shapes(sh(1, 16, 9, 18))}, true},
-		{opCase{name: "5x5 hardswish leaky", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "group": 8, FusedActivationAttr: ActHardSwish,
-			PointwiseActivationAttr: ActLeakyRelu, PointwiseAlphaAttr: float32(0.1)},
+		{opCase{name: "5x5 hardswish leaky", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "group": 8, opspec.FusedActivationAttr: opspec.ActHardSwish,
+			opspec.PointwiseActivationAttr: opspec.ActLeakyRelu, opspec.PointwiseAlphaAttr: float32(0.1)},
 			in: shapes(sh(1, 3, 6, 40), sh(8, 3, 1, 1), sh(8), sh(8, 1, 5, 5), sh(8)), out: shapes(sh(1, 8, 6, 40))}, true},
 		{opCase{name: "7x7 s2 from 14", attrs: mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 40}),
 			in: shapes(sh(2, 12, 14, 14), sh(40, 12, 1, 1), sh(40), sh(40, 1, 3, 3), sh(40)), out: shapes(sh(2, 40, 7, 7))}, true},
@@ -44,7 +45,7 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 			in: shapes(sh(1, 4, 8, 8), sh(6, 4, 1, 1), sh(6), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(1, 6, 3, 3))}, true},
 		{opCase{name: "uneven pads", attrs: Attrs{"pads": []int{0, 2, 1, 0}, "group": 9},
 			in: shapes(sh(1, 7, 9, 11), sh(9, 7, 1, 1), sh(9), sh(9, 1, 3, 3), sh(9)), out: shapes(sh(1, 9, 8, 11))}, true},
-		{opCase{name: "output batch stride", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 6, OutputBatchStrideAttr: 6*8*9 + 13},
+		{opCase{name: "output batch stride", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 6, opspec.OutputBatchStrideAttr: 6*8*9 + 13},
 			in: shapes(sh(2, 5, 8, 9), sh(6, 5, 1, 1), sh(6), sh(6, 1, 3, 3), sh(6)), out: shapes(sh(2, 6, 8, 9))}, true},
 		{opCase{name: "dilated", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}, "group": 5},
 			in: shapes(sh(1, 3, 9, 10), sh(5, 3, 1, 1), sh(5), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 9, 10))}, false},
@@ -52,19 +53,19 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		{opCase{name: "block s1 residual", gen: "rwrwrrrr", attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 20}),
 			in: shapes(sh(2, 8, 9, 11), sh(20, 8, 1, 1), sh(20), sh(20, 1, 3, 3), sh(20), sh(8, 20, 1, 1), sh(8), sh(2, 8, 9, 11)), out: shapes(sh(2, 8, 9, 11))}, true},
 		{opCase{name: "block s2 no biases relu", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 40,
-			PointwiseActivationAttr: ActRelu, DepthwiseActivationAttr: ActRelu, FusedActivationAttr: ActRelu},
+			opspec.PointwiseActivationAttr: opspec.ActRelu, opspec.DepthwiseActivationAttr: opspec.ActRelu, opspec.FusedActivationAttr: opspec.ActRelu},
 			in: shapes(sh(1, 5, 13, 17), sh(40, 5, 1, 1), nil, sh(40, 1, 3, 3), nil, sh(11, 40, 1, 1), nil), omit: []int{2, 4, 6}, out: shapes(sh(1, 11, 7, 9))}, true},
 		{opCase{name: "block 7x7 many channels", attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 70}),
 			in: shapes(sh(1, 16, 7, 7), sh(70, 16, 1, 1), sh(70), sh(70, 1, 3, 3), sh(70), sh(19, 70, 1, 1), sh(19), sh(1, 19, 7, 7)), out: shapes(sh(1, 19, 7, 7))}, true},
-		{opCase{name: "block output batch stride", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 6, OutputBatchStrideAttr: 4*8*9 + 13},
+		{opCase{name: "block output batch stride", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 6, opspec.OutputBatchStrideAttr: 4*8*9 + 13},
 			in: shapes(sh(2, 5, 8, 9), sh(6, 5, 1, 1), sh(6), sh(6, 1, 3, 3), sh(6), sh(4, 6, 1, 1), sh(4)), out: shapes(sh(2, 4, 8, 9))}, true},
 		// A stem (a 3×3 stride-2 Conv of 3 channels) as the expansion, alone and with a
 		// projection; uneven padding in both windows.
 		{opCase{name: "stem s2 then depthwise", attrs: mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 24,
-			PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}}),
+			opspec.PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, opspec.PointwiseWindowPrefix + "strides": []int{2, 2}, opspec.PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}}),
 			in: shapes(sh(2, 3, 17, 21), sh(24, 3, 3, 3), sh(24), sh(24, 1, 3, 3), sh(24)), out: shapes(sh(2, 24, 9, 11))}, true},
 		{opCase{name: "stem block uneven pads", gen: "rwrwrrr", attrs: mergeAttrs(blockClip, Attrs{"pads": []int{0, 1, 1, 0}, "strides": []int{2, 2}, "group": 40,
-			PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 0, 0, 1}}),
+			opspec.PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, opspec.PointwiseWindowPrefix + "strides": []int{2, 2}, opspec.PointwiseWindowPrefix + "pads": []int{1, 0, 0, 1}}),
 			in: shapes(sh(2, 3, 30, 27), sh(40, 3, 3, 3), sh(40), sh(40, 1, 3, 3), sh(40), sh(12, 40, 1, 1), sh(12)), out: shapes(sh(2, 12, 7, 6))}, true},
 		{opCase{name: "block dilated", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}, "group": 5},
 			in: shapes(sh(1, 3, 9, 10), sh(5, 3, 1, 1), sh(5), sh(5, 1, 3, 3), sh(5), sh(3, 5, 1, 1), nil, sh(1, 3, 9, 10)), omit: []int{6}, out: shapes(sh(1, 3, 9, 10))}, false},
@@ -88,7 +89,7 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 	tileSweep := newSweep(t, 15, 3)
 	for ci, tc := range cases {
 		c := tc.c
-		c.typ = PointwiseDepthwiseType
+		c.typ = opspec.PointwiseDepthwiseType
 		ins := c.inputs()
 		for _, i := range c.omit {
 			c.in[i] = nil
@@ -188,8 +189,8 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		{Attrs{"group": 2}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 3, 3, 3)), "group = input channels"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "1×1 W"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 5, 1, 1), nil, sh(6, 1, 3, 3)), "expansion (1×1 or stem) half"},
-		{Attrs{"group": 6, PointwiseWindowPrefix + "kernel_shape": []int{2, 2}}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "kernel_shape [2 2] does not match"},
-		{Attrs{"group": 6, PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, PointwiseWindowPrefix + "strides": []int{0, 0}}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "strides [0 0]"},
+		{Attrs{"group": 6, opspec.PointwiseWindowPrefix + "kernel_shape": []int{2, 2}}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "kernel_shape [2 2] does not match"},
+		{Attrs{"group": 6, opspec.PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, opspec.PointwiseWindowPrefix + "strides": []int{0, 0}}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "strides [0 0]"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1)), "4 to 8"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 1, 3, 3), nil, sh(3, 6, 3, 3)), "projection W"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 1, 3, 3), nil, nil, sh(3)), "4 to 8"},
@@ -249,8 +250,8 @@ func TestChoosePwdwTile(t *testing.T) {
 	}
 	// A stem (3×3 at stride 2 of 3 channels) as the expansion.
 	stemGeom := func(m, h, w int) pwdwGeom {
-		g, err := pwdwOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}, "group": m, PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
-			PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}},
+		g, err := pwdwOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}, "group": m, opspec.PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
+			opspec.PointwiseWindowPrefix + "strides": []int{2, 2}, opspec.PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}},
 			shapes(sh(1, 3, h, w), sh(m, 3, 3, 3), nil, sh(m, 1, 3, 3)))
 		if err != nil {
 			t.Fatal(err)
@@ -341,8 +342,8 @@ func TestChoosePwdwRollTile(t *testing.T) {
 // add up to the peer), and with pwdwp where it applies. GFLOP/s counts the block's work.
 func BenchmarkBlockCPU(b *testing.B) {
 	env := deviceEnvB(b)
-	clip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
-		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
+	clip := Attrs{opspec.PointwiseActivationAttr: opspec.ActClip, opspec.PointwiseMinAttr: float32(0), opspec.PointwiseMaxAttr: float32(6),
+		opspec.DepthwiseActivationAttr: opspec.ActClip, opspec.DepthwiseMinAttr: float32(0), opspec.DepthwiseMaxAttr: float32(6)}
 	blocks := []struct {
 		name              string
 		c, m, hw, s, o, n int
@@ -367,7 +368,7 @@ func BenchmarkBlockCPU(b *testing.B) {
 			in = append(in, sh(bl.n, bl.o, oh, oh))
 		}
 		out := shapes(sh(bl.n, bl.o, oh, oh))
-		c := opCase{name: bl.name, typ: PointwiseDepthwiseType, attrs: attrs, in: in, out: out}
+		c := opCase{name: bl.name, typ: opspec.PointwiseDepthwiseType, attrs: attrs, in: in, out: out}
 		ins := c.inputs()
 		g, err := pwdwOp{}.geometry(paramsOr(attrs), in)
 		if err != nil {
@@ -375,7 +376,7 @@ func BenchmarkBlockCPU(b *testing.B) {
 		}
 		flops := 2.0 * float64(g.pw.macs()+g.dw.macs()+g.proj.macs())
 		mid := shapes(sh(bl.n, bl.m, oh, oh))
-		pwdwAttrs := mergeAttrs(attrs, Attrs{FusedActivationAttr: ActClip, FusedMinAttr: float32(0), FusedMaxAttr: float32(6)})
+		pwdwAttrs := mergeAttrs(attrs, Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(6)})
 		pwdw, err := pwdwOp{}.Plan(pwdwAttrs, in[:5], mid, env.dev)
 		if err != nil {
 			b.Fatal(err)
@@ -418,8 +419,8 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 	env := deviceEnvB(b)
 	dev := env.dev
 	dev.ComputeUnits = max(dev.ComputeUnits/2, 1)
-	clip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
-		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
+	clip := Attrs{opspec.PointwiseActivationAttr: opspec.ActClip, opspec.PointwiseMinAttr: float32(0), opspec.PointwiseMaxAttr: float32(6),
+		opspec.DepthwiseActivationAttr: opspec.ActClip, opspec.DepthwiseMinAttr: float32(0), opspec.DepthwiseMaxAttr: float32(6)}
 	const n = 8
 	for _, bl := range []struct {
 		c, m, hw, s, o int
@@ -438,8 +439,8 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 		attrs := mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{bl.s, bl.s}, "group": bl.m})
 		ih, kw := bl.hw, 1
 		if bl.stem {
-			attrs = mergeAttrs(attrs, Attrs{PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
-				PointwiseWindowPrefix + "strides": []int{2, 2}, PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}})
+			attrs = mergeAttrs(attrs, Attrs{opspec.PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
+				opspec.PointwiseWindowPrefix + "strides": []int{2, 2}, opspec.PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}})
 			ih, kw = bl.hw/2, 3
 		}
 		oh := (ih-1)/bl.s + 1
@@ -449,7 +450,7 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 		}
 		out := shapes(sh(n, bl.o, oh, oh))
 		name := fmt.Sprintf("%d_%d_%d_s%d_%d", bl.c, bl.m, bl.hw, bl.s, bl.o)
-		cs := opCase{name: name, typ: PointwiseDepthwiseType, attrs: attrs, in: in, out: out}
+		cs := opCase{name: name, typ: opspec.PointwiseDepthwiseType, attrs: attrs, in: in, out: out}
 		g, err := pwdwOp{}.geometry(paramsOr(attrs), in)
 		if err != nil {
 			b.Fatal(err)
@@ -519,9 +520,9 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 func TestPwdwrClaims(t *testing.T) {
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
-	blockClip := Attrs{PointwiseActivationAttr: ActClip, PointwiseMinAttr: float32(0), PointwiseMaxAttr: float32(6),
-		DepthwiseActivationAttr: ActClip, DepthwiseMinAttr: float32(0), DepthwiseMaxAttr: float32(6)}
-	c := opCase{name: "claims", typ: PointwiseDepthwiseType, attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 24}),
+	blockClip := Attrs{opspec.PointwiseActivationAttr: opspec.ActClip, opspec.PointwiseMinAttr: float32(0), opspec.PointwiseMaxAttr: float32(6),
+		opspec.DepthwiseActivationAttr: opspec.ActClip, opspec.DepthwiseMinAttr: float32(0), opspec.DepthwiseMaxAttr: float32(6)}
+	c := opCase{name: "claims", typ: opspec.PointwiseDepthwiseType, attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 24}),
 		in:  shapes(sh(3, 8, 11, 9), sh(24, 8, 1, 1), sh(24), sh(24, 1, 3, 3), sh(24), sh(12, 24, 1, 1), sh(12), sh(3, 12, 11, 9)),
 		out: shapes(sh(3, 12, 11, 9))}
 	for _, tile := range []pwdwTile{

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 )
 
 // TestConvWinogradCPUPlan runs wino_cpu.cl against the Conv reference (1e-4 relative,
@@ -18,14 +20,14 @@ func TestConvWinogradCPUPlan(t *testing.T) {
 	pad1 := []int{1, 1, 1, 1}
 	cases := []opCase{
 		{name: "28 wide", attrs: Attrs{"pads": pad1}, in: shapes(sh(1, 8, 6, 28), sh(20, 8, 3, 3), sh(20)), out: shapes(sh(1, 20, 6, 28))},
-		{name: "odd relu batch2", attrs: Attrs{"pads": pad1, FusedActivationAttr: ActRelu}, in: shapes(sh(2, 5, 9, 11), sh(12, 5, 3, 3), sh(12)), out: shapes(sh(2, 12, 9, 11))},
+		{name: "odd relu batch2", attrs: Attrs{"pads": pad1, opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(2, 5, 9, 11), sh(12, 5, 3, 3), sh(12)), out: shapes(sh(2, 12, 9, 11))},
 		{name: "asym pads", attrs: Attrs{"pads": []int{0, 2, 2, 0}}, in: shapes(sh(1, 3, 7, 13), sh(10, 3, 3, 3), sh(10)), out: shapes(sh(1, 10, 7, 13))},
-		{name: "residual clip nobias", attrs: Attrs{"pads": pad1, FusedActivationAttr: ActClip, FusedMinAttr: float32(-0.5), FusedMaxAttr: float32(1)},
+		{name: "residual clip nobias", attrs: Attrs{"pads": pad1, opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(-0.5), opspec.FusedMaxAttr: float32(1)},
 			in: shapes(sh(1, 40, 6, 7), sh(24, 40, 3, 3), nil, sh(1, 24, 6, 7)), out: shapes(sh(1, 24, 6, 7))},
 		{name: "no pad partial block", attrs: Attrs{}, in: shapes(sh(1, 4, 10, 10), sh(33, 4, 3, 3), sh(33)), out: shapes(sh(1, 33, 8, 8))},
 		{name: "70 wide", attrs: Attrs{"pads": pad1}, in: shapes(sh(1, 3, 4, 70), sh(8, 3, 3, 3), sh(8)), out: shapes(sh(1, 8, 4, 70))},
 		{name: "2x2", attrs: Attrs{"pads": pad1}, in: shapes(sh(3, 2, 2, 2), sh(5, 2, 3, 3), sh(5)), out: shapes(sh(3, 5, 2, 2))},
-		{name: "batch stride residual", attrs: Attrs{"pads": pad1, OutputBatchStrideAttr: 18 * 14 * 14, FusedActivationAttr: ActRelu},
+		{name: "batch stride residual", attrs: Attrs{"pads": pad1, opspec.OutputBatchStrideAttr: 18 * 14 * 14, opspec.FusedActivationAttr: opspec.ActRelu},
 			in: shapes(sh(2, 17, 14, 14), sh(9, 17, 3, 3), sh(9), sh(2, 9, 14, 14)), out: shapes(sh(2, 9, 14, 14))},
 	}
 	// Each case runs the device's own choice and some of the layouts, in turn.

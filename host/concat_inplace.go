@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -177,7 +178,7 @@ func (n *Network) stridedConcatParts(m *model.Model) map[int][]int {
 			continue
 		}
 		for _, p := range ps {
-			setIntAttr(&m.Layers[p], builtinkernels.OutputBatchStrideAttr, int64(image))
+			setIntAttr(&m.Layers[p], opspec.OutputBatchStrideAttr, int64(image))
 		}
 		marked[li] = ps
 	}
@@ -198,7 +199,7 @@ func (n *Network) honoursStride(l model.Layer, image int) bool {
 		return false
 	}
 	l.Attrs = slices.Clone(l.Attrs)
-	setIntAttr(&l, builtinkernels.OutputBatchStrideAttr, int64(image))
+	setIntAttr(&l, opspec.OutputBatchStrideAttr, int64(image))
 	in, out, err := n.layerShapes(&l)
 	if err != nil {
 		return false
@@ -226,7 +227,7 @@ func (n *Network) replanDeclinedStrides(marked map[int][]int, prepared []*prepar
 		}
 		for _, li := range producers {
 			l := &m.Layers[li]
-			l.Attrs = slices.DeleteFunc(l.Attrs, func(a model.Attr) bool { return a.Name == builtinkernels.OutputBatchStrideAttr })
+			l.Attrs = slices.DeleteFunc(l.Attrs, func(a model.Attr) bool { return a.Name == opspec.OutputBatchStrideAttr })
 			if p := prepared[stepOf[li]]; p.plan != nil && p.plan.OutputBatchStride != 0 {
 				var err error
 				if prepared[stepOf[li]], err = n.prepare(l); err != nil {

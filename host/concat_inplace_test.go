@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -167,7 +167,7 @@ func TestConcatInPlaceMixedProducers(t *testing.T) {
 		}
 	}
 	for _, l := range n.Model.Layers {
-		if l.Name == "c" && l.Has("clhost_output_batch_stride") {
+		if l.Name == "c" && l.Has(opspec.OutputBatchStrideAttr) {
 			t.Error("the Conv keeps its output batch stride")
 		}
 	}
@@ -197,7 +197,7 @@ func TestReplanDeclinedStrides(t *testing.T) {
 	var prepared []*preparedLayer
 	for _, name := range []string{"e1", "e3"} {
 		l := &n.Model.Layers[idx[name]]
-		if !l.Has(builtinkernels.OutputBatchStrideAttr) {
+		if !l.Has(opspec.OutputBatchStrideAttr) {
 			t.Fatalf("%s was not asked for a stride", name)
 		}
 		p, err := n.prepare(l)
@@ -214,7 +214,7 @@ func TestReplanDeclinedStrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, name := range []string{"e1", "e3"} {
-		if n.Model.Layers[idx[name]].Has(builtinkernels.OutputBatchStrideAttr) {
+		if n.Model.Layers[idx[name]].Has(opspec.OutputBatchStrideAttr) {
 			t.Errorf("%s keeps its stride attribute", name)
 		}
 		if prepared[i].plan.OutputBatchStride != 0 {

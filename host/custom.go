@@ -198,7 +198,7 @@ func (n *Network) matchData(l *model.Layer, name string) (string, error) {
 
 // reorderLaunch prepares a reorder between BFYX and another format for one tensor.
 func (n *Network) reorderLaunch(l *model.Layer, from, to customlayer.Format, shape []int, src, dst builtinkernels.BufferRef) (launch, error) {
-	op, ok := builtinkernels.Lookup("clhost.Reorder")
+	op, ok := builtinkernels.Lookup(builtinkernels.ReorderType)
 	if !ok {
 		return launch{}, errors.New("the reorder kernel is not registered")
 	}
@@ -215,9 +215,9 @@ func (n *Network) reorderLaunch(l *model.Layer, from, to customlayer.Format, sha
 	if len(plan.Launches) != 1 {
 		return launch{}, fmt.Errorf("reorder %s→%s: plan has %d launches, want 1", from, to, len(plan.Launches))
 	}
-	prog, err := n.engine.programs.get("clhost.Reorder", plan.Source, plan.Options)
+	prog, err := n.engine.programs.get(builtinkernels.ReorderType, plan.Source, plan.Options)
 	if err != nil {
-		return launch{}, buildErrorf(l.Name, "clhost.Reorder", err)
+		return launch{}, buildErrorf(l.Name, builtinkernels.ReorderType, err)
 	}
 	n.useProgram(prog)
 	la := plan.Launches[0]

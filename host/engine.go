@@ -52,7 +52,7 @@ type Options struct {
 	NoFuse bool
 	// KeepFires keeps a fire module (a squeeze Conv, its two expansion Convs and their
 	// Concat) as those four layers on CPU devices too, where by default it runs as one
-	// fused layer (graph.FireType).
+	// fused layer (opspec.FireType).
 	KeepFires bool
 	// Tune times the alternative plans some ops offer (tile sizes, K splits) at compile
 	// time and keeps the fastest, remembered in CacheDir: TuneAuto (the default) on

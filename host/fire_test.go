@@ -4,7 +4,7 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/clhost/clhost/host/graph"
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -35,10 +35,10 @@ func TestFireModules(t *testing.T) {
 		return out
 	}
 	wantFused := fused.engine.Device.IsCPU()
-	if got := types(fused); (got[graph.FireType] == 1 && got["Conv"] == 0) != wantFused {
+	if got := types(fused); (got[opspec.FireType] == 1 && got["Conv"] == 0) != wantFused {
 		t.Errorf("default options: layer types %v (CPU device: %v)", got, wantFused)
 	}
-	if got := types(kept); got[graph.FireType] != 0 || got["Conv"] != 3 {
+	if got := types(kept); got[opspec.FireType] != 0 || got["Conv"] != 3 {
 		t.Errorf("KeepFires: layer types %v, want the three Convs", got)
 	}
 	for rep := range 3 {

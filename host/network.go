@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/host/cl"
 	"github.com/clhost/clhost/host/graph"
@@ -1154,7 +1155,7 @@ func (n *Network) Close() {
 // otherwise.
 func convPlanes(l *model.Layer, in, out [][]int) [][]int {
 	_, maxPooled := graph.MaxPoolOf(l)
-	pooled := l.Int(graph.FusedGlobalAveragePoolAttr, 0) != 0 || maxPooled
+	pooled := l.Int(opspec.FusedGlobalAveragePoolAttr, 0) != 0 || maxPooled
 	if l.Type != "Conv" || !pooled || len(in) < 2 || len(out) != 1 || len(out[0]) < 2 {
 		return out
 	}
@@ -1180,7 +1181,7 @@ func layerFlops(typ string, in, out [][]int) float64 {
 		return float64(w[1] * w[2] * w[3])
 	}
 	switch typ {
-	case graph.PointwiseDepthwiseType:
+	case opspec.PointwiseDepthwiseType:
 		// X (N, C, H, W), 1×1 W (M, C, 1, 1), depthwise W (M, 1, kh, kw), [projection W
 		// (MO, M, 1, 1)]; the output's spatial dimensions are the depthwise ones.
 		if len(in) < 4 || len(in[0]) != 4 || len(in[1]) != 4 || len(out[0]) != 4 {
@@ -1193,7 +1194,7 @@ func layerFlops(typ string, in, out [][]int) float64 {
 			macs += pixels * float64(in[5][0]) * window(in[5])
 		}
 		return 2 * macs
-	case graph.FireType:
+	case opspec.FireType:
 		// X (N, C, H, W), squeeze W (S, C, 1, 1), [B], 1×1 W (E1, S, 1, 1), [B], 3×3 W
 		// (E3, S, 3, 3); every part on the output's plane.
 		if len(in) < 6 || len(out[0]) != 4 || len(in[1]) != 4 || len(in[3]) != 4 || len(in[5]) != 4 {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -113,7 +114,7 @@ func (n *Network) planHalves(prepared []*preparedLayer, levels [][]int) {
 // splitTypes are the layer types whose images are computed independently of each other
 // given batch-major activations (attributes checked in halfShapes).
 var splitTypes = map[string]bool{
-	"Conv": true, builtinkernels.PointwiseDepthwiseType: true, builtinkernels.FireType: true,
+	"Conv": true, opspec.PointwiseDepthwiseType: true, opspec.FireType: true,
 	"MaxPool": true, "AveragePool": true, "GlobalMaxPool": true, "GlobalAveragePool": true,
 	"BatchNormalization": true, "Relu": true, "LeakyRelu": true, "Sigmoid": true, "Tanh": true,
 	"HardSigmoid": true, "HardSwish": true, "Clip": true, "Add": true, "Sub": true, "Mul": true,

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -310,7 +311,7 @@ func TestSplitBatchClaimedGroups(t *testing.T) {
 		t.Fatalf("split layers %v: the block (ex) missing", got)
 	}
 	if !builtinkernels.DeviceInfoOf(split.Device).IsGPU {
-		files, _ := filepath.Glob(filepath.Join(dump, builtinkernels.PointwiseDepthwiseType+"_*.cl"))
+		files, _ := filepath.Glob(filepath.Join(dump, opspec.PointwiseDepthwiseType+"_*.cl"))
 		claims := false
 		for _, f := range files {
 			src, err := os.ReadFile(f)

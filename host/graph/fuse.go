@@ -4,75 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
-)
-
-// Attributes of a layer with fused work, as the built-in Conv and Gemm read them
-// (builtin_kernels/fused.go): the layer computes y = act(op(x, w) + bias + residual).
-const (
-	FusedActivationAttr = "clhost_activation" // "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSwish"
-	FusedAlphaAttr      = "clhost_alpha"      // LeakyRelu's slope
-	FusedMinAttr        = "clhost_min"        // Clip's bounds
-	FusedMaxAttr        = "clhost_max"
-)
-
-// The depthwise activation of a PointwiseDepthwiseType layer that took its projection
-// (the usual fused attributes then hold the projection's).
-const (
-	DepthwiseActivationAttr = "clhost_dw_activation"
-	DepthwiseAlphaAttr      = "clhost_dw_alpha"
-	DepthwiseMinAttr        = "clhost_dw_min"
-	DepthwiseMaxAttr        = "clhost_dw_max"
-)
-
-// PointwiseDepthwiseType is the layer a 1×1 Conv and the depthwise Conv that alone reads
-// it become (builtin_kernels' PointwiseDepthwiseType): inputs X, the 1×1 W and B, the
-// depthwise W and B (either B the empty name when absent); the depthwise Conv's
-// attributes, the 1×1 Conv's fused activation renamed to the Pointwise* attributes.
-// A stem Conv (see maxStemTaps) takes the 1×1 Conv's place, its window under
-// PointwiseWindowPrefix.
-const PointwiseDepthwiseType = "clhost.PointwiseDepthwise"
-
-// PointwiseWindowPrefix carries the pads, strides and kernel_shape of a
-// PointwiseDepthwiseType layer's expansion where it is a stem Conv rather than 1×1
-// (builtin_kernels' PointwiseWindowPrefix).
-const PointwiseWindowPrefix = "clhost_pw_window_"
-
-// The 1×1 half's fused activation in a PointwiseDepthwiseType layer.
-const (
-	PointwiseActivationAttr = "clhost_pw_activation"
-	PointwiseAlphaAttr      = "clhost_pw_alpha"
-	PointwiseMinAttr        = "clhost_pw_min"
-	PointwiseMaxAttr        = "clhost_pw_max"
-)
-
-// FusedGlobalAveragePoolAttr (int, 1) on a Conv stands for a GlobalAveragePool after it
-// (builtin_kernels' FusedGlobalAveragePoolAttr): the Conv's output is each plane's mean,
-// of shape (N, M, 1, 1).
-const FusedGlobalAveragePoolAttr = "clhost_global_avgpool"
-
-// FusedMaxPoolPrefix marks a MaxPool's attributes carried by the Conv before it
-// (builtin_kernels' FusedMaxPoolPrefix): the pool's own attributes under this prefix.
-// The Conv's output is the pooled one.
-const FusedMaxPoolPrefix = "clhost_maxpool_"
-
-// FireType is the layer a fire module becomes (builtin_kernels' FireType): a 1×1 squeeze
-// Conv whose output only a 1×1 and a 3×3 expansion Conv read, and the channel Concat that
-// alone reads theirs. Inputs X, the squeeze W and B, the 1×1 W and B, the 3×3 W and B
-// (each B the empty name when absent); the 3×3 Conv's attributes, the squeeze's and the
-// 1×1 expansion's fused activations renamed to the Squeeze* and Expand1* attributes.
-const FireType = "clhost.Fire"
-
-// The squeeze's and the 1×1 expansion's fused activations in a FireType layer.
-const (
-	SqueezeActivationAttr = "clhost_sq_activation"
-	SqueezeAlphaAttr      = "clhost_sq_alpha"
-	SqueezeMinAttr        = "clhost_sq_min"
-	SqueezeMaxAttr        = "clhost_sq_max"
-	Expand1ActivationAttr = "clhost_e1_activation"
-	Expand1AlphaAttr      = "clhost_e1_alpha"
-	Expand1MinAttr        = "clhost_e1_min"
-	Expand1MaxAttr        = "clhost_e1_max"
 )
 
 // FuseStats counts what Fuse folded.
@@ -81,7 +14,7 @@ type FuseStats struct {
 	ConvResidual       int // Adds folded into a Conv as its residual input
 	GemmActivation     int // activations folded into a Gemm
 	PointwiseDepthwise int // depthwise Convs folded into the 1×1 Conv before them
-	Projection         int // 1×1 Convs folded into the PointwiseDepthwiseType layer before them
+	Projection         int // 1×1 Convs folded into the opspec.PointwiseDepthwiseType layer before them
 	ConvGlobalPool     int // GlobalAveragePools folded into the 1×1 Conv before them
 	ConvMaxPool        int // MaxPools folded into the Conv before them
 	ConcatMaxPool      int // MaxPools of a Concat folded into the Convs that feed it
@@ -263,7 +196,7 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 			continue
 		}
 		for {
-			if host.Int(FusedGlobalAveragePoolAttr, 0) != 0 || host.Has(FusedMaxPoolPrefix+"kernel_shape") {
+			if host.Int(opspec.FusedGlobalAveragePoolAttr, 0) != 0 || host.Has(opspec.FusedMaxPoolPrefix+"kernel_shape") {
 				break // what follows reads the pooled values, not the Conv's outputs
 			}
 			out := host.Outputs[0]
@@ -288,14 +221,14 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 			} else if opts.PointwiseDepthwise && f.pointwiseDepthwise(host, next) {
 				f.take(i, j)
 				f.appendWeights(i, next.Inputs, 3)
-				host.Type = PointwiseDepthwiseType
+				host.Type = opspec.PointwiseDepthwiseType
 				w := f.tensor[host.Inputs[1]].Shape // [M, C, KH, KW] (pointwiseDepthwise checked)
 				if w[2] == 1 && w[3] == 1 && plain1x1(host) {
 					host.Attrs = append(slices.Clone(next.Attrs), renameAttrs(host.Attrs, pointwiseNames, true)...)
 				} else {
 					// A stem: its window, the kernel_shape taken from W where the Conv leaves
 					// it out, moves under PointwiseWindowPrefix.
-					stem := append(renameAttrs(host.Attrs, stemNames, true), model.IntsAttr(PointwiseWindowPrefix+"kernel_shape", int64(w[2]), int64(w[3])))
+					stem := append(renameAttrs(host.Attrs, stemNames, true), model.IntsAttr(opspec.PointwiseWindowPrefix+"kernel_shape", int64(w[2]), int64(w[3])))
 					host.Attrs = append(slices.Clone(next.Attrs), stem...)
 				}
 				stats.PointwiseDepthwise++
@@ -306,17 +239,17 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				stats.Projection++
 			} else if opts.GlobalAveragePool && f.globalPool(host, next) {
 				f.take(i, j)
-				host.Attrs = append(slices.Clone(host.Attrs), model.IntAttr(FusedGlobalAveragePoolAttr, 1))
+				host.Attrs = append(slices.Clone(host.Attrs), model.IntAttr(opspec.FusedGlobalAveragePoolAttr, 1))
 				stats.ConvGlobalPool++
 			} else if opts.MaxPool && f.maxPool(host, next) {
 				f.take(i, j)
 				host.Attrs = slices.Clone(host.Attrs)
 				for _, a := range next.Attrs {
-					a.Name = FusedMaxPoolPrefix + a.Name
+					a.Name = opspec.FusedMaxPoolPrefix + a.Name
 					host.Attrs = append(host.Attrs, a)
 				}
 				stats.ConvMaxPool++
-			} else if attrs, ok := activation(next); ok && host.String(FusedActivationAttr, "") == "" {
+			} else if attrs, ok := activation(next); ok && host.String(opspec.FusedActivationAttr, "") == "" {
 				f.take(i, j)
 				host.Attrs = setAttrs(host.Attrs, attrs)
 				if host.Type == "Gemm" {

@@ -4,14 +4,12 @@ import (
 	"math"
 	"slices"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
 // The rules every device takes: an activation or a residual Add folded into the Conv or
 // Gemm before it.
-
-// fusedActs are the activation layer types a Conv or Gemm can absorb.
-var fusedActs = []string{"Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSwish"}
 
 // residual returns the operand of an Add other than the Conv's output out, when it can
 // be the Conv's residual: a float32 tensor of exactly out's shape.
@@ -40,7 +38,7 @@ func residualSlot(l *model.Layer) int {
 	switch l.Type {
 	case "Conv":
 		return 3
-	case PointwiseDepthwiseType:
+	case opspec.PointwiseDepthwiseType:
 		if len(l.Inputs) > 5 {
 			return 7
 		}
@@ -52,25 +50,25 @@ func residualSlot(l *model.Layer) int {
 // residual or an activation: an Add after it can no longer move inside.
 func fused(l *model.Layer) bool {
 	slot := residualSlot(l)
-	return len(l.Inputs) > slot && l.Inputs[slot] != "" || l.String(FusedActivationAttr, "") != ""
+	return len(l.Inputs) > slot && l.Inputs[slot] != "" || l.String(opspec.FusedActivationAttr, "") != ""
 }
 
 // activation returns the fused attributes that stand for an activation layer, and
 // whether it is one Fuse folds.
 func activation(l *model.Layer) ([]model.Attr, bool) {
-	if !slices.Contains(fusedActs, l.Type) || len(l.Inputs) != 1 {
+	if !slices.Contains(opspec.FusedActivations(), l.Type) || len(l.Inputs) != 1 {
 		return nil, false
 	}
-	attrs := []model.Attr{model.StringAttr(FusedActivationAttr, l.Type)}
+	attrs := []model.Attr{model.StringAttr(opspec.FusedActivationAttr, l.Type)}
 	switch l.Type {
 	case "LeakyRelu":
-		attrs = append(attrs, model.FloatAttr(FusedAlphaAttr, l.Float("alpha", 0.01)))
+		attrs = append(attrs, model.FloatAttr(opspec.FusedAlphaAttr, l.Float("alpha", 0.01)))
 	case "Clip":
 		// The bounds the Clip layer itself uses, written out so the defaults of the two
 		// forms never have to agree.
 		attrs = append(attrs,
-			model.FloatAttr(FusedMinAttr, l.Float("min", -math.MaxFloat32)),
-			model.FloatAttr(FusedMaxAttr, l.Float("max", math.MaxFloat32)))
+			model.FloatAttr(opspec.FusedMinAttr, l.Float("min", -math.MaxFloat32)),
+			model.FloatAttr(opspec.FusedMaxAttr, l.Float("max", math.MaxFloat32)))
 	}
 	return attrs, true
 }
@@ -81,7 +79,7 @@ func setAttrs(attrs, set []model.Attr) []model.Attr {
 	out := make([]model.Attr, 0, len(attrs)+len(set))
 	for _, a := range attrs {
 		switch a.Name {
-		case FusedActivationAttr, FusedAlphaAttr, FusedMinAttr, FusedMaxAttr:
+		case opspec.FusedActivationAttr, opspec.FusedAlphaAttr, opspec.FusedMinAttr, opspec.FusedMaxAttr:
 			continue
 		}
 		out = append(out, a)

@@ -3,6 +3,7 @@ package graph
 import (
 	"slices"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -42,8 +43,8 @@ func (f *fuser) fires(keep func(*model.Layer) bool, dead map[string]bool) int {
 			return false
 		}
 		w := shape(l.Inputs[1])
-		return l.Int("group", 1) == 1 && l.Int(FusedGlobalAveragePoolAttr, 0) == 0 && !l.Has(FusedMaxPoolPrefix+"kernel_shape") &&
-			!l.Has("clhost_output_batch_stride") && len(w) == 4 && w[2] == kh && w[3] == kw
+		return l.Int("group", 1) == 1 && l.Int(opspec.FusedGlobalAveragePoolAttr, 0) == 0 && !l.Has(opspec.FusedMaxPoolPrefix+"kernel_shape") &&
+			!l.Has(opspec.OutputBatchStrideAttr) && len(w) == 4 && w[2] == kh && w[3] == kw
 	}
 	folded := 0
 	for k := range f.layers {
@@ -92,7 +93,7 @@ func (f *fuser) fires(keep func(*model.Layer) bool, dead map[string]bool) int {
 			delete(f.readers, gone)
 			dead[gone] = true
 		}
-		sq.Type, sq.Inputs, sq.Attrs, sq.Outputs = FireType, in, attrs, slices.Clone(cat.Outputs)
+		sq.Type, sq.Inputs, sq.Attrs, sq.Outputs = opspec.FireType, in, attrs, slices.Clone(cat.Outputs)
 		for _, j := range []int{i1, i3, k} {
 			f.removed[j] = isq
 		}
@@ -120,8 +121,8 @@ func sameWindow3x3(l *model.Layer) bool {
 // squeezeNames and expand1Names rename a Conv's fused activation to the attributes of the
 // squeeze or the 1×1 expansion of a FireType layer.
 var (
-	squeezeNames = map[string]string{FusedActivationAttr: SqueezeActivationAttr, FusedAlphaAttr: SqueezeAlphaAttr,
-		FusedMinAttr: SqueezeMinAttr, FusedMaxAttr: SqueezeMaxAttr}
-	expand1Names = map[string]string{FusedActivationAttr: Expand1ActivationAttr, FusedAlphaAttr: Expand1AlphaAttr,
-		FusedMinAttr: Expand1MinAttr, FusedMaxAttr: Expand1MaxAttr}
+	squeezeNames = map[string]string{opspec.FusedActivationAttr: opspec.SqueezeActivationAttr, opspec.FusedAlphaAttr: opspec.SqueezeAlphaAttr,
+		opspec.FusedMinAttr: opspec.SqueezeMinAttr, opspec.FusedMaxAttr: opspec.SqueezeMaxAttr}
+	expand1Names = map[string]string{opspec.FusedActivationAttr: opspec.Expand1ActivationAttr, opspec.FusedAlphaAttr: opspec.Expand1AlphaAttr,
+		opspec.FusedMinAttr: opspec.Expand1MinAttr, opspec.FusedMaxAttr: opspec.Expand1MaxAttr}
 )

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -27,7 +28,7 @@ const maxPointwiseDepthwiseRow = 1536
 // depthwise convolution that the PointwiseDepthwise kernel takes, carrying no fused work.
 func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
 	if host.Type != "Conv" || next.Type != "Conv" || len(host.Inputs) > 3 && host.Inputs[3] != "" ||
-		host.Has("clhost_output_batch_stride") || len(next.Inputs) > 3 || next.String(FusedActivationAttr, "") != "" {
+		host.Has(opspec.OutputBatchStrideAttr) || len(next.Inputs) > 3 || next.String(opspec.FusedActivationAttr, "") != "" {
 		return false
 	}
 	shape := func(name string) []int {
@@ -81,8 +82,8 @@ const maxBlockBuffer = 24 << 10
 // output's sole reader, a plain 1×1 convolution of it (unit strides, no padding, no
 // fused work).
 func (f *fuser) projection(host, next *model.Layer, opts FuseOptions) bool {
-	if host.Type != PointwiseDepthwiseType || len(host.Inputs) > 5 || next.Type != "Conv" || len(next.Inputs) > 3 ||
-		next.String(FusedActivationAttr, "") != "" || host.Has("clhost_output_batch_stride") {
+	if host.Type != opspec.PointwiseDepthwiseType || len(host.Inputs) > 5 || next.Type != "Conv" || len(next.Inputs) > 3 ||
+		next.String(opspec.FusedActivationAttr, "") != "" || host.Has(opspec.OutputBatchStrideAttr) {
 		return false
 	}
 	shape := func(name string) []int {
@@ -102,8 +103,8 @@ func (f *fuser) projection(host, next *model.Layer, opts FuseOptions) bool {
 	}
 	// The expanded (depthwise input) plane: the input's, or a stem's output.
 	eh, ewid := x[2], x[3]
-	if k := host.Ints(PointwiseWindowPrefix+"kernel_shape", nil); len(k) == 2 {
-		s, p := host.Ints(PointwiseWindowPrefix+"strides", []int64{1, 1}), host.Ints(PointwiseWindowPrefix+"pads", []int64{0, 0, 0, 0})
+	if k := host.Ints(opspec.PointwiseWindowPrefix+"kernel_shape", nil); len(k) == 2 {
+		s, p := host.Ints(opspec.PointwiseWindowPrefix+"strides", []int64{1, 1}), host.Ints(opspec.PointwiseWindowPrefix+"pads", []int64{0, 0, 0, 0})
 		if len(s) != 2 || len(p) != 4 || s[0] < 1 || s[1] < 1 {
 			return false
 		}
@@ -130,17 +131,17 @@ const maxRollBuffer = 384 << 10
 // depthwiseNames and pointwiseNames rename a Conv's fused activation to the attributes
 // of the depthwise or the 1×1 part of a PointwiseDepthwiseType layer.
 var (
-	depthwiseNames = map[string]string{FusedActivationAttr: DepthwiseActivationAttr, FusedAlphaAttr: DepthwiseAlphaAttr,
-		FusedMinAttr: DepthwiseMinAttr, FusedMaxAttr: DepthwiseMaxAttr}
-	pointwiseNames = map[string]string{FusedActivationAttr: PointwiseActivationAttr, FusedAlphaAttr: PointwiseAlphaAttr,
-		FusedMinAttr: PointwiseMinAttr, FusedMaxAttr: PointwiseMaxAttr}
+	depthwiseNames = map[string]string{opspec.FusedActivationAttr: opspec.DepthwiseActivationAttr, opspec.FusedAlphaAttr: opspec.DepthwiseAlphaAttr,
+		opspec.FusedMinAttr: opspec.DepthwiseMinAttr, opspec.FusedMaxAttr: opspec.DepthwiseMaxAttr}
+	pointwiseNames = map[string]string{opspec.FusedActivationAttr: opspec.PointwiseActivationAttr, opspec.FusedAlphaAttr: opspec.PointwiseAlphaAttr,
+		opspec.FusedMinAttr: opspec.PointwiseMinAttr, opspec.FusedMaxAttr: opspec.PointwiseMaxAttr}
 )
 
 // stemNames rename a stem's fused activation as pointwiseNames do, and its window to
 // the PointwiseWindowPrefix attributes (the kernel_shape is added from W).
 var stemNames = func() map[string]string {
 	names := maps.Clone(pointwiseNames)
-	names["pads"] = PointwiseWindowPrefix + "pads"
-	names["strides"] = PointwiseWindowPrefix + "strides"
+	names["pads"] = opspec.PointwiseWindowPrefix + "pads"
+	names["strides"] = opspec.PointwiseWindowPrefix + "strides"
 	return names
 }()

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -35,7 +36,7 @@ const minPooledChannels = 256
 // reader, a GlobalAveragePool of it.
 func (f *fuser) globalPool(host, next *model.Layer) bool {
 	if host.Type != "Conv" || next.Type != "GlobalAveragePool" || len(next.Inputs) != 1 ||
-		host.Has("clhost_output_batch_stride") || !plain1x1(host) {
+		host.Has(opspec.OutputBatchStrideAttr) || !plain1x1(host) {
 		return false
 	}
 	w, mid := f.tensor[host.Inputs[1]], f.tensor[host.Outputs[0]]
@@ -49,7 +50,7 @@ func (f *fuser) globalPool(host, next *model.Layer) bool {
 // output's sole reader, a 2-D MaxPool of it.
 func (f *fuser) maxPool(host, next *model.Layer) bool {
 	if host.Type != "Conv" || next.Type != "MaxPool" || len(next.Inputs) != 1 || len(host.Inputs) > 3 ||
-		host.Has("clhost_output_batch_stride") || host.Int("group", 1) != 1 || len(next.Ints("kernel_shape", nil)) != 2 || next.Int("storage_order", 0) != 0 {
+		host.Has(opspec.OutputBatchStrideAttr) || host.Int("group", 1) != 1 || len(next.Ints("kernel_shape", nil)) != 2 || next.Int("storage_order", 0) != 0 {
 		return false
 	}
 	w, mid := f.tensor[host.Inputs[1]], f.tensor[host.Outputs[0]]
@@ -105,8 +106,8 @@ func (f *fuser) concatMaxPools(keep func(*model.Layer) bool, shapes map[string][
 				break
 			}
 			conv := &f.layers[i]
-			if keep(conv) || len(conv.Outputs) != 1 || conv.Int(FusedGlobalAveragePoolAttr, 0) != 0 ||
-				conv.Has(FusedMaxPoolPrefix+"kernel_shape") || !f.maxPool(conv, pool) {
+			if keep(conv) || len(conv.Outputs) != 1 || conv.Int(opspec.FusedGlobalAveragePoolAttr, 0) != 0 ||
+				conv.Has(opspec.FusedMaxPoolPrefix+"kernel_shape") || !f.maxPool(conv, pool) {
 				convs = nil
 				break
 			}
@@ -119,7 +120,7 @@ func (f *fuser) concatMaxPools(keep func(*model.Layer) bool, shapes map[string][
 			conv := &f.layers[i]
 			conv.Attrs = slices.Clone(conv.Attrs)
 			for _, a := range pool.Attrs {
-				a.Name = FusedMaxPoolPrefix + a.Name
+				a.Name = opspec.FusedMaxPoolPrefix + a.Name
 				conv.Attrs = append(conv.Attrs, a)
 			}
 			out := f.tensor[conv.Outputs[0]].Shape
@@ -135,12 +136,12 @@ func (f *fuser) concatMaxPools(keep func(*model.Layer) bool, shapes map[string][
 // MaxPoolOf is the MaxPool a Conv carries under FusedMaxPoolPrefix, as a layer of its
 // own with the attributes' plain names, and whether it carries one.
 func MaxPoolOf(l *model.Layer) (*model.Layer, bool) {
-	if l.Type != "Conv" || !l.Has(FusedMaxPoolPrefix+"kernel_shape") {
+	if l.Type != "Conv" || !l.Has(opspec.FusedMaxPoolPrefix+"kernel_shape") {
 		return nil, false
 	}
 	pool := &model.Layer{Name: l.Name, Type: "MaxPool"}
 	for _, a := range l.Attrs {
-		if name, ok := strings.CutPrefix(a.Name, FusedMaxPoolPrefix); ok {
+		if name, ok := strings.CutPrefix(a.Name, opspec.FusedMaxPoolPrefix); ok {
 			a.Name = name
 			pool.Attrs = append(pool.Attrs, a)
 		}

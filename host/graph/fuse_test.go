@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
@@ -244,8 +245,8 @@ func checkLayer(t *testing.T, m *model.Model, name string, inputs, outputs []str
 	if !slices.Equal(l.Inputs, inputs) || !slices.Equal(l.Outputs, outputs) {
 		t.Errorf("%s: inputs %q outputs %q, want %q %q", name, l.Inputs, l.Outputs, inputs, outputs)
 	}
-	if got := l.String(graph.FusedActivationAttr, ""); got != act {
-		t.Errorf("%s: %s %q, want %q", name, graph.FusedActivationAttr, got, act)
+	if got := l.String(opspec.FusedActivationAttr, ""); got != act {
+		t.Errorf("%s: %s %q, want %q", name, opspec.FusedActivationAttr, got, act)
 	}
 	for k, v := range params {
 		if a := l.Attr(k); a == nil || a.Kind != model.AttrFloat || a.Float != v {
@@ -293,7 +294,7 @@ func TestFuseResNetBlocks(t *testing.T) {
 	}
 	checkLayer(t, m, "c1", []string{"x", "w1", "b1"}, []string{"r1"}, "Relu", nil)
 	checkLayer(t, m, "c2", []string{"r1", "w2", "", "x"}, []string{"r2"}, "Relu", nil)
-	checkLayer(t, m, "c3", []string{"r2", "w3", "b3"}, []string{"r3"}, "LeakyRelu", map[string]float32{graph.FusedAlphaAttr: 0.2})
+	checkLayer(t, m, "c3", []string{"r2", "w3", "b3"}, []string{"r3"}, "LeakyRelu", map[string]float32{opspec.FusedAlphaAttr: 0.2})
 	// The shortcut conv ds runs before c4, so c4 absorbs the Add with ds as residual.
 	checkLayer(t, m, "c4", []string{"r3", "w4", "b4", "ds"}, []string{"r4"}, "Relu", nil)
 	checkLayer(t, m, "ds", []string{"r2", "wd", "bd"}, []string{"ds"}, "", nil)
@@ -334,7 +335,7 @@ func TestFuseMobileBlocks(t *testing.T) {
 	if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1}); stats != want {
 		t.Errorf("stats %+v, want %+v", stats, want)
 	}
-	relu6 := map[string]float32{graph.FusedMinAttr: 0, graph.FusedMaxAttr: 6}
+	relu6 := map[string]float32{opspec.FusedMinAttr: 0, opspec.FusedMaxAttr: 6}
 	checkLayer(t, m, "e", []string{"x", "we", "be"}, []string{"e6"}, "Clip", relu6)
 	checkLayer(t, m, "d", []string{"e6", "wd", "bd"}, []string{"d6"}, "Clip", relu6)
 	checkLayer(t, m, "p", []string{"d6", "wp", "bp", "x"}, []string{"y1"}, "", nil)
@@ -356,7 +357,7 @@ func TestFuseClipDefaults(t *testing.T) {
 	if _, err := graph.Fuse(m); err != nil {
 		t.Fatal(err)
 	}
-	checkLayer(t, m, "c", []string{"x", "w"}, []string{"k"}, "Clip", map[string]float32{graph.FusedMinAttr: -math.MaxFloat32, graph.FusedMaxAttr: 0.5})
+	checkLayer(t, m, "c", []string{"x", "w"}, []string{"k"}, "Clip", map[string]float32{opspec.FusedMinAttr: -math.MaxFloat32, opspec.FusedMaxAttr: 0.5})
 }
 
 func TestFuseLeavesOthersAlone(t *testing.T) {
@@ -378,7 +379,7 @@ func TestFuseLeavesOthersAlone(t *testing.T) {
 	checkLayer(t, m, "s8", []string{"r8", "x"}, []string{"s8"}, "", nil)
 	for _, name := range []string{"c1", "c2", "c3", "c4", "c5", "c9"} {
 		l := layerNamed(t, m, name)
-		if len(l.Inputs) != 2 || l.Outputs[0] != name || l.Has(graph.FusedActivationAttr) {
+		if len(l.Inputs) != 2 || l.Outputs[0] != name || l.Has(opspec.FusedActivationAttr) {
 			t.Errorf("%s was changed: %+v", name, l)
 		}
 	}
@@ -440,41 +441,9 @@ func TestFuseEmptyInputNames(t *testing.T) {
 	checkLayer(t, m, "c", []string{"x", "w", "", "x"}, []string{"a"}, "", nil)
 }
 
-// The graph pass and the built-in kernels agree on the attribute names and on the
-// activations: every kind the kernels accept is one Fuse folds.
-func TestFuseContractMatchesKernels(t *testing.T) {
-	pairs := [][2]string{
-		{graph.FusedActivationAttr, builtinkernels.FusedActivationAttr},
-		{graph.FusedAlphaAttr, builtinkernels.FusedAlphaAttr},
-		{graph.FusedMinAttr, builtinkernels.FusedMinAttr},
-		{graph.FusedMaxAttr, builtinkernels.FusedMaxAttr},
-		{graph.DepthwiseActivationAttr, builtinkernels.DepthwiseActivationAttr},
-		{graph.DepthwiseAlphaAttr, builtinkernels.DepthwiseAlphaAttr},
-		{graph.DepthwiseMinAttr, builtinkernels.DepthwiseMinAttr},
-		{graph.DepthwiseMaxAttr, builtinkernels.DepthwiseMaxAttr},
-		{graph.PointwiseDepthwiseType, builtinkernels.PointwiseDepthwiseType},
-		{graph.PointwiseActivationAttr, builtinkernels.PointwiseActivationAttr},
-		{graph.PointwiseAlphaAttr, builtinkernels.PointwiseAlphaAttr},
-		{graph.PointwiseMinAttr, builtinkernels.PointwiseMinAttr},
-		{graph.PointwiseMaxAttr, builtinkernels.PointwiseMaxAttr},
-		{graph.FusedGlobalAveragePoolAttr, builtinkernels.FusedGlobalAveragePoolAttr},
-		{graph.FusedMaxPoolPrefix, builtinkernels.FusedMaxPoolPrefix},
-		{graph.FireType, builtinkernels.FireType},
-		{graph.SqueezeActivationAttr, builtinkernels.SqueezeActivationAttr},
-		{graph.SqueezeAlphaAttr, builtinkernels.SqueezeAlphaAttr},
-		{graph.SqueezeMinAttr, builtinkernels.SqueezeMinAttr},
-		{graph.SqueezeMaxAttr, builtinkernels.SqueezeMaxAttr},
-		{graph.Expand1ActivationAttr, builtinkernels.Expand1ActivationAttr},
-		{graph.Expand1AlphaAttr, builtinkernels.Expand1AlphaAttr},
-		{graph.Expand1MinAttr, builtinkernels.Expand1MinAttr},
-		{graph.Expand1MaxAttr, builtinkernels.Expand1MaxAttr},
-	}
-	for _, p := range pairs {
-		if p[0] != p[1] {
-			t.Errorf("graph writes %q, the kernels read %q", p[0], p[1])
-		}
-	}
-	for _, act := range builtinkernels.FusedActivations() {
+// Every activation kind the kernels accept is one Fuse folds.
+func TestFuseFoldsEveryActivation(t *testing.T) {
+	for _, act := range opspec.FusedActivations() {
 		b := newModel("act")
 		x := b.Input("x", model.Float32, 1, 2, 3, 3)
 		c := b.Layer("Conv", "c", []string{x, b.weights("w", 1, 2, 2, 1, 1)})
@@ -715,12 +684,12 @@ func TestFusePointwiseDepthwise(t *testing.T) {
 		t.Errorf("stats %+v, want %+v", stats, want)
 	}
 	e := layerNamed(t, m, "e")
-	if e.Type != graph.PointwiseDepthwiseType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd"}) ||
+	if e.Type != opspec.PointwiseDepthwiseType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd"}) ||
 		!slices.Equal(e.Outputs, []string{"d6"}) {
 		t.Errorf("e: %s %v → %v", e.Type, e.Inputs, e.Outputs)
 	}
-	if e.String(graph.PointwiseActivationAttr, "") != "Clip" || e.Float(graph.PointwiseMaxAttr, 0) != 6 ||
-		e.String(graph.FusedActivationAttr, "") != "Clip" || e.Float(graph.FusedMaxAttr, 0) != 6 ||
+	if e.String(opspec.PointwiseActivationAttr, "") != "Clip" || e.Float(opspec.PointwiseMaxAttr, 0) != 6 ||
+		e.String(opspec.FusedActivationAttr, "") != "Clip" || e.Float(opspec.FusedMaxAttr, 0) != 6 ||
 		e.Int("group", 0) != 12 || !slices.Equal(e.Ints("pads", nil), []int64{1, 1, 1, 1}) {
 		t.Errorf("e's attributes: %+v", e.Attrs)
 	}
@@ -783,10 +752,10 @@ func TestFusePointwiseDepthwise(t *testing.T) {
 			continue
 		}
 		l := layerNamed(t, m, "pw")
-		if l.Type != graph.PointwiseDepthwiseType || !slices.Equal(l.Ints(graph.PointwiseWindowPrefix+"kernel_shape", nil), []int64{3, 3}) ||
-			!slices.Equal(l.Ints(graph.PointwiseWindowPrefix+"strides", nil), []int64{2, 2}) ||
-			!slices.Equal(l.Ints(graph.PointwiseWindowPrefix+"pads", nil), []int64{1, 1, 1, 1}) ||
-			!slices.Equal(l.Ints("pads", nil), []int64{1, 1, 1, 1}) || l.Has("strides") || l.String(graph.PointwiseActivationAttr, "") != "Clip" {
+		if l.Type != opspec.PointwiseDepthwiseType || !slices.Equal(l.Ints(opspec.PointwiseWindowPrefix+"kernel_shape", nil), []int64{3, 3}) ||
+			!slices.Equal(l.Ints(opspec.PointwiseWindowPrefix+"strides", nil), []int64{2, 2}) ||
+			!slices.Equal(l.Ints(opspec.PointwiseWindowPrefix+"pads", nil), []int64{1, 1, 1, 1}) ||
+			!slices.Equal(l.Ints("pads", nil), []int64{1, 1, 1, 1}) || l.Has("strides") || l.String(opspec.PointwiseActivationAttr, "") != "Clip" {
 			t.Errorf("%s: %s %+v", c.name, l.Type, l.Attrs)
 		}
 	}
@@ -817,12 +786,12 @@ func TestFuseProjection(t *testing.T) {
 		t.Errorf("stats %+v, want %+v", stats, want)
 	}
 	e := layerNamed(t, m, "e")
-	if e.Type != graph.PointwiseDepthwiseType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd", "wp", "bp", "x"}) ||
+	if e.Type != opspec.PointwiseDepthwiseType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd", "wp", "bp", "x"}) ||
 		!slices.Equal(e.Outputs, []string{"y1"}) {
 		t.Errorf("e: %s %v → %v", e.Type, e.Inputs, e.Outputs)
 	}
-	if e.String(graph.PointwiseActivationAttr, "") != "Clip" || e.String(graph.DepthwiseActivationAttr, "") != "Clip" ||
-		e.Float(graph.DepthwiseMaxAttr, 0) != 6 || e.Has(graph.FusedActivationAttr) {
+	if e.String(opspec.PointwiseActivationAttr, "") != "Clip" || e.String(opspec.DepthwiseActivationAttr, "") != "Clip" ||
+		e.Float(opspec.DepthwiseMaxAttr, 0) != 6 || e.Has(opspec.FusedActivationAttr) {
 		t.Errorf("e's attributes: %+v", e.Attrs)
 	}
 	if len(m.Layers) != 3 {
@@ -880,11 +849,11 @@ func TestFuseGlobalAveragePool(t *testing.T) {
 		t.Errorf("stats %+v, want %+v", stats, want)
 	}
 	c := layerNamed(t, m, "c")
-	if c.Int(graph.FusedGlobalAveragePoolAttr, 0) != 1 || c.String(graph.FusedActivationAttr, "") != "Relu" ||
+	if c.Int(opspec.FusedGlobalAveragePoolAttr, 0) != 1 || c.String(opspec.FusedActivationAttr, "") != "Relu" ||
 		!slices.Equal(c.Inputs, []string{"x", "wc", "bc", "r"}) || !slices.Equal(c.Outputs, []string{"gp"}) {
 		t.Errorf("c: %v → %v, %+v", c.Inputs, c.Outputs, c.Attrs)
 	}
-	if d := layerNamed(t, m, "d"); d.Int(graph.FusedGlobalAveragePoolAttr, 0) != 1 || d.Has(graph.FusedActivationAttr) {
+	if d := layerNamed(t, m, "d"); d.Int(opspec.FusedGlobalAveragePoolAttr, 0) != 1 || d.Has(opspec.FusedActivationAttr) {
 		t.Errorf("d: %+v", d.Attrs)
 	}
 	if got := layerNames(m); !slices.Equal(got, []string{"c", "fl", "d", "dr"}) {
@@ -944,12 +913,12 @@ func TestFuseMaxPool(t *testing.T) {
 		t.Errorf("stats %+v, want %+v", stats, want)
 	}
 	c := layerNamed(t, m, "c")
-	if c.String(graph.FusedActivationAttr, "") != "Relu" || !slices.Equal(c.Ints(graph.FusedMaxPoolPrefix+"kernel_shape", nil), []int64{3, 3}) ||
-		c.Int(graph.FusedMaxPoolPrefix+"ceil_mode", 0) != 1 || !slices.Equal(c.Outputs, []string{"cp"}) {
+	if c.String(opspec.FusedActivationAttr, "") != "Relu" || !slices.Equal(c.Ints(opspec.FusedMaxPoolPrefix+"kernel_shape", nil), []int64{3, 3}) ||
+		c.Int(opspec.FusedMaxPoolPrefix+"ceil_mode", 0) != 1 || !slices.Equal(c.Outputs, []string{"cp"}) {
 		t.Errorf("c: %v → %v, %+v", c.Inputs, c.Outputs, c.Attrs)
 	}
 	pool, ok := graph.MaxPoolOf(c)
-	if !ok || pool.Type != "MaxPool" || !slices.Equal(pool.Ints("strides", nil), []int64{2, 2}) || pool.Has(graph.FusedActivationAttr) || len(pool.Attrs) != 3 {
+	if !ok || pool.Type != "MaxPool" || !slices.Equal(pool.Ints("strides", nil), []int64{2, 2}) || pool.Has(opspec.FusedActivationAttr) || len(pool.Attrs) != 3 {
 		t.Errorf("MaxPoolOf(c): %v, %+v", ok, pool)
 	}
 	if _, ok := graph.MaxPoolOf(layerNamed(t, m, "d")); ok {
@@ -1044,8 +1013,8 @@ func TestFuseConcatMaxPool(t *testing.T) {
 		shape []int
 	}{{"e1", []int{2, 5, 5, 5}}, {"e3", []int{2, 6, 5, 5}}} {
 		l := layerNamed(t, m, c.name)
-		if !slices.Equal(l.Ints(graph.FusedMaxPoolPrefix+"kernel_shape", nil), []int64{3, 3}) || l.Int(graph.FusedMaxPoolPrefix+"ceil_mode", 0) != 1 ||
-			l.String(graph.FusedActivationAttr, "") != "Relu" {
+		if !slices.Equal(l.Ints(opspec.FusedMaxPoolPrefix+"kernel_shape", nil), []int64{3, 3}) || l.Int(opspec.FusedMaxPoolPrefix+"ceil_mode", 0) != 1 ||
+			l.String(opspec.FusedActivationAttr, "") != "Relu" {
 			t.Errorf("%s: %+v", c.name, l.Attrs)
 		}
 		if shape := m.Tensor(l.Outputs[0]).Shape; !slices.Equal(shape, c.shape) {
@@ -1112,11 +1081,11 @@ func TestFuseFire(t *testing.T) {
 		t.Errorf("layers %v", got)
 	}
 	fire := layerNamed(t, m, "s")
-	if fire.Type != graph.FireType || !slices.Equal(fire.Inputs, []string{"x", "ws", "bs", "we1", "be1", "we3", "be3"}) ||
+	if fire.Type != opspec.FireType || !slices.Equal(fire.Inputs, []string{"x", "ws", "bs", "we1", "be1", "we3", "be3"}) ||
 		!slices.Equal(fire.Outputs, []string{"cat"}) {
 		t.Errorf("fused layer %s %q → %q", fire.Type, fire.Inputs, fire.Outputs)
 	}
-	for _, name := range []string{graph.SqueezeActivationAttr, graph.Expand1ActivationAttr, graph.FusedActivationAttr} {
+	for _, name := range []string{opspec.SqueezeActivationAttr, opspec.Expand1ActivationAttr, opspec.FusedActivationAttr} {
 		if fire.String(name, "") != "Relu" {
 			t.Errorf("%s: %q, want Relu", name, fire.String(name, ""))
 		}

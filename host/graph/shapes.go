@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -276,7 +277,7 @@ func convShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if present(l, 3) && !slices.Equal(in[3], out) {
 		return nil, fmt.Errorf("residual (input 3) has shape %v, want the output's shape %v", in[3], out)
 	}
-	if l.Int(FusedGlobalAveragePoolAttr, 0) != 0 {
+	if l.Int(opspec.FusedGlobalAveragePoolAttr, 0) != 0 {
 		for i := 2; i < len(out); i++ {
 			out[i] = 1 // each plane's mean
 		}
@@ -284,7 +285,7 @@ func convShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if pool, ok := MaxPoolOf(l); ok {
 		pw, err := PoolGeometry(pool, out)
 		if err != nil {
-			return nil, fmt.Errorf("max pool (%s* attributes): %w", FusedMaxPoolPrefix, err)
+			return nil, fmt.Errorf("max pool (%s* attributes): %w", opspec.FusedMaxPoolPrefix, err)
 		}
 		out = append(out[:2], pw.Out...)
 	}

@@ -92,6 +92,9 @@ type LayerCheck struct {
 	Findings  []Finding
 	// NotChecked says why no value of the layer was compared, when none was.
 	NotChecked string
+	// Notes point at other layers' findings that bear on this one: a custom layer that
+	// writes into this layer's output in the inference.
+	Notes []string
 }
 
 // Failed says whether a comparison or the sanitizer found a problem.
@@ -319,6 +322,7 @@ func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, o
 	if wholeErr != nil {
 		return nil, nil, wholeErr
 	}
+	r.noteWrittenInputs(n)
 	return r, outs, nil
 }
 
@@ -358,6 +362,21 @@ func (c *checker) compareOther(other *checker, l *model.Layer) ([]OutputError, e
 		out = append(out, compare(name, got.Data, want.Data, got.Shape, c.tol))
 	}
 	return out, nil
+}
+
+// noteWrittenInputs marks the layers whose outputs a custom layer writes into: the
+// inference ran that kernel on them, so their values on the device are not theirs.
+func (r *CheckReport) noteWrittenInputs(n *Network) {
+	for _, f := range r.Findings() {
+		if f.Kind != InputWritten || f.Tensor == "" {
+			continue
+		}
+		for i := range r.Layers {
+			if l := n.layer(r.Layers[i].Layer); l != nil && slices.Contains(l.Outputs, f.Tensor) {
+				r.Layers[i].Notes = append(r.Layers[i].Notes, fmt.Sprintf("%s writes into its output %s (sanitizer, below): the device's value is not this layer's", f.Layer, f.Tensor))
+			}
+		}
+	}
 }
 
 // resolveExpect maps each expectation to the tensor it names (a tensor, or a layer of

@@ -48,6 +48,7 @@ func (c *LayerCheck) details(other string) []string {
 			out = append(out, "not checked: "+c.NotChecked)
 		}
 	}
+	out = append(out, c.Notes...)
 	if c.Sanitized {
 		switch len(c.Findings) {
 		case 0:

@@ -196,3 +196,28 @@ func customLayersSample(t testing.TB) *model.Model {
 	b.Output(mix)
 	return ctBuild(t, b)
 }
+
+// TestCheckNotesWrittenInputs: when a custom layer writes into its input, the layer that
+// produced that input fails its own check in the inference; the report says why.
+func TestCheckNotesWrittenInputs(t *testing.T) {
+	ctParallel(t)
+	n, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{ctPath(t, "../sanitize/faults.xml")}, KeepIntermediates: true},
+		sanChain(t, "WritesInput", []int{1, 4, 8, 8}))
+	r, _, err := n.CheckNetwork(context.Background(), map[string]*Tensor{"x": ctRand(96, 1, 4, 8, 8)}, CheckOptions{Sanitize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range r.Layers {
+		if l.Layer != "r0" {
+			continue
+		}
+		if len(l.Notes) != 1 || !strings.Contains(l.Notes[0], "c1 writes into its output r0") {
+			t.Errorf("r0's notes %q", l.Notes)
+		}
+	}
+	var b strings.Builder
+	if err := r.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	ctContains(t, "the report", b.String(), "c1 writes into its output r0 (sanitizer, below)", "wrote into its input 0")
+}

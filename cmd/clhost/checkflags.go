@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -90,8 +89,8 @@ func readExpectFiles(specs []string) (map[string]*host.Tensor, error) {
 // errCheckFailed is returned when a check fails; the report says which.
 var errCheckFailed = errors.New("check failed (see the report above)")
 
-// run infers once with the checks asked for and prints the report on w.
-func (cf *checkFlags) run(ctx context.Context, n *host.Network, in map[string]*host.Tensor, w io.Writer) (map[string]*host.Tensor, *host.CheckReport, error) {
+// run infers once with the checks asked for.
+func (cf *checkFlags) run(ctx context.Context, n *host.Network, in map[string]*host.Tensor) (map[string]*host.Tensor, *host.CheckReport, error) {
 	opts := host.CheckOptions{Sanitize: *cf.check || *cf.sanitize, Expect: cf.expected, NoReferences: !*cf.check, Other: cf.other}
 	r, outs, err := n.CheckNetwork(ctx, in, opts)
 	if err != nil {

@@ -215,7 +215,7 @@ func runRun(args []string) error {
 	var outs map[string]*host.Tensor
 	var report *host.CheckReport
 	if cf.any() {
-		outs, report, err = cf.run(ctx, n, in, os.Stdout)
+		outs, report, err = cf.run(ctx, n, in)
 	} else {
 		outs, err = n.Infer(ctx, in)
 	}

@@ -118,7 +118,7 @@ type CheckReport struct {
 	References bool
 	// OtherDevice names the device of CheckOptions.Other; "" without one.
 	OtherDevice string
-	Layers     []LayerCheck
+	Layers      []LayerCheck
 	// Outputs compares each graph output with the whole network computed on the CPU.
 	Outputs []OutputError
 	// FromDevice lists the custom layers whose device outputs the whole-network

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-default}
 GO=${GO:-go}
 
-caches=empty
+caches=empty tmp=
 if [ "${CLHOST_TEST_WARM:-0}" = 1 ]; then
 	caches=warm
 else
@@ -25,12 +25,20 @@ else
 	GOCACHE=$("$GO" env GOCACHE)
 	export GOCACHE
 	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
 	export POCL_CACHE_DIR="$tmp/pocl" XDG_CACHE_HOME="$tmp/xdg"
 	mkdir -p "$POCL_CACHE_DIR" "$XDG_CACHE_HOME"
 fi
 
-names=() times=() results=()
+names=() times=() cpus=() results=()
+
+# childcpu sets CPU to the user+system CPU seconds the script's finished children have
+# used (bash's times, which must run in this shell, not in a $(...) subshell).
+cpufile=$(mktemp)
+trap 'rm -rf "$cpufile" ${tmp:+"$tmp"}' EXIT
+childcpu() {
+	times >"$cpufile"
+	CPU=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d\n", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$cpufile")
+}
 status=0
 # phase NAME COMMAND...: runs one phase, records its wall time and result, and goes on to
 # the next phase when it fails (so one run shows every phase's state), failing at the end.
@@ -38,7 +46,9 @@ phase() {
 	local name=$1
 	shift
 	echo "== $name: $*"
-	local start=$SECONDS
+	local start=$SECONDS cpu0
+	childcpu
+	cpu0=$CPU
 	if "$@"; then
 		results+=(ok)
 	else
@@ -47,6 +57,8 @@ phase() {
 	fi
 	names+=("$name")
 	times+=($((SECONDS - start)))
+	childcpu
+	cpus+=($((CPU - cpu0)))
 }
 
 total_start=$SECONDS
@@ -66,9 +78,11 @@ if [ "$mode" = full ] || [ "$mode" = extra ]; then
 fi
 
 echo
-echo "== phase wall times (${mode} suite, $(nproc) cores, caches $caches at the start)"
+echo "== phase times (${mode} suite, $(nproc) cores, caches $caches at the start)"
+printf '  %-12s %7s %7s\n' phase wall cpu
 for i in "${!names[@]}"; do
-	printf '  %-12s %5d s  %s\n' "${names[$i]}" "${times[$i]}" "${results[$i]}"
+	printf '  %-12s %6ds %6ds  %s\n' "${names[$i]}" "${times[$i]}" "${cpus[$i]}" "${results[$i]}"
 done
-printf '  %-12s %5d s  %s\n' total $((SECONDS - total_start)) "$([ $status = 0 ] && echo ok || echo FAIL)"
+childcpu
+printf '  %-12s %6ds %6ds  %s\n' total $((SECONDS - total_start)) "$CPU" "$([ $status = 0 ] && echo ok || echo FAIL)"
 exit $status

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/cl"
 )
 
@@ -243,32 +244,13 @@ func contiguousStrides(s []int) []int {
 	return st
 }
 
-// broadcastShapes applies numpy's rule: shapes align at the right, each pair of sizes
-// must be equal or one of them 1.
+// broadcastShapes is opspec.Broadcast, its error naming the layer type typ.
 func broadcastShapes(typ string, a, b []int) ([]int, error) {
-	r := len(a)
-	if len(b) > r {
-		r = len(b)
+	s, err := opspec.Broadcast(a, b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", typ, err)
 	}
-	out := make([]int, r)
-	for i := 0; i < r; i++ {
-		da, db := 1, 1
-		if j := len(a) - r + i; j >= 0 {
-			da = a[j]
-		}
-		if j := len(b) - r + i; j >= 0 {
-			db = b[j]
-		}
-		switch {
-		case da == db, db == 1:
-			out[i] = da
-		case da == 1:
-			out[i] = db
-		default:
-			return nil, fmt.Errorf("%s: shapes %v and %v do not broadcast (dimension %d: %d vs %d)", typ, a, b, i, da, db)
-		}
-	}
-	return out, nil
+	return s, nil
 }
 
 // broadcastStrides gives the strides with which a tensor of shape s is read when

@@ -3,6 +3,8 @@ package builtinkernels
 import (
 	"fmt"
 	"strings"
+
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 )
 
 // window is the sliding-window geometry shared by Conv and the pools, for two spatial
@@ -55,10 +57,12 @@ func listAttr(typ string, p Params, name string, nsp int, def, min, fill int) ([
 	return out, nil
 }
 
-// resolveWindow works out strides, dilations, pads (explicit or from auto_pad) and the
-// output size for kernel size k over input size in. ceil selects ceil_mode rounding.
+// resolveWindow reads strides, dilations, pads and auto_pad and resolves the window of
+// kernel size k over input size in by opspec.ResolveWindow, the rule shape inference
+// follows too; ceil selects ceil_mode rounding. A 1-D layer's H stays a 1×1 window over
+// one row.
 func resolveWindow(typ string, p Params, nsp int, in, k [2]int, ceil bool) (window, error) {
-	w := window{k: k}
+	w := window{k: k, out: [2]int{1, 1}}
 	var err error
 	if w.s, err = listAttr(typ, p, "strides", nsp, 1, 1, 1); err != nil {
 		return w, err
@@ -66,70 +70,27 @@ func resolveWindow(typ string, p Params, nsp int, in, k [2]int, ceil bool) (wind
 	if w.d, err = listAttr(typ, p, "dilations", nsp, 1, 1, 1); err != nil {
 		return w, err
 	}
-	pads := p.Ints("pads", nil)
-	nonzero := false
+	var pads []int
 	if p.Has("pads") {
-		if len(pads) != 2*nsp {
-			return w, fmt.Errorf("%s: pads has %d values %v, want %d (begin of each spatial dimension, then end of each)", typ, len(pads), pads, 2*nsp)
+		v := p.Ints("pads", nil)
+		if len(v) != 2*nsp {
+			return w, fmt.Errorf("%s: pads has %d values %v, want %d (begin of each spatial dimension, then end of each)", typ, len(v), v, 2*nsp)
 		}
-		for _, v := range pads {
-			if v < 0 || v > 1<<20 {
-				return w, fmt.Errorf("%s: pads %v: each value must be in [0, %d]", typ, pads, 1<<20)
+		for _, x := range v {
+			if x < 0 || x > 1<<20 {
+				return w, fmt.Errorf("%s: pads %v: each value must be in [0, %d]", typ, v, 1<<20)
 			}
-			if v != 0 {
-				nonzero = true
-			}
-		}
-		if nsp == 1 {
-			w.pb[1], w.pe[1] = int(pads[0]), int(pads[1])
-		} else {
-			w.pb[0], w.pb[1], w.pe[0], w.pe[1] = int(pads[0]), int(pads[1]), int(pads[2]), int(pads[3])
+			pads = append(pads, int(x))
 		}
 	}
-	autoPad := strings.ToUpper(p.String("auto_pad", "NOTSET"))
-	if autoPad == "" {
-		autoPad = "NOTSET"
+	lo := 2 - nsp // the first spatial axis in [H, W]
+	r, err := opspec.ResolveWindow(in[lo:], k[lo:], w.s[lo:], w.d[lo:], pads, strings.ToUpper(p.String("auto_pad", "NOTSET")), ceil)
+	if err != nil {
+		return w, fmt.Errorf("%s: %w", typ, err)
 	}
-	if autoPad != "NOTSET" && nonzero {
-		return w, fmt.Errorf("%s: auto_pad %s and explicit pads %v together: use one of them", typ, autoPad, pads)
-	}
-	for i := 0; i < 2; i++ {
-		dk := (w.k[i]-1)*w.d[i] + 1
-		switch autoPad {
-		case "NOTSET", "VALID":
-			if autoPad == "VALID" {
-				w.pb[i], w.pe[i] = 0, 0
-			}
-			span := in[i] + w.pb[i] + w.pe[i] - dk
-			if span < 0 {
-				return w, fmt.Errorf("%s: window of %d (kernel %d, dilation %d) is larger than the padded input %d", typ, dk, w.k[i], w.d[i], in[i]+w.pb[i]+w.pe[i])
-			}
-			if ceil {
-				w.out[i] = ceilDiv(span, w.s[i]) + 1
-				// As ONNX Runtime and PyTorch do: a last window that would start in the
-				// end padding is dropped.
-				if (w.out[i]-1)*w.s[i] >= in[i]+w.pb[i] {
-					w.out[i]--
-				}
-			} else {
-				w.out[i] = span/w.s[i] + 1
-			}
-		case "SAME_UPPER", "SAME_LOWER":
-			w.out[i] = ceilDiv(in[i], w.s[i])
-			total := (w.out[i]-1)*w.s[i] + dk - in[i]
-			if total < 0 {
-				total = 0
-			}
-			small, big := total/2, total-total/2
-			if autoPad == "SAME_UPPER" {
-				w.pb[i], w.pe[i] = small, big
-			} else {
-				w.pb[i], w.pe[i] = big, small
-			}
-		default:
-			return w, fmt.Errorf("%s: auto_pad %q: want NOTSET, SAME_UPPER, SAME_LOWER or VALID", typ, p.String("auto_pad", ""))
-		}
-	}
+	copy(w.pb[lo:], r.PadsBegin)
+	copy(w.pe[lo:], r.PadsEnd)
+	copy(w.out[lo:], r.Out)
 	return w, nil
 }
 

@@ -14,7 +14,7 @@
 #
 #   MODEL    a model file (.onnx with a dynamic batch, .clm or .json); "mlp" builds the
 #            small model of bench/servemodel (custom ReLU from samples/custom_relu;
-#            MLP_WIDTH sets its width, default 1024)
+#            MLP_WIDTH sets its width, default 2048)
 #   DEVICES  serve's -d list: gpu:0,gpu:1 or cpu (the bare network runs on the first)
 #   MAX_BATCH  --max-batch (default 16)
 #
@@ -51,7 +51,7 @@ if [ -z "${CLHOST:-}" ]; then
 fi
 if [ "$model" = mlp ]; then
 	model=$out/mlp.clm
-	go run ./bench/servemodel -width "${MLP_WIDTH:-1024}" -o "$model" >/dev/null
+	go run ./bench/servemodel -width "${MLP_WIDTH:-2048}" -o "$model" >/dev/null
 	configs="$configs -c samples/custom_relu/custom_layer_example.xml"
 fi
 name=$(basename "$model")
@@ -119,6 +119,7 @@ serve "$first" one
 for r in $(seq "$rounds"); do
 	echo "$(bare "$r") $(remote 1 "c1-$r") $(remote 8 "c8-$r") $(remote 64 "c64-$r")" >>"$out/rounds.txt"
 done
+bare $((rounds + 1)) >>"$out/rounds.txt"
 batches=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^clhost_batch_size_sum/ { s += $2 } /^clhost_batch_size_count/ { c += $2 } END { if (c) printf "%.2f", s / c }')
 stop_server
 all=""
@@ -135,20 +136,23 @@ case $devices in
 esac
 
 # Each line of rounds.txt: bare inferences/s, then requests/s, p50 and p99 ms at
-# concurrency 1, 8 and 64.
+# concurrency 1, 8 and 64; a last line holds a last bare run. Each round's ratios are to
+# the mean of the bare runs before and after it.
 awk -v first="$first" -v devices="$devices" -v batches="$batches" -v all="$all" '
 function median(a, n,   i, j, t) {
 	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
-{
-	n++
-	printf "round %d: bare %.1f/s; serve c=1 %.1f/s (%.2f×), c=8 %.1f/s (%.2f×), c=64 %.1f/s (%.2f×); p50/p99 ms c=1 %.2f/%.2f, c=8 %.2f/%.2f, c=64 %.2f/%.2f\n",
-		n, $1, $2, $2 / $1, $5, $5 / $1, $8, $8 / $1, $3, $4, $6, $7, $9, $10
-	r1[n] = $2 / $1; r8[n] = $5 / $1; r64[n] = $8 / $1
-}
+{ rows++; for (i = 1; i <= NF; i++) v[rows, i] = $i }
 END {
-	printf "median over %d rounds, against the bare network at batch 1 on %s one inference after another:\n", n, first
+	n = rows - 1
+	for (r = 1; r <= n; r++) {
+		b = (v[r, 1] + v[r + 1, 1]) / 2
+		r1[r] = v[r, 2] / b; r8[r] = v[r, 5] / b; r64[r] = v[r, 8] / b
+		printf "round %d: bare %.1f/s (%.1f before, %.1f after); serve c=1 %.1f/s (%.2f×), c=8 %.1f/s (%.2f×), c=64 %.1f/s (%.2f×); p50/p99 ms c=1 %.2f/%.2f, c=8 %.2f/%.2f, c=64 %.2f/%.2f\n",
+			r, b, v[r, 1], v[r + 1, 1], v[r, 2], r1[r], v[r, 5], r8[r], v[r, 8], r64[r], v[r, 3], v[r, 4], v[r, 6], v[r, 7], v[r, 9], v[r, 10]
+	}
+	printf "median over %d rounds, against the bare network at batch 1 on %s, one inference after another:\n", n, first
 	printf "  serve, concurrency  1: %.2f×  (goal ≥ 0.9×)\n", median(r1, n)
 	printf "  serve, concurrency  8: %.2f×\n", median(r8, n)
 	printf "  serve, concurrency 64: %.2f×  (goal ≥ 3×)\n", median(r64, n)

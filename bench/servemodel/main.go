@@ -1,5 +1,5 @@
 // Command servemodel writes the small model bench/serve.sh measures clhost serve with
-// when no other is given: a multilayer perceptron (three Gemm layers of 1024 outputs)
+// when no other is given: a multilayer perceptron (three Gemm layers, 2048 wide)
 // whose first activation is the custom leaky ReLU of samples/custom_relu. At batch 1
 // its inference reads every weight for one row, so batching requests shares that
 // traffic, which is what a server's dynamic batching is for.
@@ -20,7 +20,7 @@ import (
 
 func main() {
 	out := flag.String("o", "mlp.clm", "model file to write")
-	width := flag.Int("width", 1024, "inputs and hidden units per layer")
+	width := flag.Int("width", 2048, "inputs and hidden units per layer")
 	flag.Parse()
 	m, err := build(*width)
 	if err == nil {

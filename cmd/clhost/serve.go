@@ -32,7 +32,7 @@ func runServe(args []string) error {
 	grpcAddr := fs.String("grpc", ":8001", "gRPC address (\"off\" for none)")
 	maxBatch := fs.Int("max-batch", serve.DefaultMaxBatch, "most items (rows of the batch dimension) one batch holds")
 	maxDelay := fs.Duration("max-delay", serve.DefaultMaxDelay, "how long a batch that is not full waits for requests still arriving")
-	sizes := fs.String("batch-sizes", "", "batch sizes compiled per device, comma-separated (default: 1 and -max-batch)")
+	sizes := fs.String("batch-sizes", "", "batch sizes compiled per device, comma-separated (default: 1, the powers of 4 below -max-batch, and -max-batch)")
 	maxBody := fs.String("max-body", "64MiB", "largest request (bytes, or with KiB, MiB, GiB): larger bodies get 413")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long accepted requests may take to complete")
 	cacheDir := fs.String("cache-dir", defaultCacheDir(), "program binary cache folder (\"\" to disable)")

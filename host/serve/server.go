@@ -49,7 +49,8 @@ type Options struct {
 	// the server while a device is free.
 	MaxDelay time.Duration
 	// BatchSizes are the batch sizes compiled per device for a model that batches
-	// (default 1 and MaxBatch); a batch runs as inferences of these sizes.
+	// (default: 1, the powers of 4 below MaxBatch, and MaxBatch); a batch runs as
+	// inferences of these sizes.
 	BatchSizes []int
 	// MaxBodyBytes bounds a request's size (default 64 MiB): a larger HTTP body gets
 	// 413, a larger gRPC message ResourceExhausted.
@@ -116,7 +117,7 @@ func New(sources []Source, opts Options) (*Server, error) {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if len(opts.BatchSizes) == 0 {
-		opts.BatchSizes = []int{1, opts.MaxBatch}
+		opts.BatchSizes = defaultBatchSizes(opts.MaxBatch)
 	}
 	sizes := slices.Clone(opts.BatchSizes)
 	sort.Ints(sizes)
@@ -370,6 +371,17 @@ func (s *Server) checkBatching(m *servedModel) error {
 		}
 	}
 	return nil
+}
+
+// defaultBatchSizes are 1, the powers of 4 below max, and max: a batch of any size then
+// pads at most to four times its items, or splits, while each size compiled costs
+// compile time.
+func defaultBatchSizes(max int) []int {
+	sizes := []int{1}
+	for b := 4; b < max; b *= 4 {
+		sizes = append(sizes, b)
+	}
+	return append(sizes, max)
 }
 
 // within reports whether a batched value matches the value computed alone.

@@ -88,6 +88,8 @@ stop_server() {
 }
 trap stop_server EXIT INT TERM
 
+# serve starts the server and waits until it is ready: compiling every batch size on
+# every device (and tuning, on GPUs) may take minutes.
 serve() {
 	# shellcheck disable=SC2086
 	"$bin" serve -m "$model" $configs -d "$1" --http "127.0.0.1:$port" --grpc off \
@@ -96,7 +98,7 @@ serve() {
 	i=0
 	until curl -sf "http://127.0.0.1:$port/v2/health/ready" >/dev/null 2>&1; do
 		i=$((i + 1))
-		if [ $i -gt 600 ] || ! kill -0 "$server_pid" 2>/dev/null; then
+		if [ $i -gt 3600 ] || ! kill -0 "$server_pid" 2>/dev/null; then
 			echo "serve.sh: the server did not become ready; its log:" >&2
 			cat "$out/serve-$2.log" >&2
 			exit 1

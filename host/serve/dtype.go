@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+	"unsafe"
 
 	"github.com/clhost/clhost/host/model"
 )
@@ -44,6 +45,18 @@ func typeSize(dt string) int {
 	return 0
 }
 
+// littleEndian says the machine's float32 bytes are the protocol's, so FP32 data is
+// copied as it is (an image of a few hundred kilobytes per request adds up).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// floatBytes is the memory of v as bytes.
+func floatBytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+}
+
 // maxExactInt is the largest integer every smaller one of which float32 holds exactly.
 const maxExactInt = 1 << 24
 
@@ -53,6 +66,10 @@ const maxExactInt = 1 << 24
 func decodeRaw(dt string, b []byte, dst []float32) int {
 	switch dt {
 	case "FP32":
+		if littleEndian {
+			copy(floatBytes(dst), b)
+			break
+		}
 		for i := range dst {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 		}
@@ -88,6 +105,9 @@ func decodeRaw(dt string, b []byte, dst []float32) int {
 func encodeRaw(dst []byte, dt string, src []float32) []byte {
 	switch dt {
 	case "FP32":
+		if littleEndian {
+			return append(dst, floatBytes(src)...)
+		}
 		dst = grow(dst, 4*len(src))
 		for _, v := range src {
 			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))

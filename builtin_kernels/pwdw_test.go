@@ -281,7 +281,7 @@ func TestChoosePwdwTile(t *testing.T) {
 
 // TestChoosePwdwRollTile: a block (with its projection) runs as pwdwr in bands that give
 // every compute unit two, in the group of rows and projection tile that waste the fewest
-// lanes and loads within maxRollBuffer and the registers, its groups claimed at run time
+// lanes and loads within opspec.InvResRollingBuffer and the registers, its groups claimed at run time
 // (dyn) where a band holds more than one; as pwdwp where only its smaller buffers fit.
 func TestChoosePwdwRollTile(t *testing.T) {
 	geom := func(n, c, m, hw, s, o int) pwdwGeom { return pwdwTestGeom(t, n, c, m, hw, hw, s, o) }
@@ -329,8 +329,8 @@ func TestChoosePwdwRollTile(t *testing.T) {
 			t.Errorf("%s: %+v %v, want %+v", c.name, got, ok, c.want)
 		}
 		if got.gr > 0 {
-			if b := pwdwRollBytes(c.g, got, got.gr, got.np); b > maxRollBuffer {
-				t.Errorf("%s: %d bytes of buffers, over %d", c.name, b, maxRollBuffer)
+			if b := pwdwRollBytes(c.g, got, got.gr, got.np); b > opspec.InvResRollingBuffer {
+				t.Errorf("%s: %d bytes of buffers, over %d", c.name, b, opspec.InvResRollingBuffer)
 			}
 		}
 	}
@@ -480,7 +480,7 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 			for _, v := range [][2]int{{1, 24}, {2, 12}, {3, 8}, {4, 6}, {6, 4}} {
 				vt := t
 				vt.mt, vt.np = v[0]*t.v, v[1]
-				if vt.mt <= ceilDiv(bl.o, t.v)*t.v && vt != t && pwdwRollBytes(g, vt, vt.gr, vt.np) <= 2*maxRollBuffer {
+				if vt.mt <= ceilDiv(bl.o, t.v)*t.v && vt != t && pwdwRollBytes(g, vt, vt.gr, vt.np) <= 2*opspec.InvResRollingBuffer {
 					tiles = append(tiles, vt)
 				}
 			}

@@ -1,12 +1,9 @@
 package builtinkernels
 
+import "github.com/clhost/clhost/builtin_kernels/opspec"
+
 // The tiles of pwdw_cpu.cl's kernels: channel vectors, pixels per step and bands of rows
 // within the private buffers' bounds, and for a block the projection's tile.
-
-// maxPwdwBuffer bounds pwdw's private buffer of expanded rows (bytes): the rows of a band
-// must fit, or the two-launch path runs. Taller bands recompute fewer rows; the size was
-// chosen by measurement (docs/kernels/pwdw.md#maxpwdwbuffer).
-const maxPwdwBuffer = 96 << 10
 
 // pwdwTile is pwdw's work per item: cv vectors of v expanded channels, px pixels per
 // step of the 1×1 convolution, rows output rows of the depthwise one. Where gr is above
@@ -109,7 +106,7 @@ func pwdwTileFor(g pwdwGeom, dev DeviceInfo) (pwdwTile, bool) {
 // pwdwBlockRows is how many output rows a pwdwp work-item (one band of every channel)
 // takes: one, more only while four work-items per compute unit remain; 0 where its
 // buffers (the expanded rows of a channel block and the band's depthwise results of all
-// channels) exceed maxPwdwBuffer.
+// channels) exceed opspec.InvResBuffer.
 func pwdwBlockRows(g pwdwGeom, v, cv int, dev DeviceInfo) int {
 	w := g.dw.win
 	bw := max((w.out[1]-1)*w.s[1]+w.k[1], w.pb[1]+g.dw.in[1])
@@ -118,21 +115,16 @@ func pwdwBlockRows(g pwdwGeom, v, cv int, dev DeviceInfo) int {
 		qp := ceilDiv(rows*w.out[1], v) * v
 		return 4 * (((rows-1)*w.s[0]+w.k[0])*bw*vc + ceilDiv(g.dw.m, vc)*vc*qp)
 	}
-	if bytes(1) > maxPwdwBuffer {
+	if bytes(1) > opspec.InvResBuffer {
 		return 0
 	}
 	rows := 1
-	for rows < w.out[0] && bytes(rows+1) <= maxPwdwBuffer &&
+	for rows < w.out[0] && bytes(rows+1) <= opspec.InvResBuffer &&
 		ceilDiv(w.out[0], rows+1)*g.dw.n >= 4*max(dev.ComputeUnits, 1) {
 		rows++
 	}
 	return rows
 }
-
-// maxRollBuffer bounds pwdwr's private buffers (bytes): the expanded rows a group of
-// output rows reaches and the group's depthwise results, every channel of each. They stay in
-// the L2 cache of a core (1–2 MB on the Xeons this runs on) next to the weights.
-const maxRollBuffer = 384 << 10
 
 // pwdwRollBytes is what pwdwr's buffers take with groups of gr output rows.
 func pwdwRollBytes(g pwdwGeom, t pwdwTile, gr, np int) int {
@@ -184,7 +176,7 @@ func projRegs(v int) int {
 
 // pwdwPixelLanesTile completes tile t (its vectors, expansion step and bands) for pwdwr
 // with pixels in the projection's lanes: the group of rows and projection tile that
-// waste the fewest lanes and loads with buffers within maxRollBuffer. ok is false where
+// waste the fewest lanes and loads with buffers within opspec.InvResRollingBuffer. ok is false where
 // not even one row's buffers fit.
 func pwdwPixelLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
 	t.outLanes = false
@@ -193,7 +185,7 @@ func pwdwPixelLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
 	best := -1.0
 	for gr := 1; gr <= t.rows; gr++ {
 		for np := 1; np <= 4; np++ {
-			if pwdwRollBytes(g, t, gr, np) > maxRollBuffer {
+			if pwdwRollBytes(g, t, gr, np) > opspec.InvResRollingBuffer {
 				continue
 			}
 			for mt := 1; mt*np <= regs; mt++ {
@@ -239,7 +231,7 @@ func pwdwOutLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
 	lt := t
 	lt.outLanes, lt.mt, lt.np = true, ovt*t.v, projRegs(t.v)/ovt
 	for lt.gr = t.rows; lt.gr >= 1; lt.gr-- {
-		if pwdwRollBytes(g, lt, lt.gr, lt.np) <= maxRollBuffer {
+		if pwdwRollBytes(g, lt, lt.gr, lt.np) <= opspec.InvResRollingBuffer {
 			break
 		}
 	}
@@ -252,12 +244,12 @@ func pwdwOutLanesTile(g pwdwGeom, t pwdwTile) (pwdwTile, bool) {
 }
 
 // pwdwRows is how many output rows a pwdw work-item of vc channels takes: as many as
-// maxPwdwBuffer holds, halved while fewer than two work-items per compute unit remain;
+// opspec.InvResBuffer holds, halved while fewer than two work-items per compute unit remain;
 // 0 where not even one row's window fits.
 func pwdwRows(g pwdwGeom, vc int, dev DeviceInfo) int {
 	w := g.dw.win
 	bw := max((w.out[1]-1)*w.s[1]+w.k[1], w.pb[1]+g.dw.in[1]) // the kernel's BW
-	irows := maxPwdwBuffer / (4 * vc * bw)
+	irows := opspec.InvResBuffer / (4 * vc * bw)
 	if irows < w.k[0] {
 		return 0
 	}

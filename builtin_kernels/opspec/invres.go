@@ -36,3 +36,41 @@ const (
 // MobileNetV2's 3×3 stride-2 Conv of the image. Its pads, strides and kernel_shape are
 // the attributes of those names under this prefix; without them the expansion is 1×1.
 const PointwiseWindowPrefix = "clhost_pw_window_"
+
+// Private buffers of the PointwiseDepthwiseType kernels (bytes), which must stay in a
+// core's caches: pwdw's rows of expanded values and pwdwp's band (chosen by measurement,
+// docs/kernels/pwdw.md#maxpwdwbuffer), and pwdwr's ring of expanded rows with a group's
+// depthwise results, next to the weights in the L2 cache of a core (1–2 MB on the Xeons
+// this runs on).
+const (
+	InvResBuffer        = 96 << 10
+	InvResRollingBuffer = 384 << 10
+)
+
+// The bounds below are what Fuse asks before it makes a layer: the kernels' buffers at
+// their widest vectors (16 lanes, two vectors for a block), so that every CPU runs the
+// layer it makes on the tiled kernels. The kernels size their buffers exactly for the
+// device (builtin_kernels' pwdw_tile.go).
+
+// InvResWindowFits says whether pwdw's buffer holds the window rows of one vector of
+// expanded channels: kh rows of the expanded width plus the window's kw columns. A layer
+// beyond it would run the slow two-launch path.
+func InvResWindowFits(kh, kw, width int) bool {
+	return 4*16*kh*(width+kw) <= InvResBuffer
+}
+
+// InvResBlockFits says whether pwdwp's buffers hold a band of one output row: the row's
+// depthwise results of every one of m channels (about outWidth rounded up to 16 each)
+// and the window's expanded rows (kh × (width + kw)) of 32 channels.
+func InvResBlockFits(m, kh, kw, width, outWidth int) bool {
+	return 4*(m*(outWidth+15)/16*16+32*kh*(width+kw)) <= InvResBuffer
+}
+
+// InvResRollingFits says whether pwdwr's ring holds the window's expanded rows
+// (kh × (width + kw)) and one output row's depthwise results, every one of m channels
+// (rounded up to 32) of each, with a vector of 16 lanes to spare.
+func InvResRollingFits(m, kh, kw, width, outWidth int) bool {
+	return 4*roundUp(m, 32)*(kh*(width+kw)+outWidth+16) <= InvResRollingBuffer
+}
+
+func roundUp(n, to int) int { return (n + to - 1) / to * to }

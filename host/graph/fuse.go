@@ -67,7 +67,7 @@ type FuseOptions struct {
 	ProjectionMinRows int
 	// ProjectionTallRows, where above 0, also folds the projection of a block of any size
 	// into it where its output rows over the batch (N × height) are at least this many
-	// and the rolling kernel's buffers fit (maxRollBuffer): builtin_kernels' pwdwr then
+	// and the rolling kernel's buffers fit (opspec.InvResRollingFits): builtin_kernels' pwdwr then
 	// runs tall bands of rows per work-item, expanding each input row of a band once; the
 	// expanded and depthwise tensors, tens of MB at batch 16, never reach memory, and a
 	// launch is saved.

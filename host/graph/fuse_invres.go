@@ -18,11 +18,6 @@ import (
 // which only few taps per output keep cheap.
 const maxStemTaps = 32
 
-// maxPointwiseDepthwiseRow bounds a PointwiseDepthwiseType layer's window rows: kernel
-// height × (input width + kernel width) values must stay within 1536, the 96 KB buffer
-// of builtin_kernels' pwdw at 16 lanes; wider layers would run its slow two-launch path.
-const maxPointwiseDepthwiseRow = 1536
-
 // pointwiseDepthwise says whether Conv host is a plain 1×1 convolution (unit strides, no
 // padding, no residual, no batch stride) and Conv next, its output's sole reader, a
 // depthwise convolution that the PointwiseDepthwise kernel takes, carrying no fused work.
@@ -61,7 +56,7 @@ func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
 		return false
 	}
 	return dw[0] == m && dw[1] == 1 && mid[1] == m && next.Int("group", 1) == int64(m) &&
-		ones(next.Ints("dilations", nil)) && dw[2]*(mid[3]+dw[3]) <= maxPointwiseDepthwiseRow
+		ones(next.Ints("dilations", nil)) && opspec.InvResWindowFits(dw[2], dw[3], mid[3])
 }
 
 // maxBlockMACs bounds the work of a PointwiseDepthwiseType layer that takes its
@@ -71,11 +66,6 @@ func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
 // blocks at batch 1 (at most 29M multiply-adds). Tall blocks (ProjectionTallRows) have
 // bands long enough for that not to matter.
 const maxBlockMACs = 64 << 20
-
-// maxBlockBuffer bounds the floats of pwdwp's buffers with one output row per band: the
-// band's depthwise results of every channel (rows rounded up to 16) and the window's
-// expanded rows of 32 channels; pwdwp keeps them within 96 KB.
-const maxBlockBuffer = 24 << 10
 
 // projection says whether host is a PointwiseDepthwiseType layer without a projection,
 // small enough for one and of at least minRows output rows over the batch, and next, its
@@ -103,30 +93,33 @@ func (f *fuser) projection(host, next *model.Layer, opts FuseOptions) bool {
 	}
 	// The expanded (depthwise input) plane: the input's, or a stem's output.
 	eh, ewid := x[2], x[3]
-	if k := host.Ints(opspec.PointwiseWindowPrefix+"kernel_shape", nil); len(k) == 2 {
-		s, p := host.Ints(opspec.PointwiseWindowPrefix+"strides", []int64{1, 1}), host.Ints(opspec.PointwiseWindowPrefix+"pads", []int64{0, 0, 0, 0})
-		if len(s) != 2 || len(p) != 4 || s[0] < 1 || s[1] < 1 {
+	if prefix := opspec.PointwiseWindowPrefix; host.Has(prefix + "kernel_shape") {
+		k, err := intsAttr(host, prefix+"kernel_shape", 2, 1, 1)
+		if err != nil {
 			return false
 		}
-		eh = int((int64(x[2])+p[0]+p[2]-k[0])/s[0] + 1)
-		ewid = int((int64(x[3])+p[1]+p[3]-k[1])/s[1] + 1)
+		s, err := intsAttr(host, prefix+"strides", 2, 1, 1)
+		if err != nil {
+			return false
+		}
+		p, err := intsAttr(host, prefix+"pads", 4, 0, 0)
+		if err != nil {
+			return false
+		}
+		win, err := opspec.ResolveWindow(x[2:], k, s, []int{1, 1}, p, "", false)
+		if err != nil {
+			return false
+		}
+		eh, ewid = win.Out[0], win.Out[1]
 	}
 	n, m, oh, ow := float64(mid[0]), float64(mid[1]), float64(mid[2]), float64(mid[3])
 	macs := n*float64(eh)*float64(ewid)*float64(ew[1]*ew[2]*ew[3])*m + n*oh*ow*m*float64(dw[2]*dw[3]+pw[0])
-	// An expanded row, padding included, and the window's rows of them.
-	window := dw[2] * (ewid + dw[3])
-	buffer := mid[1]*(mid[3]+15)/16*16 + window*32
-	if opts.ProjectionMinRows > 0 && macs <= maxBlockMACs && buffer <= maxBlockBuffer && mid[0]*mid[2] >= opts.ProjectionMinRows {
+	if opts.ProjectionMinRows > 0 && macs <= maxBlockMACs && opspec.InvResBlockFits(mid[1], dw[2], dw[3], ewid, mid[3]) &&
+		mid[0]*mid[2] >= opts.ProjectionMinRows {
 		return true
 	}
-	// pwdwr's ring of the window's expanded rows and one output row's depthwise results,
-	// every channel (rounded up to 32) of each, with a vector of 16 lanes to spare.
-	ring := 4 * ((mid[1] + 31) / 32 * 32) * (window + mid[3] + 16)
-	return opts.ProjectionTallRows > 0 && mid[0]*mid[2] >= opts.ProjectionTallRows && ring <= maxRollBuffer
+	return opts.ProjectionTallRows > 0 && mid[0]*mid[2] >= opts.ProjectionTallRows && opspec.InvResRollingFits(mid[1], dw[2], dw[3], ewid, mid[3])
 }
-
-// maxRollBuffer is builtin_kernels' bound (bytes) on pwdwr's buffers.
-const maxRollBuffer = 384 << 10
 
 // depthwiseNames and pointwiseNames rename a Conv's fused activation to the attributes
 // of the depthwise or the 1×1 part of a PointwiseDepthwiseType layer.

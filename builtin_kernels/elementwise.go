@@ -21,9 +21,9 @@ func init() {
 	Register("HardSwish", unaryOp{typ: "HardSwish", kernel: "hard_swish", attrs: hardSwishAttrs, f: func(x, a, b float64) float64 {
 		return x * math.Min(1, math.Max(0, a*x+b))
 	}})
-	Register("Clip", unaryOp{typ: "Clip", kernel: "clip", attrs: clipAttrs, f: func(x, lo, hi float64) float64 {
+	Register("Clip", clipOp{attrs: unaryOp{typ: "Clip", kernel: "clip", attrs: clipAttrs, f: func(x, lo, hi float64) float64 {
 		return math.Min(math.Max(x, lo), hi)
-	}})
+	}}})
 
 	Register("Add", binaryOp{typ: "Add", kernel: "add", f: func(a, b float64) float64 { return a + b }})
 	Register("Sub", binaryOp{typ: "Sub", kernel: "sub", f: func(a, b float64) float64 { return a - b }})
@@ -43,7 +43,8 @@ func hardSigmoidAttrs(p Params) (float32, float32, error) {
 func hardSwishAttrs(Params) (float32, float32, error) { return 1.0 / 6, 0.5, nil }
 
 // clipAttrs reads min and max from attributes (Clip before opset 11). From opset 11 they
-// are optional inputs 1 and 2; the importer turns constant ones into these attributes.
+// are optional inputs 1 and 2; the importer turns constant ones into these attributes,
+// and clipOp (math.go) takes the others.
 func clipAttrs(p Params) (float32, float32, error) {
 	lo := p.Float("min", -math.MaxFloat32)
 	hi := p.Float("max", math.MaxFloat32)

@@ -82,7 +82,9 @@ type opCase struct {
 	out   [][]int
 	// gen says how to fill each input: 'r' uniform [-1, 1] (the default), 'w' wide
 	// [-5, 5] to reach the bends of activations, 'p' positive [0.5, 1.5] (variances),
-	// 'n' magnitude [0.5, 1.5] of either sign (divisors).
+	// 'n' magnitude [0.5, 1.5] of either sign (divisors), 'g' [1, 3] (acosh's domain),
+	// 'i' whole numbers in [-300, 300] (casts, comparisons that must meet equal values),
+	// 'b' 0 or 1 (conditions, booleans).
 	gen string
 	// omit lists inputs given as empty names (Conv without bias but with a residual): Plan
 	// sees a nil shape and Reference a nil tensor there, as the runtime passes them.
@@ -337,6 +339,12 @@ func (c opCase) inputs() []*HostTensor {
 					v = -v
 				}
 				d[j] = float32(v)
+			case 'g':
+				d[j] = float32(1 + 2*u)
+			case 'i':
+				d[j] = float32(math.Floor(601*u) - 300)
+			case 'b':
+				d[j] = float32(math.Floor(2 * u))
 			default:
 				d[j] = float32(2*u - 1)
 			}

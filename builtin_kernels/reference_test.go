@@ -142,6 +142,13 @@ func TestRegistered(t *testing.T) {
 		"Add", "Sub", "Mul", "Div", "Concat", "Flatten", "Reshape", "Gemm", "MatMul",
 		"Softmax", "BatchNormalization", "Identity", "clhost.Reorder",
 		"clhost.PointwiseDepthwise", "clhost.Fire",
+		// math.go
+		"Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign",
+		"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+		"Erf", "Softplus", "Softsign", "Elu", "Selu", "Celu", "ThresholdedRelu", "Gelu", "Mish",
+		"Not", "IsNaN", "IsInf", "Shrink", "Cast", "Pow", "Equal", "Less", "Greater",
+		"LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "PRelu", "Mod", "Sum", "Mean",
+		"Max", "Min", "Where",
 	}
 	for _, typ := range want {
 		op, ok := Lookup(typ)
@@ -243,7 +250,7 @@ func TestBadInput(t *testing.T) {
 		{"MatMul", nil, shapes(sh(2, 2, 3), sh(3, 3, 5)), shapes(sh(2, 2, 5)), "do not broadcast"},
 		{"Softmax", Attrs{"axis": 5}, shapes(sh(2, 3)), shapes(sh(2, 3)), "axis 5 is out of range"},
 		{"BatchNormalization", nil, shapes(sh(1, 3, 2, 2), sh(2), sh(3), sh(3), sh(3)), shapes(sh(1, 3, 2, 2)), "input 1 (scale)"},
-		{"Clip", nil, shapes(sh(4), sh(), sh()), shapes(sh(4)), "min/max attributes"},
+		{"Clip", nil, shapes(sh(4), sh(2), sh()), shapes(sh(4)), "must be scalars"},
 		{"Reshape", nil, shapes(sh(2, 3)), shapes(sh(5)), "holds 5 elements"},
 		{"Reshape", Attrs{"shape": []int{-1, -1}}, shapes(sh(2, 3)), shapes(sh(6)), "more than one -1"},
 		{"Flatten", Attrs{"axis": 3}, shapes(sh(2, 3)), shapes(sh(6, 1)), "axis 3 is out of range"},

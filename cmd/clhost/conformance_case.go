@@ -111,13 +111,30 @@ func runTestDataSet(e *host.Engine, data []byte, dir string, sum *onnx.Summary, 
 		}
 		byName[name] = t
 	}
-	opt := onnx.Options{Constants: map[string]model.Tensor{}}
-	for _, name := range sum.LoadTimeInputs {
+	// Inputs whose values decide shapes are constants; the others give their shapes.
+	opt := onnx.Options{Constants: map[string]model.Tensor{}, InputShapes: map[string][]int{}}
+	for _, name := range sum.Inputs {
 		t, ok := byName[name]
 		if !ok {
-			return verdictRefused, fmt.Sprintf("load-time input %q has no data in %s", name, s.dir)
+			return verdictRefused, fmt.Sprintf("input %q has no data in %s", name, s.dir)
 		}
-		opt.Constants[name] = t
+		if want, ok := sum.Types[name]; ok && want != t.Type {
+			return verdictRefused, fmt.Sprintf("input %q: the test data is %s, the model declares %s", name, t.Type, want)
+		}
+		if slices.Contains(sum.LoadTimeInputs, name) {
+			opt.Constants[name] = t
+		} else {
+			opt.InputShapes[name] = slices.Clone(t.Shape)
+		}
+	}
+	for i, want := range s.outputs {
+		name := want.Name
+		if name == "" && i < len(sum.Outputs) {
+			name = sum.Outputs[i]
+		}
+		if typ, ok := sum.Types[name]; ok && typ != want.Type {
+			return verdictRefused, fmt.Sprintf("output %q: the expected data is %s, the model declares %s", name, want.Type, typ)
+		}
 	}
 	m, err := opt.Decode(data, dir, filepath.Join(dir, "model.onnx"))
 	if err != nil {

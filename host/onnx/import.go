@@ -96,14 +96,14 @@ func (im *importer) run() (*model.Model, error) {
 		}
 	}
 	im.resolveAliases(outputs)
-	for i := range im.layers {
-		if err := im.normalize(&im.layers[i]); err != nil {
-			return nil, fmt.Errorf("node %q (%s): %w", im.layers[i].Name, im.layers[i].Type, err)
-		}
-	}
 	if err := im.readDeclaredShapes(); err != nil {
 		return nil, err
 	}
+	if err := im.prepareLayers(); err != nil {
+		return nil, err
+	}
+	im.constantOutputs()
+	im.floatActivations()
 
 	m := &model.Model{Name: g.name, Layers: im.layers, Inputs: im.inputs}
 	for _, o := range g.outputs {
@@ -254,7 +254,7 @@ func (im *importer) inputShape(v *valueInfo) ([]int, error) {
 				}
 			}
 		}
-		return append([]int(nil), given...), nil
+		return append([]int{}, given...), nil // never nil: a rank-0 shape is known
 	}
 	if !v.hasShape {
 		return nil, errors.New("the model declares no shape; give one at load time (Options.InputShapes)")
@@ -370,6 +370,11 @@ func (im *importer) node(i int, n *nodeProto) error {
 			if len(n.outputs) > 2 || (n.opType == "Identity" && len(n.outputs) > 1) {
 				return fmt.Errorf("%s has %d outputs", desc, len(n.outputs))
 			}
+			if n.opType == "Dropout" && len(n.inputs) > 2 && n.inputs[2] != "" {
+				if err := im.dropoutInference(n.inputs[2]); err != nil {
+					return fmt.Errorf("%s: %w", desc, err)
+				}
+			}
 			if !maskRead {
 				if err := im.produce(n.outputs[0], desc); err != nil {
 					return err
@@ -424,6 +429,20 @@ func (im *importer) node(i int, n *nodeProto) error {
 		l.Attrs = append(l.Attrs, model.Attr{Name: "domain", Kind: model.AttrString, Str: n.domain})
 	}
 	im.layers = append(im.layers, l)
+	return nil
+}
+
+// dropoutInference accepts Dropout's training_mode input (opset 12 on) when it is a
+// constant false: clhost runs inference only.
+func (im *importer) dropoutInference(name string) error {
+	c := im.consts[name]
+	if c == nil {
+		return fmt.Errorf("training_mode (input %q) must be a constant false when the model loads; clhost runs inference only", name)
+	}
+	is, err := c.Int64s()
+	if err != nil || len(is) != 1 || is[0] != 0 {
+		return fmt.Errorf("training_mode (input %q) is true: training is not supported; export the model for inference", name)
+	}
 	return nil
 }
 

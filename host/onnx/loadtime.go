@@ -3,6 +3,8 @@ package onnx
 import (
 	"fmt"
 	"slices"
+
+	"github.com/clhost/clhost/host/model"
 )
 
 // loadTimeSlots lists, per operator, the inputs whose values clhost needs when it loads the
@@ -35,6 +37,7 @@ var loadTimeSlots = map[string][]int{
 	"TopK":            {1},
 	"OneHot":          {1},
 	"CumSum":          {1},
+	"Dropout":         {2}, // training_mode
 }
 
 // readsAtLoadTime reports whether input i of a default-domain node of type op is read when
@@ -65,6 +68,10 @@ type Summary struct {
 	// target shape, a Slice's starts, a Resize's scales), directly or through integer
 	// arithmetic. Give their values in Options.Constants.
 	LoadTimeInputs []string
+	// Types are the element types the graph declares for its inputs and outputs, as
+	// clhost reads them (DOUBLE as float32, BOOL as uint8, ...); a tensor of a type
+	// clhost does not read is absent.
+	Types map[string]model.DataType
 }
 
 // Inspect reads an ONNX model's opset, inputs, outputs and operator types.
@@ -77,7 +84,7 @@ func Inspect(data []byte) (*Summary, error) {
 		return nil, fmt.Errorf("no graph in the file (is it an ONNX model?)")
 	}
 	g := mp.graph
-	s := &Summary{Opset: -1}
+	s := &Summary{Opset: -1, Types: map[string]model.DataType{}}
 	for _, op := range mp.opsets {
 		if defaultDomain(op.domain) {
 			s.Opset = op.version
@@ -128,6 +135,11 @@ func Inspect(data []byte) (*Summary, error) {
 	inits := map[string]bool{}
 	for i := range g.initializers {
 		inits[g.initializers[i].name] = true
+	}
+	for _, v := range append(slices.Clone(g.inputs), g.outputs...) {
+		if t, err := modelType(v.elemType); err == nil && v.isTensor {
+			s.Types[v.name] = t
+		}
 	}
 	for _, v := range g.inputs {
 		if inits[v.name] {

@@ -14,7 +14,18 @@ func (im *importer) normalize(l *model.Layer) error {
 	if l.Has("domain") {
 		return nil
 	}
+	// consumed_inputs (opsets before 6) marked inputs a node could overwrite, and is_test
+	// (before 7) chose inference: neither changes what a node computes here.
+	removeAttr(l, "consumed_inputs")
+	if l.Int("is_test", 1) == 0 && (l.Type == "BatchNormalization" || l.Type == "Dropout") {
+		return errors.New("is_test=0 (training) is not supported; export the model for inference")
+	}
+	removeAttr(l, "is_test")
 	switch l.Type {
+	case "Concat":
+		if !l.Has("axis") && im.opset < 4 {
+			setAttr(l, model.Attr{Name: "axis", Kind: model.AttrInt, Int: 1}) // the default before opset 4
+		}
 	case "Clip":
 		im.clipAttrs(l)
 	case "BatchNormalization":

@@ -1,4 +1,4 @@
-// Package onnx imports ONNX models (opset 7 to 21) into clhost's in-memory model.
+// Package onnx imports ONNX models (opset 1 to 21) into clhost's in-memory model.
 //
 // Initializers become constant tensors, nodes become layers whose type is the ONNX
 // operator name (a node of another domain than the default one keeps it in a string
@@ -105,8 +105,8 @@ func (o Options) decode(data []byte, dir, name string) (*model.Model, error) {
 	if opset < 0 {
 		return nil, fmt.Errorf("the model imports no opset of the default ONNX domain")
 	}
-	if opset < 7 || opset > 21 {
-		return nil, fmt.Errorf("opset %d is outside the range clhost reads (7 to 21); convert the model with onnx.version_converter", opset)
+	if opset < 1 || opset > 21 {
+		return nil, fmt.Errorf("opset %d is outside the range clhost reads (1 to 21); convert the model with onnx.version_converter", opset)
 	}
 	im := &importer{
 		opt:       o,

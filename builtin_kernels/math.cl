@@ -1,0 +1,209 @@
+// Element-wise math selected at run time: one program serves every unary and binary op
+// of math.go, the op code an argument, so a fresh machine compiles it once. The codes
+// are math.go's unaryCodes and binaryCodes.
+
+// round_to_bits rounds v to a float with `bits` fraction bits, ties to even, and exponents
+// no smaller than min_exp (smaller values keep that exponent's quantum, as subnormals do):
+// float16 is (10, -14), bfloat16 (7, -126).
+float round_to_bits(float v, int bits, int min_exp, float max_finite)
+{
+    if (v == 0.0f || isnan(v) || isinf(v)) {
+        return v;
+    }
+    const int e = max(ilogb(v), min_exp);
+    const float q = ldexp(1.0f, e - bits);
+    const float r = rint(v / q) * q;
+    return fabs(r) > max_finite ? copysign(INFINITY, v) : r;
+}
+
+float unary_f(int op, float v, float a, float b)
+{
+    switch (op) {
+    case 0: return fabs(v);
+    case 1: return -v;
+    case 2: return exp(v);
+    case 3: return log(v);
+    case 4: return sqrt(v);
+    case 5: return 1.0f / v;
+    case 6: return floor(v);
+    case 7: return ceil(v);
+    case 8: return rint(v);
+    case 9: return v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v);
+    case 10: return sin(v);
+    case 11: return cos(v);
+    case 12: return tan(v);
+    case 13: return asin(v);
+    case 14: return acos(v);
+    case 15: return atan(v);
+    case 16: return sinh(v);
+    case 17: return cosh(v);
+    case 18: return asinh(v);
+    case 19: return acosh(v);
+    case 20: return atanh(v);
+    case 21: return erf(v);
+    case 22: return v > 20.0f ? v : log1p(exp(v)); /* softplus; exact in float past 20 */
+    case 23: return v / (1.0f + fabs(v));
+    case 24: return v > 0.0f ? v : a * (exp(v) - 1.0f);                      /* elu */
+    case 25: return v > 0.0f ? b * v : b * (a * exp(v) - a);                 /* selu: a alpha, b gamma */
+    case 26: return fmax(v, 0.0f) + fmin(0.0f, a * (exp(v / a) - 1.0f));     /* celu */
+    case 27: return v > a ? v : 0.0f;                                         /* thresholded relu */
+    case 28:                                                                  /* gelu; b: the tanh form */
+        return b != 0.0f ? 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)))
+                         : 0.5f * v * (1.0f + erf(v * 0.70710678118654752f));
+    case 30: return v * tanh(v > 20.0f ? v : log1p(exp(v)));                 /* mish */
+    case 31: return v == 0.0f ? 1.0f : 0.0f;                                  /* not */
+    case 32: return isnan(v) ? 1.0f : 0.0f;
+    case 33: return (isinf(v) && ((v > 0.0f && a != 0.0f) || (v < 0.0f && b != 0.0f))) ? 1.0f : 0.0f;
+    case 34: {                                                                /* to an integer type of a bits, b signed */
+        float t = trunc(v);
+        if (a < 32.0f) {
+            const float m = ldexp(1.0f, (int)a);
+            t = t - floor(t / m) * m;                   /* into [0, 2^bits) */
+            if (b != 0.0f && t >= 0.5f * m) {
+                t -= m;
+            }
+        }
+        return t;
+    }
+    case 35: return v != 0.0f ? 1.0f : 0.0f;                                  /* to bool */
+    case 36: return round_to_bits(v, 10, -14, 65504.0f);                     /* to float16 */
+    case 37: return round_to_bits(v, 7, -126, FLT_MAX);                      /* to bfloat16 */
+    case 38: return v < -a ? v + b : (v > a ? v - b : 0.0f);                  /* shrink: a lambd, b bias */
+    case 39: return v >= 0.0f ? v : a * v;                                    /* leaky relu */
+    }
+    return v; /* 40: identity */
+}
+
+// y[i] = f(x[i]) for i < n.
+//   global = (n)
+__kernel void unary_op(__global const float* restrict x, int x_off,
+                       __global float* restrict y, int y_off,
+                       int n, int op, float a, float b)
+{
+    x += x_off;
+    y += y_off;
+    const int i = get_global_id(0);
+    if (i < n) {
+        y[i] = unary_f(op, x[i], a, b);
+    }
+}
+
+float binary_f(int op, float u, float v, float s)
+{
+    switch (op) {
+    case 0: return u + v;
+    case 1: return u - v;
+    case 2: return u * v;
+    case 3: return u / v;
+    case 4: return pow(u, v);
+    case 5: return (isnan(u) || isnan(v)) ? NAN : fmax(u, v);  /* NaN wins, as in numpy */
+    case 6: return (isnan(u) || isnan(v)) ? NAN : fmin(u, v);
+    case 7: return u == v ? 1.0f : 0.0f;
+    case 8: return u < v ? 1.0f : 0.0f;
+    case 9: return u > v ? 1.0f : 0.0f;
+    case 10: return u <= v ? 1.0f : 0.0f;
+    case 11: return u >= v ? 1.0f : 0.0f;
+    case 12: return (u != 0.0f && v != 0.0f) ? 1.0f : 0.0f;
+    case 13: return (u != 0.0f || v != 0.0f) ? 1.0f : 0.0f;
+    case 14: return ((u != 0.0f) != (v != 0.0f)) ? 1.0f : 0.0f;
+    case 15: return u < 0.0f ? v * u : u;                                     /* prelu: v the slope */
+    case 16: return fmod(u, v);
+    case 17: return (u + v) * s;                                              /* the mean's last sum */
+    }
+    return u;
+}
+
+// The broadcast index of output element i: the output's dimensions are d0..d5 (d0
+// implied by n) and an operand's element is at sum(i_k * st_k), a stride 0 along a
+// dimension it broadcasts in.
+#define BCAST_INDEX(st0, st1, st2, st3, st4, st5)                                   \
+    (i0 * (st0) + i1 * (st1) + i2 * (st2) + i3 * (st3) + i4 * (st4) + i5 * (st5))
+
+#define UNRAVEL                                                                      \
+    int r = i;                                                                       \
+    const int i5 = r % d5; r /= d5;                                                  \
+    const int i4 = r % d4; r /= d4;                                                  \
+    const int i3 = r % d3; r /= d3;                                                  \
+    const int i2 = r % d2; r /= d2;                                                  \
+    const int i1 = r % d1; r /= d1;                                                  \
+    const int i0 = r;
+
+// y = f(a, b), both of the output's shape.
+//   global = (n)
+__kernel void binary_same(__global const float* restrict a, int a_off,
+                          __global const float* restrict b, int b_off,
+                          __global float* restrict y, int y_off,
+                          int n, int op, float s)
+{
+    a += a_off;
+    b += b_off;
+    y += y_off;
+    const int i = get_global_id(0);
+    if (i < n) {
+        y[i] = binary_f(op, a[i], b[i], s);
+    }
+}
+
+// y = f(a, b) with numpy broadcasting.
+//   global = (n)
+__kernel void binary_bcast(__global const float* restrict a, int a_off,
+                           __global const float* restrict b, int b_off,
+                           __global float* restrict y, int y_off,
+                           int n, int op, float s,
+                           int d1, int d2, int d3, int d4, int d5,
+                           int as0, int as1, int as2, int as3, int as4, int as5,
+                           int bs0, int bs1, int bs2, int bs3, int bs4, int bs5)
+{
+    a += a_off;
+    b += b_off;
+    y += y_off;
+    const int i = get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    UNRAVEL
+    y[i] = binary_f(op, a[BCAST_INDEX(as0, as1, as2, as3, as4, as5)], b[BCAST_INDEX(bs0, bs1, bs2, bs3, bs4, bs5)], s);
+}
+
+// y = f(y, b): a further operand of a variadic op (Sum, Max, Min, Mean) or Clip's upper
+// bound, b broadcast to y's shape. Each item reads and writes only its own y element.
+//   global = (n)
+__kernel void binary_acc(__global float* y, int y_off,
+                         __global const float* restrict b, int b_off,
+                         int n, int op, float s,
+                         int d1, int d2, int d3, int d4, int d5,
+                         int bs0, int bs1, int bs2, int bs3, int bs4, int bs5)
+{
+    y += y_off;
+    b += b_off;
+    const int i = get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    UNRAVEL
+    y[i] = binary_f(op, y[i], b[BCAST_INDEX(bs0, bs1, bs2, bs3, bs4, bs5)], s);
+}
+
+// y = c ? a : b with numpy broadcasting of all three.
+//   global = (n)
+__kernel void where_bcast(__global const float* restrict c, int c_off,
+                          __global const float* restrict a, int a_off,
+                          __global const float* restrict b, int b_off,
+                          __global float* restrict y, int y_off, int n,
+                          int d1, int d2, int d3, int d4, int d5,
+                          int cs0, int cs1, int cs2, int cs3, int cs4, int cs5,
+                          int as0, int as1, int as2, int as3, int as4, int as5,
+                          int bs0, int bs1, int bs2, int bs3, int bs4, int bs5)
+{
+    c += c_off;
+    a += a_off;
+    b += b_off;
+    y += y_off;
+    const int i = get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    UNRAVEL
+    y[i] = c[BCAST_INDEX(cs0, cs1, cs2, cs3, cs4, cs5)] != 0.0f ? a[BCAST_INDEX(as0, as1, as2, as3, as4, as5)]
+                                                                : b[BCAST_INDEX(bs0, bs1, bs2, bs3, bs4, bs5)];
+}

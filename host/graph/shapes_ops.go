@@ -1,0 +1,545 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/clhost/clhost/host/model"
+)
+
+// Shape rules of the element-wise math ops, reductions, normalizations and the shape
+// family (Transpose, Slice, Gather, Pad, Resize, ...). Attributes that later opsets give
+// as inputs (axes, pads, scales) arrive here as attributes: the ONNX importer moves
+// constant ones there.
+func init() {
+	unary := sameShape(1, 1, 1, 1)
+	for _, typ := range []string{
+		"Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign",
+		"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+		"Erf", "Softplus", "Softsign", "Elu", "Selu", "Celu", "ThresholdedRelu", "Gelu", "Mish",
+		"Not", "IsNaN", "IsInf", "Shrink", "Cast",
+	} {
+		RegisterShape(typ, unary)
+	}
+	for _, typ := range []string{
+		"Pow", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Mod",
+	} {
+		RegisterShape(typ, broadcastShape)
+	}
+	for _, typ := range []string{"Sum", "Mean", "Max", "Min"} {
+		RegisterShape(typ, variadicShape)
+	}
+	RegisterShape("Where", whereShape)
+	RegisterShape("PRelu", preluShape)
+	for _, typ := range ReduceTypes {
+		RegisterShape(typ, reduceShape)
+	}
+	RegisterShape("ArgMax", argShape)
+	RegisterShape("ArgMin", argShape)
+	RegisterShape("LogSoftmax", softmaxShape)
+	RegisterShape("Hardmax", softmaxShape)
+	RegisterShape("LayerNormalization", layerNormShape)
+	RegisterShape("InstanceNormalization", instanceNormShape)
+	RegisterShape("LRN", sameShape(1, 1, 1, 1))
+	RegisterShape("Transpose", transposeShape)
+	RegisterShape("Squeeze", squeezeShape)
+	RegisterShape("Unsqueeze", unsqueezeShape)
+	RegisterShape("Split", splitShape)
+	RegisterShape("Slice", sliceShape)
+	RegisterShape("Gather", gatherShape)
+	RegisterShape("Expand", expandShape)
+	RegisterShape("Tile", tileShape)
+	RegisterShape("Pad", padShape)
+	RegisterShape("DepthToSpace", depthSpaceShape)
+	RegisterShape("SpaceToDepth", depthSpaceShape)
+	RegisterShape("Resize", resizeShape)
+	RegisterShape("Upsample", resizeShape)
+}
+
+// ReduceTypes are the ONNX reductions over a set of axes.
+var ReduceTypes = []string{
+	"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+	"ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
+}
+
+// ReduceAxes resolves a reduction's axes attribute for rank r: nil axes reduce every
+// axis, unless noop_with_empty_axes is 1, when nothing is reduced. The result marks each
+// reduced axis.
+func ReduceAxes(axes []int64, noopEmpty bool, r int) ([]bool, error) {
+	red := make([]bool, r)
+	if len(axes) == 0 {
+		for i := range red {
+			red[i] = !noopEmpty
+		}
+		return red, nil
+	}
+	for _, a := range axes {
+		if a < -int64(r) || a >= int64(r) {
+			return nil, fmt.Errorf("axes %v are out of range for rank %d", axes, r)
+		}
+		if a < 0 {
+			a += int64(r)
+		}
+		if red[a] {
+			return nil, fmt.Errorf("axes %v repeat axis %d", axes, a)
+		}
+		red[a] = true
+	}
+	return red, nil
+}
+
+// reducedShape is x's shape with the reduced axes 1 (keepdims) or gone.
+func reducedShape(x []int, red []bool, keep bool) []int {
+	out := []int{}
+	for i, d := range x {
+		switch {
+		case !red[i]:
+			out = append(out, d)
+		case keep:
+			out = append(out, 1)
+		}
+	}
+	return out
+}
+
+func reduceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	red, err := ReduceAxes(l.Ints("axes", nil), l.Int("noop_with_empty_axes", 0) != 0, len(in[0]))
+	if err != nil {
+		return nil, err
+	}
+	return [][]int{reducedShape(in[0], red, l.Int("keepdims", 1) != 0)}, nil
+}
+
+func argShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	axis, err := axisAttr(l, 0, len(in[0]), 0)
+	if err != nil {
+		return nil, err
+	}
+	red := make([]bool, len(in[0]))
+	red[axis] = true
+	return [][]int{reducedShape(in[0], red, l.Int("keepdims", 1) != 0)}, nil
+}
+
+// layerNormShape: Y has X's shape; the optional Mean and InvStdDev keep the axes before
+// axis and are 1 from axis on.
+func layerNormShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 2, 3, 1, 3); err != nil {
+		return nil, err
+	}
+	x := in[0]
+	axis, err := axisAttr(l, -1, len(x), 0)
+	if err != nil {
+		return nil, err
+	}
+	norm := x[axis:]
+	for i := 1; i < len(in); i++ {
+		if in[i] == nil {
+			continue
+		}
+		if b, err := Broadcast(norm, in[i]); err != nil || !slices.Equal(b, norm) {
+			return nil, fmt.Errorf("input %d has shape %v, which does not broadcast to the normalized axes %v", i, in[i], norm)
+		}
+	}
+	stat := slices.Clone(x)
+	for i := axis; i < len(stat); i++ {
+		stat[i] = 1
+	}
+	out := [][]int{slices.Clone(x)}
+	for range len(l.Outputs) - 1 {
+		out = append(out, slices.Clone(stat))
+	}
+	return out, nil
+}
+
+func instanceNormShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 3, 3, 1, 1); err != nil {
+		return nil, err
+	}
+	x := in[0]
+	if len(x) < 3 {
+		return nil, fmt.Errorf("input has shape %v; it needs N, C and a spatial axis", x)
+	}
+	for i, what := range []string{"scale", "B"} {
+		if !slices.Equal(in[i+1], []int{x[1]}) {
+			return nil, fmt.Errorf("%s (input %d) has shape %v, want [%d]", what, i+1, in[i+1], x[1])
+		}
+	}
+	return [][]int{slices.Clone(x)}, nil
+}
+
+// TransposePerm resolves Transpose's perm for rank r (reversed axes by default).
+func TransposePerm(perm []int64, r int) ([]int, error) {
+	out := make([]int, r)
+	if perm == nil {
+		for i := range out {
+			out[i] = r - 1 - i
+		}
+		return out, nil
+	}
+	if len(perm) != r {
+		return nil, fmt.Errorf("perm %v has %d values for rank %d", perm, len(perm), r)
+	}
+	seen := make([]bool, r)
+	for i, p := range perm {
+		if p < 0 || p >= int64(r) || seen[p] {
+			return nil, fmt.Errorf("perm %v is not a permutation of the %d axes", perm, r)
+		}
+		seen[p] = true
+		out[i] = int(p)
+	}
+	return out, nil
+}
+
+func transposeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	perm, err := TransposePerm(l.Ints("perm", nil), len(in[0]))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(perm))
+	for i, p := range perm {
+		out[i] = in[0][p]
+	}
+	return [][]int{out}, nil
+}
+
+// SqueezeShape is Squeeze: the given axes (of size 1) or, without axes, every axis of
+// size 1 leave the shape.
+func SqueezeShape(x []int, axes []int64) ([]int, error) {
+	drop := make([]bool, len(x))
+	for _, a := range axes {
+		if a < -int64(len(x)) || a >= int64(len(x)) {
+			return nil, fmt.Errorf("axes %v are out of range for rank %d", axes, len(x))
+		}
+		if a < 0 {
+			a += int64(len(x))
+		}
+		if x[a] != 1 {
+			return nil, fmt.Errorf("axis %d of %v has size %d, not 1", a, x, x[a])
+		}
+		drop[a] = true
+	}
+	out := []int{}
+	for i, d := range x {
+		if (len(axes) > 0 && !drop[i]) || (len(axes) == 0 && d != 1) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// UnsqueezeShape is Unsqueeze: axes of size 1 inserted at the given positions of the
+// output.
+func UnsqueezeShape(x []int, axes []int64) ([]int, error) {
+	r := len(x) + len(axes)
+	ins := make([]bool, r)
+	for _, a := range axes {
+		if a < -int64(r) || a >= int64(r) {
+			return nil, fmt.Errorf("axes %v are out of range for the output rank %d", axes, r)
+		}
+		if a < 0 {
+			a += int64(r)
+		}
+		if ins[a] {
+			return nil, fmt.Errorf("axes %v repeat axis %d", axes, a)
+		}
+		ins[a] = true
+	}
+	out := make([]int, 0, r)
+	k := 0
+	for i := range r {
+		if ins[i] {
+			out = append(out, 1)
+		} else {
+			out = append(out, x[k])
+			k++
+		}
+	}
+	return out, nil
+}
+
+func squeezeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	out, err := SqueezeShape(in[0], l.Ints("axes", nil))
+	return [][]int{out}, err
+}
+
+func unsqueezeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	if !l.Has("axes") {
+		return nil, fmt.Errorf("axes are required")
+	}
+	out, err := UnsqueezeShape(in[0], l.Ints("axes", nil))
+	return [][]int{out}, err
+}
+
+// SplitSizes resolves Split's sizes along an axis of size d into n outputs: the split
+// attribute, or equal parts (the last one smaller where n does not divide d, as
+// num_outputs of opset 18 allows).
+func SplitSizes(split []int64, d, n int) ([]int, error) {
+	if len(split) > 0 {
+		if len(split) != n {
+			return nil, fmt.Errorf("split %v gives %d sizes for %d outputs", split, len(split), n)
+		}
+		out := make([]int, n)
+		sum := 0
+		for i, v := range split {
+			if v <= 0 {
+				return nil, fmt.Errorf("split %v holds a size below 1", split)
+			}
+			out[i] = int(v)
+			sum += int(v)
+		}
+		if sum != d {
+			return nil, fmt.Errorf("split %v adds up to %d, the axis has %d", split, sum, d)
+		}
+		return out, nil
+	}
+	part := (d + n - 1) / n
+	out := make([]int, n)
+	left := d
+	for i := range out {
+		out[i] = min(part, left)
+		left -= out[i]
+		if out[i] <= 0 {
+			return nil, fmt.Errorf("an axis of %d does not split into %d parts", d, n)
+		}
+	}
+	return out, nil
+}
+
+func splitShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, len(l.Outputs)); err != nil {
+		return nil, err
+	}
+	axis, err := axisAttr(l, 0, len(in[0]), 0)
+	if err != nil {
+		return nil, err
+	}
+	sizes, err := SplitSizes(l.Ints("split", nil), in[0][axis], len(l.Outputs))
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]int, len(sizes))
+	for i, n := range sizes {
+		out[i] = slices.Clone(in[0])
+		out[i][axis] = n
+	}
+	return out, nil
+}
+
+func sliceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	g, err := ResolveSlice(in[0], l.Ints("starts", nil), l.Ints("ends", nil), l.Ints("axes", nil), l.Ints("steps", nil))
+	if err != nil {
+		return nil, err
+	}
+	return [][]int{g.Out}, nil
+}
+
+func gatherShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 2, 2, 1, 1); err != nil {
+		return nil, err
+	}
+	x := in[0]
+	axis, err := axisAttr(l, 0, len(x), 0)
+	if err != nil {
+		return nil, err
+	}
+	out := append(append(slices.Clone(x[:axis]), in[1]...), x[axis+1:]...)
+	return [][]int{out}, nil
+}
+
+func expandShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	target := l.Ints("shape", nil)
+	t := make([]int, len(target))
+	for i, v := range target {
+		if v < 0 || v > maxDim {
+			return nil, fmt.Errorf("shape %v holds %d", target, v)
+		}
+		t[i] = int(v)
+	}
+	out, err := Broadcast(in[0], t)
+	if err != nil {
+		return nil, err
+	}
+	return [][]int{out}, nil
+}
+
+func tileShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	reps := l.Ints("repeats", nil)
+	if len(reps) != len(in[0]) {
+		return nil, fmt.Errorf("repeats %v has %d values for rank %d", reps, len(reps), len(in[0]))
+	}
+	out := slices.Clone(in[0])
+	for i, r := range reps {
+		if r < 1 || r > maxDim {
+			return nil, fmt.Errorf("repeats %v holds %d", reps, r)
+		}
+		out[i] *= int(r)
+	}
+	return [][]int{out}, nil
+}
+
+func padShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	x := in[0]
+	pads := l.Ints("pads", l.Ints("paddings", nil))
+	if len(pads) != 2*len(x) {
+		return nil, fmt.Errorf("pads %v has %d values for rank %d, want %d", pads, len(pads), len(x), 2*len(x))
+	}
+	out := slices.Clone(x)
+	for i := range x {
+		out[i] += int(pads[i] + pads[i+len(x)])
+		if out[i] < 1 {
+			return nil, fmt.Errorf("pads %v leave axis %d of %v empty", pads, i, x)
+		}
+	}
+	return [][]int{out}, nil
+}
+
+func depthSpaceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	x := in[0]
+	b := int(l.Int("blocksize", 0))
+	if len(x) != 4 || b < 1 {
+		return nil, fmt.Errorf("input %v and blocksize %d: want N,C,H,W and a blocksize of at least 1", x, b)
+	}
+	if l.Type == "DepthToSpace" {
+		if x[1]%(b*b) != 0 {
+			return nil, fmt.Errorf("%d channels do not divide by blocksize² %d", x[1], b*b)
+		}
+		return [][]int{{x[0], x[1] / (b * b), x[2] * b, x[3] * b}}, nil
+	}
+	if x[2]%b != 0 || x[3]%b != 0 {
+		return nil, fmt.Errorf("height %d and width %d must divide by blocksize %d", x[2], x[3], b)
+	}
+	return [][]int{{x[0], x[1] * b * b, x[2] / b, x[3] / b}}, nil
+}
+
+// ResizeOutput is the output shape of Resize (or Upsample) of x: sizes where given, else
+// floor(x·scale) per axis. axes (opset 18) names the axes scales or sizes cover; the
+// others keep their size.
+func ResizeOutput(x []int, scales []float32, sizes []int64, axes []int64) ([]int, error) {
+	r := len(x)
+	idx := make([]int, 0, r)
+	if len(axes) == 0 {
+		for i := range r {
+			idx = append(idx, i)
+		}
+	} else {
+		for _, a := range axes {
+			if a < -int64(r) || a >= int64(r) {
+				return nil, fmt.Errorf("axes %v are out of range for rank %d", axes, r)
+			}
+			if a < 0 {
+				a += int64(r)
+			}
+			idx = append(idx, int(a))
+		}
+	}
+	out := slices.Clone(x)
+	switch {
+	case len(sizes) > 0:
+		if len(sizes) != len(idx) {
+			return nil, fmt.Errorf("sizes %v has %d values for %d axes", sizes, len(sizes), len(idx))
+		}
+		for k, i := range idx {
+			if sizes[k] < 1 || sizes[k] > maxDim {
+				return nil, fmt.Errorf("sizes %v holds %d", sizes, sizes[k])
+			}
+			out[i] = int(sizes[k])
+		}
+	case len(scales) > 0:
+		if len(scales) != len(idx) {
+			return nil, fmt.Errorf("scales %v has %d values for %d axes", scales, len(scales), len(idx))
+		}
+		for k, i := range idx {
+			if !(scales[k] > 0) {
+				return nil, fmt.Errorf("scales %v holds %v", scales, scales[k])
+			}
+			out[i] = int(float64(x[i]) * float64(scales[k]))
+			if out[i] < 1 {
+				return nil, fmt.Errorf("scale %v leaves axis %d of %v empty", scales[k], i, x)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("neither scales nor sizes is given")
+	}
+	return out, nil
+}
+
+func resizeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 1, 1); err != nil {
+		return nil, err
+	}
+	if p := l.String("keep_aspect_ratio_policy", "stretch"); p != "stretch" && len(l.Ints("sizes", nil)) > 0 {
+		return nil, fmt.Errorf("keep_aspect_ratio_policy %q is not supported", p)
+	}
+	out, err := ResizeOutput(in[0], l.Floats("scales", nil), l.Ints("sizes", nil), l.Ints("axes", nil))
+	if err != nil {
+		return nil, err
+	}
+	return [][]int{out}, nil
+}
+
+// variadicShape broadcasts every input together (Sum, Mean, Max, Min).
+func variadicShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, len(in), 1, 1); err != nil {
+		return nil, err
+	}
+	if len(in) == 0 {
+		return nil, fmt.Errorf("has no inputs")
+	}
+	out := slices.Clone(in[0])
+	for _, s := range in[1:] {
+		var err error
+		if out, err = Broadcast(out, s); err != nil {
+			return nil, err
+		}
+	}
+	return [][]int{out}, nil
+}
+
+func whereShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 3, 3, 1, 1); err != nil {
+		return nil, err
+	}
+	return variadicShape(l, in, nil)
+}
+
+// preluShape: the slope broadcasts to X, which keeps its shape.
+func preluShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 2, 2, 1, 1); err != nil {
+		return nil, err
+	}
+	out, err := Broadcast(in[0], in[1])
+	if err != nil || !slices.Equal(out, in[0]) {
+		return nil, fmt.Errorf("slope %v does not broadcast to X %v", in[1], in[0])
+	}
+	return [][]int{out}, nil
+}

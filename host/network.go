@@ -18,7 +18,6 @@ import (
 	"github.com/clhost/clhost/host/cl"
 	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
-	"github.com/clhost/clhost/host/onnx"
 )
 
 // Tensor is a float32 tensor in host memory: its Shape, and its Data in C order. The
@@ -324,7 +323,7 @@ func (e *Engine) optimize(m *model.Model) error {
 	custom := func(typ string) bool { _, ok := e.Layers.Lookup(typ); return ok }
 	if !custom("Conv") && !custom("BatchNormalization") {
 		// Before Fuse: the fold must never see a Conv that already carries an activation.
-		if k := onnx.FoldBatchNorm(m); k > 0 {
+		if k := graph.FoldBatchNorm(m); k > 0 {
 			e.logf("fused %d BatchNormalization layers into their convolutions", k)
 		}
 	}

@@ -97,7 +97,7 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 
 // FuseWith rewrites a valid model in place so that fewer layers do the same work, and
 // returns what it folded. Run it after shape inference (InferShapes) and after folding
-// BatchNormalization into Conv (host/onnx FoldBatchNorm, which must not see fused
+// BatchNormalization into Conv (FoldBatchNorm, which must not see fused
 // layers). Each rule needs the intermediate tensor it removes to be read by exactly one
 // layer and not to be a graph output:
 //

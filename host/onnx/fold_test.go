@@ -2,15 +2,14 @@ package onnx
 
 import (
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/sbinet/npyio/npy"
 
+	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -171,9 +170,10 @@ func cloneModel(m *model.Model) *model.Model {
 	return &c
 }
 
-// The fixture's Conv→BatchNormalization→Relu, unfolded and folded, against numpy.
+// The fixture's Conv→BatchNormalization→Relu as imported and folded (host/graph's
+// FoldBatchNorm, as the engine runs it), against numpy.
 func TestFoldBatchNormFixture(t *testing.T) {
-	unfolded := load(t, "bn", Options{KeepBatchNorm: true})
+	unfolded := load(t, "bn", Options{})
 	x, xs := readNpy(t, filepath.Join("testdata", "expected", "bn", "x.npy"))
 	if !slices.Equal(xs, []int{1, 2, 4, 4}) {
 		t.Fatalf("x.npy shape %v", xs)
@@ -186,7 +186,7 @@ func TestFoldBatchNormFixture(t *testing.T) {
 	closeTo(t, "unfolded y2", before["y2"], wantY2, 1e-5)
 
 	folded := cloneModel(unfolded)
-	if n := FoldBatchNorm(folded); n != 1 {
+	if n := graph.FoldBatchNorm(folded); n != 1 {
 		t.Fatalf("folded %d, want 1", n)
 	}
 	if len(folded.Layers) != 3 {
@@ -195,142 +195,7 @@ func TestFoldBatchNormFixture(t *testing.T) {
 	after := runConvBN(t, folded, in)
 	closeTo(t, "folded y1", after["y1"], want, 1e-5)
 	closeTo(t, "folded y2", after["y2"], wantY2, 1e-5)
-	if n := FoldBatchNorm(folded); n != 0 {
+	if n := graph.FoldBatchNorm(folded); n != 0 {
 		t.Errorf("a second pass folded %d more", n)
-	}
-}
-
-// convBNModel builds x → Conv(W[, B]) → BatchNormalization per entry of convs, all on
-// one input, with random weights and statistics (variances positive).
-func convBNModel(rng *rand.Rand, bias bool, shareW bool, convs int) *model.Model {
-	vals := func(n int, lo, hi float32) []byte {
-		vs := make([]float32, n)
-		for i := range vs {
-			vs[i] = lo + (hi-lo)*rng.Float32()
-		}
-		return f32bytes(vs...)
-	}
-	m := &model.Model{Name: "convbn", Inputs: []string{"x"}}
-	m.Tensors = append(m.Tensors, model.Tensor{Name: "x", Type: model.Float32, Shape: []int{2, 4, 5, 6}})
-	for k := 0; k < convs; k++ {
-		s := string(rune('a' + k))
-		w := "W" + s
-		if shareW {
-			w = "W"
-		}
-		if m.Tensor(w) == nil {
-			m.Tensors = append(m.Tensors, model.Tensor{Name: w, Type: model.Float32, Shape: []int{6, 2, 3, 2}, Data: vals(72, -1, 1)})
-		}
-		conv := model.Layer{Name: "conv" + s, Type: "Conv", Inputs: []string{"x", w}, Outputs: []string{"c" + s},
-			Attrs: []model.Attr{ints("pads", 1, 0, 1, 1), ints("strides", 1, 2), int1("group", 2), ints("dilations", 2, 1)}}
-		if bias {
-			m.Tensors = append(m.Tensors, model.Tensor{Name: "B" + s, Type: model.Float32, Shape: []int{6}, Data: vals(6, -1, 1)})
-			conv.Inputs = append(conv.Inputs, "B"+s)
-		}
-		bn := model.Layer{Name: "bn" + s, Type: "BatchNormalization", Outputs: []string{"y" + s},
-			Attrs: []model.Attr{flt("epsilon", 1e-2)}, Inputs: []string{"c" + s}}
-		for _, p := range []struct {
-			name   string
-			lo, hi float32
-		}{{"scale", -2, 2}, {"beta", -1, 1}, {"mean", -1, 1}, {"var", 0.05, 3}} {
-			m.Tensors = append(m.Tensors, model.Tensor{Name: p.name + s, Type: model.Float32, Shape: []int{6}, Data: vals(6, p.lo, p.hi)})
-			bn.Inputs = append(bn.Inputs, p.name+s)
-		}
-		// The Conv's output declared with its shape, as imported models have it.
-		m.Tensors = append(m.Tensors, model.Tensor{Name: "c" + s, Type: model.Float32, Shape: []int{2, 6, 3, 3}})
-		m.Layers = append(m.Layers, conv, bn)
-		m.Outputs = append(m.Outputs, "y"+s)
-	}
-	return m
-}
-
-func TestFoldBatchNormNumeric(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 1))
-	for _, c := range []struct {
-		name          string
-		bias, shareW  bool
-		convs, folded int
-	}{
-		{"with bias", true, false, 1, 1},
-		{"without bias", false, false, 1, 1},
-		{"shared weights", true, true, 2, 2},
-		{"shared weights, no bias", false, true, 3, 3},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			m := convBNModel(rng, c.bias, c.shareW, c.convs)
-			x := make([]float32, 2*4*5*6)
-			for i := range x {
-				x[i] = rng.Float32()*4 - 2
-			}
-			in := map[string][]float32{"x": x}
-			want := runConvBN(t, m, in)
-			orig := cloneModel(m)
-			if n := FoldBatchNorm(m); n != c.folded {
-				t.Fatalf("folded %d, want %d", n, c.folded)
-			}
-			if err := model.Validate(m); err != nil {
-				t.Fatalf("folded model: %v", err)
-			}
-			if len(m.Layers) != c.convs {
-				t.Errorf("%d layers, want %d", len(m.Layers), c.convs)
-			}
-			got := runConvBN(t, m, in)
-			for _, o := range m.Outputs {
-				closeTo(t, o, got[o], want[o], 1e-5)
-			}
-			// Nothing but the last reader may change shared weights in place: every
-			// other Conv got its own copy, so the model keeps one W per Conv at most.
-			if c.shareW {
-				ws := map[string]bool{}
-				for _, l := range m.Layers {
-					ws[l.Inputs[1]] = true
-				}
-				if len(ws) != c.convs {
-					t.Errorf("the Convs read weights %v; each should have its own", ws)
-				}
-			}
-			if orig.Tensor("ca") == nil || m.Tensor("ca") != nil || m.Tensor("scalea") != nil || m.Tensor("vara") != nil {
-				t.Error("the Conv's old output or the statistics are still in the model")
-			}
-		})
-	}
-}
-
-func TestFoldBatchNormLeavesOthers(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	cases := map[string]func(m *model.Model){
-		"conv output is a graph output": func(m *model.Model) { m.Outputs = append(m.Outputs, "ca") },
-		"conv output read twice": func(m *model.Model) {
-			m.Layers = append(m.Layers, model.Layer{Name: "r", Type: "Relu", Inputs: []string{"ca"}, Outputs: []string{"r"}})
-			m.Outputs = append(m.Outputs, "r")
-		},
-		"statistics computed": func(m *model.Model) {
-			m.Tensor("meana").Data = nil
-			m.Inputs = append(m.Inputs, "meana")
-		},
-		"weights computed": func(m *model.Model) {
-			m.Tensor("Wa").Data = nil
-			m.Inputs = append(m.Inputs, "Wa")
-		},
-		"training mode": func(m *model.Model) { m.Layers[1].Attrs = append(m.Layers[1].Attrs, int1("training_mode", 1)) },
-		"custom conv": func(m *model.Model) {
-			m.Layers[0].Attrs = append(m.Layers[0].Attrs, model.Attr{Name: "domain", Kind: model.AttrString, Str: "x"})
-		},
-		"float16 scale":  func(m *model.Model) { s := m.Tensor("scalea"); s.Type, s.Data = model.Float16, s.Data[:12] },
-		"bias too short": func(m *model.Model) { b := m.Tensor("Ba"); b.Shape, b.Data = []int{5}, b.Data[:20] },
-		"not after conv": func(m *model.Model) { m.Layers[0].Type = "Relu" },
-	}
-	for name, change := range cases {
-		t.Run(name, func(t *testing.T) {
-			m := convBNModel(rng, true, false, 1)
-			change(m)
-			orig := cloneModel(m)
-			if n := FoldBatchNorm(m); n != 0 {
-				t.Fatalf("folded %d", n)
-			}
-			if !reflect.DeepEqual(m, orig) {
-				t.Error("the model changed though nothing was folded")
-			}
-		})
 	}
 }

@@ -6,8 +6,8 @@
 // become constant tensors; Identity and Dropout are folded away. Clip's constant min and
 // max inputs (opset 11 and later) become float attributes "min" and "max", the form of
 // opsets before 11, so both reach the runtime the same way; Softmax, LogSoftmax and
-// Hardmax always carry an explicit "axis". By default a BatchNormalization that follows a
-// Conv is folded into the Conv's weights (see FoldBatchNorm).
+// Hardmax always carry an explicit "axis". A BatchNormalization stays a layer: the engine
+// folds it into the Conv before it (host/graph's FoldBatchNorm), as for any model.
 //
 // Shapes come from the graph inputs, value_info and graph outputs, then from the
 // built-in shape inference of host/graph. Only the batch dimension may be dynamic: dim 0
@@ -42,9 +42,6 @@ type Options struct {
 	// InputShapes replaces the declared shape of the named graph inputs. A symbol the
 	// model uses in such an input takes the size given here wherever else it appears.
 	InputShapes map[string][]int
-	// KeepBatchNorm leaves BatchNormalization layers in place instead of folding them
-	// into the preceding Conv.
-	KeepBatchNorm bool
 	// Constants fixes the values of the named graph inputs at load time: each becomes a
 	// constant tensor of the model. Shapes are static in clhost, so an input whose values
 	// decide shapes or attributes (a Reshape's target shape, a Slice's starts; Inspect lists
@@ -138,9 +135,6 @@ func (o Options) decode(data []byte, dir, name string) (*model.Model, error) {
 	}
 	if err := im.rewriteLegacySoftmax(m); err != nil {
 		return nil, err
-	}
-	if !o.KeepBatchNorm {
-		FoldBatchNorm(m)
 	}
 	pruneTensors(m)
 	if err := model.Validate(m); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -230,10 +231,22 @@ func TestArith(t *testing.T) {
 	}
 }
 
-func TestBatchNormFoldedOnLoad(t *testing.T) {
+// The importer keeps a BatchNormalization as a layer; host/graph's FoldBatchNorm, which
+// the engine runs on every model, folds the one that follows a Conv.
+func TestBatchNormKeptOnLoad(t *testing.T) {
 	m := load(t, "bn", Options{})
+	wantAttrs(t, wantLayer(t, m, "bn", "BatchNormalization", []string{"c", "scale", "beta", "mean", "var"}, []string{"bn"}),
+		[]model.Attr{flt("epsilon", 1e-3)})
+	wantLayer(t, m, "conv", "Conv", []string{"x", "W", "B"}, []string{"c"})
+	wantConst(t, m, "mean", model.Float32, []int{3}, f32bytes(0.2, -0.4, 1.0))
+	wantConst(t, m, "var", model.Float32, []int{3}, f32bytes(0.5, 2.0, 0.1))
+	wantShapes(t, m, map[string][]int{"c": {1, 3, 4, 4}})
+
 	// The Conv takes the BatchNormalization's output name and its weights change;
 	// the BatchNormalization reading the graph input has no Conv to fold into.
+	if n := graph.FoldBatchNorm(m); n != 1 {
+		t.Fatalf("folded %d, want 1", n)
+	}
 	wantLayer(t, m, "conv", "Conv", []string{"x", "W", "B"}, []string{"bn"})
 	wantLayer(t, m, "relu", "Relu", []string{"bn"}, []string{"y1"})
 	wantLayer(t, m, "bn_in", "BatchNormalization", []string{"x", "s2", "b2", "m2", "v2"}, []string{"y2"})
@@ -246,14 +259,6 @@ func TestBatchNormFoldedOnLoad(t *testing.T) {
 		}
 	}
 	wantShapes(t, m, map[string][]int{"bn": {1, 3, 4, 4}, "y1": {1, 3, 4, 4}, "y2": {1, 2, 4, 4}})
-
-	kept := load(t, "bn", Options{KeepBatchNorm: true})
-	wantAttrs(t, wantLayer(t, kept, "bn", "BatchNormalization", []string{"c", "scale", "beta", "mean", "var"}, []string{"bn"}),
-		[]model.Attr{flt("epsilon", 1e-3)})
-	wantLayer(t, kept, "conv", "Conv", []string{"x", "W", "B"}, []string{"c"})
-	wantConst(t, kept, "mean", model.Float32, []int{3}, f32bytes(0.2, -0.4, 1.0))
-	wantConst(t, kept, "var", model.Float32, []int{3}, f32bytes(0.5, 2.0, 0.1))
-	wantShapes(t, kept, map[string][]int{"c": {1, 3, 4, 4}})
 }
 
 func TestCustomOp(t *testing.T) {

@@ -1,9 +1,12 @@
-package onnx
+package graph
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"slices"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -14,7 +17,8 @@ import (
 // pass over the data fewer. A pair is folded only when the Conv's output is read by the
 // BatchNormalization alone and is not a graph output, and all weights and statistics are
 // float32 constants of matching sizes; anything else is left as it is. Weights shared with
-// another layer are copied rather than changed. Works on any model, not only imported ones.
+// another layer are copied rather than changed. The engine runs it on every model before
+// Fuse, which it must precede: a Conv that carries a fused activation is left alone.
 func FoldBatchNorm(m *model.Model) int {
 	reads := map[string]int{}
 	for _, l := range m.Layers {
@@ -62,7 +66,7 @@ func FoldBatchNorm(m *model.Model) int {
 			continue
 		}
 		conv := &m.Layers[ci]
-		if conv.Type != "Conv" || conv.Has("domain") || conv.Has("clhost_activation") || len(conv.Outputs) != 1 || len(conv.Inputs) < 2 || len(conv.Inputs) > 3 {
+		if conv.Type != "Conv" || conv.Has("domain") || conv.Has(opspec.FusedActivationAttr) || len(conv.Outputs) != 1 || len(conv.Inputs) < 2 || len(conv.Inputs) > 3 {
 			continue
 		}
 		w := constF32(conv.Inputs[1])
@@ -120,7 +124,7 @@ func FoldBatchNorm(m *model.Model) int {
 			m.Tensors[tensors[wName]].Data = newW
 		} else {
 			reads[wName]--
-			wName = uniqueTensor(m, conv.Name+".weight_bn")
+			wName = freeName(m, conv.Name+".weight_bn")
 			reads[wName] = 1
 			m.Tensors = append(m.Tensors, model.Tensor{Name: wName, Type: model.Float32, Shape: wShape, Data: newW})
 			tensors[wName] = len(m.Tensors) - 1
@@ -131,7 +135,7 @@ func FoldBatchNorm(m *model.Model) int {
 			if bName != "" {
 				reads[bName]--
 			}
-			bName = uniqueTensor(m, conv.Name+".bias_bn")
+			bName = freeName(m, conv.Name+".bias_bn")
 			reads[bName] = 1
 			m.Tensors = append(m.Tensors, model.Tensor{Name: bName, Type: model.Float32, Shape: []int{mch}, Data: newB})
 			tensors[bName] = len(m.Tensors) - 1
@@ -177,4 +181,17 @@ func FoldBatchNorm(m *model.Model) int {
 func wasRead(name string, reads map[string]int) bool {
 	_, ok := reads[name]
 	return ok
+}
+
+// freeName returns base, or base_2, base_3, ...: the first name that no tensor and no
+// layer output of m has.
+func freeName(m *model.Model, base string) string {
+	taken := func(name string) bool {
+		return m.Tensor(name) != nil || slices.ContainsFunc(m.Layers, func(l model.Layer) bool { return slices.Contains(l.Outputs, name) })
+	}
+	name := base
+	for k := 2; taken(name); k++ {
+		name = fmt.Sprintf("%s_%d", base, k)
+	}
+	return name
 }

@@ -54,9 +54,11 @@ type Options struct {
 	// Concat) as those four layers on CPU devices too, where by default it runs as one
 	// fused layer (opspec.FireType).
 	KeepFires bool
-	// Tune times the alternative plans some ops offer (tile sizes, K splits) at compile
-	// time and keeps the fastest, remembered in CacheDir: TuneAuto (the default) on
-	// GPUs only, TuneOn, TuneOff (each op's own choice).
+	// Tune says how the plans some ops offer (tile sizes, K splits) are chosen. TuneAuto
+	// (the default) takes the choices an earlier TuneOn run stored in CacheDir (or a
+	// table shipped for the device), else each op's own choice, and times nothing;
+	// TuneOn times the plans of layers without a stored choice at compile time and
+	// stores the fastest (seconds per layer on a GPU); TuneOff takes each op's own choice.
 	Tune TuneMode
 	// Pinned copies inputs and outputs through pinned host buffers of the network's own
 	// (transfer.go): PinnedAuto (the default) on GPUs only, PinnedOn, PinnedOff.
@@ -84,8 +86,17 @@ type Options struct {
 	// device with an out-of-order queue, SplitOff never. It needs an out-of-order queue
 	// and is off while intermediates are kept or dumped.
 	SplitBatch SplitMode
-	// CacheDir holds compiled program binaries across runs; empty disables the cache.
+	// CacheDir holds compiled program binaries and tuning choices across runs; empty
+	// disables the cache.
 	CacheDir string
+	// Binaries says whether built programs are written to CacheDir: BinariesAuto (the
+	// default) on every driver but PoCL (see storeBinaries), BinariesOn, BinariesOff.
+	// Binaries already in CacheDir are loaded in every mode.
+	Binaries BinaryMode
+	// Progress, when set, is called as Compile advances, one call at a time: done of
+	// total steps of what ("programs" built, "layers" tuned). A caller shows it when
+	// compiling takes long.
+	Progress func(done, total int, what string)
 	// Log receives notes (device choice, overrides, reorders); nil discards them.
 	Log io.Writer
 }
@@ -174,7 +185,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		e.ctx.Release()
 		return nil, err
 	}
-	e.programs = newProgramCache(e.ctx, opts.CacheDir)
+	e.programs = newProgramCache(e.ctx, opts.CacheDir, e.storeBinaries(), e.logf)
 	e.tuner = newTuner(e)
 	return e, nil
 }

@@ -234,6 +234,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	}
 	prepared := make([]*preparedLayer, len(order))
 	stepOf := make(map[int]int, len(order))
+	tuning := e.progress("layers tuned", e.tunableLayers(m, order))
 	for si, li := range order {
 		stepOf[li] = si
 		p, err := n.prepare(&m.Layers[li])
@@ -241,6 +242,9 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 			return nil, err
 		}
 		prepared[si] = p
+		if tuning != nil && e.tunable(p.l) {
+			tuning.step()
+		}
 	}
 	if err := n.replanDeclinedStrides(strided, prepared, stepOf); err != nil {
 		return nil, err
@@ -248,6 +252,10 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	n.planHalves(prepared, levels)
 	e.tuner.save()
 	if err := n.planBuffers(prepared); err != nil {
+		return nil, err
+	}
+	building, err := n.prebuild(prepared)
+	if err != nil {
 		return nil, err
 	}
 	for _, name := range m.Inputs {
@@ -266,6 +274,9 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	for si := range order {
 		if err := n.bindLayer(prepared[si]); err != nil {
 			return nil, err
+		}
+		if prepared[si].custom != nil {
+			building.step()
 		}
 	}
 	n.findBorrowedArgs()

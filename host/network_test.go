@@ -382,7 +382,7 @@ func TestBinaryCacheWarmAndDumpStable(t *testing.T) {
 	cache, dump := t.TempDir(), t.TempDir()
 	var logs strings.Builder
 	compile := func() *Network {
-		e := newTestEngine(t, Options{CacheDir: cache, DumpKernels: dump, Log: &logs, NoGlobalConfig: true})
+		e := newTestEngine(t, Options{CacheDir: cache, Binaries: BinariesOn, DumpKernels: dump, Log: &logs, NoGlobalConfig: true})
 		n, err := e.Compile(diamondModel(t))
 		if err != nil {
 			t.Fatal(err)

@@ -2,23 +2,24 @@ package host
 
 import "testing"
 
-// TestModes: the zero Options follow the device as the CLI's defaults do (tuning and
-// pinned buffers on GPUs only, an in-order queue on GPUs and an out-of-order one on
-// CPUs that have it), and the explicit modes hold on any device.
+// TestModes: the zero Options follow the device as the CLI's defaults do (no timing of
+// plans at compile time on any device, pinned buffers on GPUs only, an in-order queue on
+// GPUs and an out-of-order one on CPUs that have it), and the explicit modes hold on any
+// device.
 func TestModes(t *testing.T) {
 	e := newTestEngine(t, Options{NoGlobalConfig: true})
 	gpu := e.Device.IsGPU()
-	if e.tuning() != gpu || e.pinned() != gpu || e.OutOfOrder() != (!gpu && e.Device.OutOfOrder) {
-		t.Errorf("zero Options on a device with IsGPU %v: tuning %v, pinned %v, out of order %v",
-			gpu, e.tuning(), e.pinned(), e.OutOfOrder())
+	if e.measuring() || e.pinned() != gpu || e.OutOfOrder() != (!gpu && e.Device.OutOfOrder) {
+		t.Errorf("zero Options on a device with IsGPU %v: measuring %v, pinned %v, out of order %v",
+			gpu, e.measuring(), e.pinned(), e.OutOfOrder())
 	}
 	for _, on := range []bool{true, false} {
 		e.opts.Tune, e.opts.Pinned = TuneOff, PinnedOff
 		if on {
 			e.opts.Tune, e.opts.Pinned = TuneOn, PinnedOn
 		}
-		if e.tuning() != on || e.pinned() != on {
-			t.Errorf("Tune %d, Pinned %d: tuning %v, pinned %v", e.opts.Tune, e.opts.Pinned, e.tuning(), e.pinned())
+		if e.measuring() != on || e.pinned() != on {
+			t.Errorf("Tune %d, Pinned %d: measuring %v, pinned %v", e.opts.Tune, e.opts.Pinned, e.measuring(), e.pinned())
 		}
 	}
 	if e := newTestEngine(t, Options{NoGlobalConfig: true, Queue: QueueInOrder}); e.OutOfOrder() {

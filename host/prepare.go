@@ -34,8 +34,8 @@ func (n *Network) prepare(l *model.Layer) (*preparedLayer, error) {
 		return nil, err
 	}
 	var plan *builtinkernels.Plan
-	if tun, ok := op.(builtinkernels.Tunable); ok && n.engine.tuning() {
-		plan, err = n.engine.tuner.choose(l, tun, inShapes, outShapes)
+	if tun, ok := op.(builtinkernels.Tunable); ok && n.engine.opts.Tune != TuneOff {
+		plan, err = n.engine.tuner.plan(l, op, tun, inShapes, outShapes)
 	} else {
 		plan, err = op.Plan(l, inShapes, outShapes, builtinkernels.DeviceInfoOf(n.engine.Device))
 	}

@@ -1,17 +1,50 @@
 package host
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/clhost/clhost/host/cl"
 	"github.com/clhost/clhost/jit"
 )
+
+// BinaryMode is Options.Binaries.
+type BinaryMode int
+
+// Binary modes.
+const (
+	BinariesAuto BinaryMode = iota
+	BinariesOn
+	BinariesOff
+)
+
+// storeBinaries resolves Options.Binaries for the engine's device: not on PoCL, where
+// taking a program's binary compiles a generic work-group function of every kernel in
+// it (seconds each, more than the build itself), and PoCL keeps its own cache of
+// compiled kernels (POCL_CACHE_DIR).
+func (e *Engine) storeBinaries() bool {
+	switch e.opts.Binaries {
+	case BinariesOn:
+		return true
+	case BinariesOff:
+		return false
+	}
+	return !isPoCL(e.Device)
+}
+
+func isPoCL(d *cl.Device) bool {
+	return d.Platform != nil && d.Platform.Name == "Portable Computing Language"
+}
 
 // program is one compiled program and what the kernel dump says about it.
 type program struct {
@@ -43,8 +76,13 @@ func (p *program) addInstance(s string) {
 // do not wait on each other's unrelated programs; a second caller of a program being
 // built waits for that build.
 type programCache struct {
-	ctx      *cl.Context
-	dir      string // on-disk binary cache, "" for none
+	ctx *cl.Context
+	dir string // on-disk binary cache, "" for none
+	// store says whether built programs are written to dir (Options.Binaries); entries
+	// already there are loaded either way.
+	store bool
+	// logf receives notes (a damaged entry rebuilt); never nil.
+	logf     func(format string, args ...any)
 	mu       sync.Mutex
 	programs map[string]*program
 	order    []*program
@@ -60,15 +98,29 @@ type pendingBuild struct {
 	err  error
 }
 
-func newProgramCache(ctx *cl.Context, dir string) *programCache {
-	return &programCache{ctx: ctx, dir: dir, programs: map[string]*program{}, building: map[string]*pendingBuild{}}
+func newProgramCache(ctx *cl.Context, dir string, store bool, logf func(string, ...any)) *programCache {
+	return &programCache{ctx: ctx, dir: dir, store: store, logf: logf, programs: map[string]*program{}, building: map[string]*pendingBuild{}}
+}
+
+// key is the cache key of a program: device, driver, source and options.
+func (c *programCache) key(source, options string) string {
+	d := c.ctx.Device
+	return hashText(d.Platform.Name, d.Name, d.DriverVersion, source, options)
+}
+
+// built reports whether the program is built already, so that it costs nothing.
+func (c *programCache) built(source, options string) bool {
+	key := c.key(source, options)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.programs[key]
+	return ok
 }
 
 // get returns the built program for source and options, building it on first use.
 // A failed build is not remembered: the next caller tries again and gets the error.
 func (c *programCache) get(layerType, source, options string) (*program, error) {
-	d := c.ctx.Device
-	key := hashText(d.Platform.Name, d.Name, d.DriverVersion, source, options)
+	key := c.key(source, options)
 	c.mu.Lock()
 	if p, ok := c.programs[key]; ok {
 		c.mu.Unlock()
@@ -96,6 +148,56 @@ func (c *programCache) get(layerType, source, options string) (*program, error) 
 	return b.p, b.err
 }
 
+// buildRequest is one program a network needs, with the first layer that needs it (for
+// the error of a failed build).
+type buildRequest struct {
+	layer, layerType, source, options string
+}
+
+// buildThreads is how many programs build at once: one per CPU, or CLHOST_BUILD_THREADS.
+// Drivers compile on the calling thread, and clBuildProgram may run concurrently for
+// different programs.
+func buildThreads() int {
+	if v, err := strconv.Atoi(os.Getenv("CLHOST_BUILD_THREADS")); err == nil && v > 0 {
+		return v
+	}
+	return runtime.NumCPU()
+}
+
+// buildAll builds the requested programs on up to threads goroutines and returns each
+// request's error. done, when set, is called after each build, one call at a time.
+func (c *programCache) buildAll(reqs []buildRequest, threads int, done func()) []error {
+	errs := make([]error, len(reqs))
+	threads = max(min(threads, len(reqs)), 1)
+	var mu sync.Mutex
+	next := 0
+	var wg sync.WaitGroup
+	for range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(reqs) {
+					return
+				}
+				r := reqs[i]
+				_, errs[i] = c.get(r.layerType, r.source, r.options)
+				if done != nil {
+					mu.Lock()
+					done()
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
 // build loads a program from the binary cache or compiles it.
 func (c *programCache) build(key, layerType, source, options string) (*program, error) {
 	p := &program{key: key, layerType: layerType, source: source, options: options}
@@ -116,33 +218,38 @@ func (c *programCache) build(key, layerType, source, options string) (*program, 
 	return p, nil
 }
 
-// loadBinary returns a program from the on-disk cache, or nil. A corrupt or stale
-// entry is removed and rebuilt by the caller: the cache is an accelerator, never a
-// reason to fail.
+// loadBinary returns a program from the on-disk cache, or nil. A damaged or stale
+// entry is removed with a note and rebuilt by the caller: the cache is an accelerator,
+// never a reason to fail. Entries carry their length and checksum (frameBinary), so a
+// truncated or altered file never reaches the driver.
 func (c *programCache) loadBinary(key, options string) (*cl.Program, bool) {
 	if c.dir == "" {
 		return nil, false
 	}
 	path := filepath.Join(c.dir, key[:32]+".bin")
-	bin, err := os.ReadFile(path)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, false
 	}
-	p, err := c.ctx.ProgramFromBinary(bin, options)
-	if err != nil {
-		_ = os.Remove(path)
-		return nil, false
+	bin, err := unframeBinary(raw)
+	if err == nil {
+		var p *cl.Program
+		if p, err = c.ctx.ProgramFromBinary(bin, options); err == nil {
+			// Replay the compiler's log of the original build, so a kernel dump reads the
+			// same whether the program was compiled or loaded.
+			if log, err := os.ReadFile(strings.TrimSuffix(path, ".bin") + ".log"); err == nil {
+				p.Log = string(log)
+			}
+			return p, true
+		}
 	}
-	// Replay the compiler's log of the original build, so a kernel dump reads the same
-	// whether the program was compiled or loaded.
-	if log, err := os.ReadFile(strings.TrimSuffix(path, ".bin") + ".log"); err == nil {
-		p.Log = string(log)
-	}
-	return p, true
+	c.logf("program cache: %s is damaged (%v); rebuilding it", path, err)
+	_ = os.Remove(path)
+	return nil, false
 }
 
 func (c *programCache) storeBinary(key string, p *cl.Program) {
-	if c.dir == "" {
+	if c.dir == "" || !c.store {
 		return
 	}
 	bin, err := p.Binary()
@@ -152,7 +259,37 @@ func (c *programCache) storeBinary(key string, p *cl.Program) {
 	base := filepath.Join(c.dir, key[:32])
 	// The log first: a binary without its log would dump differently.
 	writeAtomic(c.dir, base+".log", []byte(p.Log))
-	writeAtomic(c.dir, base+".bin", bin)
+	writeAtomic(c.dir, base+".bin", frameBinary(bin))
+}
+
+// binaryMagic opens every binary in the cache; the length and a SHA-256 of the driver's
+// binary follow, then the binary itself.
+const binaryMagic = "clhost-program-binary-1\n"
+
+func frameBinary(bin []byte) []byte {
+	sum := sha256.Sum256(bin)
+	out := make([]byte, 0, len(binaryMagic)+8+len(sum)+len(bin))
+	out = append(out, binaryMagic...)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(bin)))
+	out = append(out, sum[:]...)
+	return append(out, bin...)
+}
+
+// unframeBinary returns the driver's binary of a cache entry, or why the entry is damaged.
+func unframeBinary(raw []byte) ([]byte, error) {
+	head := len(binaryMagic) + 8 + sha256.Size
+	if len(raw) < head || string(raw[:len(binaryMagic)]) != binaryMagic {
+		return nil, errors.New("not a clhost program binary")
+	}
+	n := binary.LittleEndian.Uint64(raw[len(binaryMagic):])
+	bin := raw[head:]
+	if uint64(len(bin)) != n {
+		return nil, fmt.Errorf("%d bytes of binary, the header says %d", len(bin), n)
+	}
+	if sum := sha256.Sum256(bin); !bytes.Equal(sum[:], raw[len(binaryMagic)+8:head]) {
+		return nil, errors.New("checksum mismatch")
+	}
+	return bin, nil
 }
 
 // writeAtomic writes then renames, so a concurrent reader never sees half a file.

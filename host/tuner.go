@@ -1,13 +1,14 @@
 package host
 
 import (
+	"embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"sync"
 
 	"github.com/clhost/clhost/builtin_kernels"
@@ -18,15 +19,27 @@ import (
 // tuner picks, for layers whose op offers several plans (tile sizes, K splits on GPUs),
 // the one that runs fastest on this device, by timing each with profiling events. The
 // choices are kept in CacheDir/tuning.json, keyed by device, driver, layer type, shapes
-// and attributes, so a second run measures nothing.
+// and attributes, so a second run measures nothing. Timing costs seconds per layer on a
+// GPU (every candidate is compiled), so only TuneOn measures; TuneAuto takes stored
+// choices: the user's tuning.json first, then a table shipped in host/tuning for the
+// device (keyed without the driver version), else the op's own plan.
 type tuner struct {
 	e       *Engine
 	path    string
 	mu      sync.Mutex
 	choices map[string]string // layer key → signature of the chosen plan
-	dirty   bool
-	queue   *cl.Queue
+	// shipped are the choices of the tables in host/tuning, by tableKey.
+	shipped map[string]string
+	// table is every choice this engine made or took, by tableKey, for WriteTuningTable.
+	table map[string]string
+	dirty bool
+	queue *cl.Queue
 }
+
+// shippedTables are tuning tables for known devices, consulted after the user's cache.
+//
+//go:embed tuning
+var shippedTables embed.FS
 
 // TuneMode is Options.Tune.
 type TuneMode int
@@ -38,29 +51,50 @@ const (
 	TuneOff
 )
 
-// tuning resolves Options.Tune for the engine's device. On CPUs the tuned plans were no
-// faster than each op's own (a layer timed alone does not show how kernels share the
-// cores), while the candidates cost seconds of compiling each.
-func (e *Engine) tuning() bool {
-	switch e.opts.Tune {
-	case TuneOn:
-		return true
-	case TuneOff:
-		return false
-	}
-	return e.Device.IsGPU()
-}
+// measuring says whether plans without a stored choice are timed (Options.Tune). Timing
+// at the first run made a GPU's cold start take minutes; CPUs gained nothing from it (a
+// layer timed alone does not show how kernels share the cores).
+func (e *Engine) measuring() bool { return e.opts.Tune == TuneOn }
 
 func newTuner(e *Engine) *tuner {
-	t := &tuner{e: e, choices: map[string]string{}}
+	t := &tuner{e: e, choices: map[string]string{}, shipped: map[string]string{}, table: map[string]string{}}
 	if e.opts.CacheDir != "" {
-		t.path = filepath.Join(e.opts.CacheDir, "tuning.json")
+		t.path = filepath.Join(e.opts.CacheDir, tuningFile)
 		if b, err := os.ReadFile(t.path); err == nil {
-			// A damaged file only costs a re-measurement.
-			_ = json.Unmarshal(b, &t.choices)
+			if err := json.Unmarshal(b, &t.choices); err != nil {
+				// A damaged file only costs the choices it held.
+				e.logf("tuning choices: %s is damaged (%v); its choices are made again", t.path, err)
+				t.choices = map[string]string{}
+			}
 		}
 	}
+	if e.opts.Tune != TuneOff {
+		t.loadShipped()
+	}
 	return t
+}
+
+// tuningTable is the form of a shipped table: choices by tableKey, per device
+// (tableDevice), so that an engine takes those of its own device alone.
+type tuningTable map[string]map[string]string
+
+// tableDevice names the engine's device in a tuning table.
+func (e *Engine) tableDevice() string { return e.Device.Platform.Name + " / " + e.Device.Name }
+
+// loadShipped reads the shipped tables' choices for the engine's device; a table that
+// does not parse is skipped (a test keeps them valid).
+func (t *tuner) loadShipped() {
+	files, _ := fs.Glob(shippedTables, "tuning/*.json")
+	for _, f := range files {
+		b, err := shippedTables.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var table tuningTable
+		if json.Unmarshal(b, &table) == nil {
+			maps.Copy(t.shipped, table[t.e.tableDevice()])
+		}
+	}
 }
 
 // key identifies a layer instance on this device and driver in tuning.json.
@@ -69,12 +103,32 @@ func (t *tuner) key(l *model.Layer, in, out [][]int) string {
 	return hashText(dev.Platform.Name, dev.Name, dev.DriverVersion, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs))[:24]
 }
 
-// known returns the index of the candidate chosen on an earlier run, or -1.
+// tableKey identifies a layer instance on this device in a shipped table: without the
+// driver version, so a table measured once serves the drivers after it (a choice that no
+// candidate matches any more is ignored).
+func (t *tuner) tableKey(l *model.Layer, in, out [][]int) string {
+	dev := t.e.Device
+	return hashText(dev.Platform.Name, dev.Name, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs))[:24]
+}
+
+// stored says whether any choice could apply, so that layers skip listing their
+// candidates when none can.
+func (t *tuner) stored() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.choices) > 0 || len(t.shipped) > 0
+}
+
+// known returns the index of the candidate an earlier run chose (the user's cache, then
+// the shipped tables), or -1.
 func (t *tuner) known(l *model.Layer, in, out [][]int, cands []*builtinkernels.Plan) int {
 	t.mu.Lock()
-	sig, ok := t.choices[t.key(l, in, out)]
+	sigs := []string{t.choices[t.key(l, in, out)], t.shipped[t.tableKey(l, in, out)]}
 	t.mu.Unlock()
-	if ok {
+	for _, sig := range sigs {
+		if sig == "" {
+			continue
+		}
 		for i, c := range cands {
 			if planSignature(c) == sig {
 				return i
@@ -88,6 +142,38 @@ func planSignature(p *builtinkernels.Plan) string {
 	return hashText(p.Source, p.Options, fmt.Sprint(p.Setup), fmt.Sprint(p.Launches), fmt.Sprint(p.Scratch))[:16]
 }
 
+// plan returns a tunable layer's plan: a stored choice, else, when measuring, the
+// fastest candidate, else the op's own plan.
+func (t *tuner) plan(l *model.Layer, op builtinkernels.Op, tun builtinkernels.Tunable, in, out [][]int) (*builtinkernels.Plan, error) {
+	dev := builtinkernels.DeviceInfoOf(t.e.Device)
+	if t.e.measuring() {
+		return t.choose(l, tun, in, out)
+	}
+	if t.stored() {
+		cands, err := tun.Candidates(l, in, out, dev)
+		if err != nil {
+			return nil, fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+		}
+		if i := t.known(l, in, out, cands); i >= 0 {
+			t.remember(l, in, out, cands[i], false)
+			return cands[i], nil
+		}
+	}
+	return op.Plan(l, in, out, dev)
+}
+
+// remember records a choice for WriteTuningTable and, when measured, for tuning.json.
+func (t *tuner) remember(l *model.Layer, in, out [][]int, c *builtinkernels.Plan, measured bool) {
+	sig := planSignature(c)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.table[t.tableKey(l, in, out)] = sig
+	if measured {
+		t.choices[t.key(l, in, out)] = sig
+		t.dirty = true
+	}
+}
+
 // choose returns the fastest of the op's candidate plans for this layer instance.
 func (t *tuner) choose(l *model.Layer, op builtinkernels.Tunable, in, out [][]int) (*builtinkernels.Plan, error) {
 	dev := t.e.Device
@@ -99,9 +185,9 @@ func (t *tuner) choose(l *model.Layer, op builtinkernels.Tunable, in, out [][]in
 		return cands[0], nil
 	}
 	if i := t.known(l, in, out, cands); i >= 0 {
+		t.remember(l, in, out, cands[i], false)
 		return cands[i], nil
 	}
-	key := t.key(l, in, out)
 	t.prebuild(l.Type, cands)
 	best, bestNs := 0, uint64(math.MaxUint64)
 	for i, c := range cands {
@@ -118,46 +204,28 @@ func (t *tuner) choose(l *model.Layer, op builtinkernels.Tunable, in, out [][]in
 	if bestNs == math.MaxUint64 {
 		return cands[0], nil
 	}
-	t.mu.Lock()
-	t.choices[key] = planSignature(cands[best])
-	t.dirty = true
-	t.mu.Unlock()
+	t.remember(l, in, out, cands[best], true)
 	return cands[best], nil
 }
 
 // prebuild compiles a layer's candidates several at once before they are timed one at
-// a time: compiling is nearly all of a cold start, and a driver compiles on the calling
+// a time: compiling is nearly all of the tuning, and a driver compiles on the calling
 // thread. Only on GPUs: PoCL measured no faster (it builds one program at a time).
 // CLHOST_BUILD_THREADS sets the number of threads (1: no prebuild). Failures are left
 // for the timing to report against the candidate.
 func (t *tuner) prebuild(layerType string, cands []*builtinkernels.Plan) {
-	threads := runtime.NumCPU()
-	if !t.e.Device.IsGPU() {
+	threads := buildThreads()
+	if !t.e.Device.IsGPU() && os.Getenv("CLHOST_BUILD_THREADS") == "" {
 		threads = 1
 	}
-	if v, err := strconv.Atoi(os.Getenv("CLHOST_BUILD_THREADS")); err == nil && v > 0 {
-		threads = v
-	}
-	threads = min(threads, len(cands))
-	if threads < 2 {
+	if min(threads, len(cands)) < 2 {
 		return
 	}
-	work := make(chan *builtinkernels.Plan)
-	var wg sync.WaitGroup
-	for range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range work {
-				_, _ = t.e.programs.get(layerType, c.Source, c.Options)
-			}
-		}()
+	reqs := make([]buildRequest, len(cands))
+	for i, c := range cands {
+		reqs[i] = buildRequest{layerType: layerType, source: c.Source, options: c.Options}
 	}
-	for _, c := range cands {
-		work <- c
-	}
-	close(work)
-	wg.Wait()
+	t.e.programs.buildAll(reqs, threads, nil)
 }
 
 // time runs one candidate on scratch buffers and returns its device time (the best of a
@@ -259,6 +327,34 @@ func (t *tuner) time(l *model.Layer, plan *builtinkernels.Plan, in, out [][]int)
 		}
 	}
 	return best, nil
+}
+
+// WriteTuningTable merges the tuning choices this engine made or took from its cache
+// into the table at path, keyed without the driver version: a table to ship in
+// host/tuning, consulted after the user's cache (TuneAuto) on the same device.
+func (e *Engine) WriteTuningTable(path string) error {
+	t := e.tuner
+	table := tuningTable{}
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &table); err != nil {
+			return fmt.Errorf("tuning table %s: %w", path, err)
+		}
+	}
+	dev := e.tableDevice()
+	if table[dev] == nil {
+		table[dev] = map[string]string{}
+	}
+	t.mu.Lock()
+	maps.Copy(table[dev], t.table)
+	t.mu.Unlock()
+	b, err := json.MarshalIndent(table, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("tuning table: %w", err)
+	}
+	return nil
 }
 
 // save writes the choices made so far; failures only cost re-measurement next time.

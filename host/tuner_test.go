@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,9 +125,96 @@ func TestTunerPicksFastestAndRemembers(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cache, "tuning.json"), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	logs.Reset()
 	n3 := compile()
 	if !strings.HasPrefix(n3.steps[0].prog.source, "// fast") {
 		t.Errorf("after a damaged tuning file: chose %q", strings.SplitN(n3.steps[0].prog.source, "\n", 2)[0])
+	}
+	if !strings.Contains(logs.String(), "tuning.json is damaged") {
+		t.Errorf("no note of the damaged tuning file in:\n%s", logs.String())
+	}
+}
+
+// TestTuneAutoTimesNothing: without Tune set, a layer takes the choice an earlier TuneOn
+// run stored, else the op's own plan, and no candidate is timed or built; a table written
+// by WriteTuningTable serves an engine whose cache holds no choice.
+func TestTuneAutoTimesNothing(t *testing.T) {
+	cache := t.TempDir()
+	m := slowFastModel(t)
+	compile := func(o Options) (*Engine, *Network) {
+		t.Helper()
+		o.NoGlobalConfig = true
+		e := newTestEngine(t, o)
+		n, err := e.Compile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e, n
+	}
+	head := func(n *Network) string { return strings.SplitN(n.steps[0].prog.source, "\n", 2)[0] }
+	calls := slowFastCalls
+	e, n := compile(Options{CacheDir: cache})
+	if head(n) != "// slow" || slowFastCalls != calls || len(e.programs.order) != 1 {
+		t.Errorf("empty cache: chose %q after %d candidate listings, built %d programs; want the op's own plan, nothing listed, one program",
+			head(n), slowFastCalls-calls, len(e.programs.order))
+	}
+	var steps []int
+	_, n = compile(Options{CacheDir: cache, Tune: TuneOn, Progress: func(done, total int, what string) {
+		if what == "layers tuned" {
+			steps = append(steps, done, total)
+		}
+	}})
+	if !strings.HasPrefix(head(n), "// fast") {
+		t.Fatalf("TuneOn chose %q", head(n))
+	}
+	if fmt.Sprint(steps) != "[0 1 1 1]" {
+		t.Errorf("tuning progress %v, want 0 of 1 then 1 of 1", steps)
+	}
+	e, n = compile(Options{CacheDir: cache})
+	if !strings.HasPrefix(head(n), "// fast") || len(e.programs.order) != 1 {
+		t.Errorf("stored choice: chose %q and built %d programs, want the fast plan alone", head(n), len(e.programs.order))
+	}
+	path := filepath.Join(t.TempDir(), "device.json")
+	if err := e.WriteTuningTable(path); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table tuningTable
+	if err := json.Unmarshal(raw, &table); err != nil || len(table) != 1 || len(table[e.tableDevice()]) != 1 {
+		t.Fatalf("table %s: %v", raw, err)
+	}
+	shipped := table[e.tableDevice()]
+	o := Options{NoGlobalConfig: true}
+	o.Device = testDeviceSpec()
+	fresh, err := NewEngine(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	fresh.tuner.shipped = shipped
+	if n, err = fresh.Compile(m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(head(n), "// fast") {
+		t.Errorf("shipped table: chose %q, want the fast plan", head(n))
+	}
+}
+
+// TestShippedTuningTablesParse: every table in host/tuning parses as choices per device.
+func TestShippedTuningTablesParse(t *testing.T) {
+	files, err := fs.Glob(shippedTables, "tuning/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, _ := shippedTables.ReadFile(f)
+		var table tuningTable
+		if err := json.Unmarshal(b, &table); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }
 

@@ -21,7 +21,8 @@ func init() {
 	register(command{name: "bench", summary: "measure throughput, latency percentiles and per-layer device time", run: runBench})
 }
 
-// benchResult is what `clhost bench --json` prints.
+// benchResult is what `clhost bench --json` prints. FirstRunMs is a whole `clhost run`
+// of the model with empty caches (--first-run).
 type benchResult struct {
 	Model         string           `json:"model"`
 	Device        string           `json:"device"`
@@ -29,6 +30,7 @@ type benchResult struct {
 	Inferences    int              `json:"inferences"`
 	Interrupted   bool             `json:"interrupted,omitempty"`
 	CompileMs     float64          `json:"compile_ms"`
+	FirstRunMs    float64          `json:"first_run_ms,omitempty"`
 	ThroughputIPS float64          `json:"inferences_per_s"`
 	ItemsPerS     float64          `json:"items_per_s"`
 	MeanMs        float64          `json:"mean_ms"`
@@ -80,6 +82,7 @@ type benchFlags struct {
 	asJSON, layers       *bool
 	seed                 *int64
 	against              *string
+	firstRun             *autoBool
 	remote               remoteFlags
 }
 
@@ -93,6 +96,8 @@ func newBenchFlags() (*flag.FlagSet, *benchFlags) {
 	f.layers = fs.Bool("layers", true, "also measure per-layer device time (a second, profiled pass)")
 	f.layerRuns = fs.Int("layer-runs", 10, "profiled inferences whose per-layer median device time is reported")
 	f.seed = fs.Int64("seed", 1, "seed of the random inputs")
+	f.firstRun = &autoBool{}
+	fs.Var(f.firstRun, "first-run", "also time a first run: 'clhost run' of the model in a child process with empty caches (clhost's, PoCL's, NVIDIA's), reported as first_run_ms; default: with -json")
 	f.against = fs.String("against", "", "flags of a second engine (\"--split-batch=false\"), replacing these: both are timed in alternating inferences and compared pair by pair")
 	f.remote = addRemoteFlags(fs)
 	return fs, f
@@ -116,6 +121,17 @@ func runBench(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
+	var firstRun time.Duration
+	if f.firstRun.on || !f.firstRun.set && *asJSON {
+		// Before any engine here compiles, so that the child has the machine to itself.
+		if !*ef.quiet {
+			fmt.Fprintln(os.Stderr, "clhost: timing a first run with empty caches")
+		}
+		var err error
+		if firstRun, err = measureFirstRun(fs, &ef); err != nil {
+			return err
+		}
+	}
 	var other *host.Network
 	if *f.against != "" {
 		// The second engine's flags are these followed by --against's: a later flag
@@ -125,7 +141,7 @@ func runBench(args []string) error {
 			return usagef("-against %q: %v", *f.against, err)
 		}
 		if afs.NArg() > 0 || *af.against != *f.against || *af.n != *n || *af.warmup != *warmup || *af.asJSON != *asJSON ||
-			*af.layers != *layers || *af.layerRuns != *layerRuns || *af.seed != *seed {
+			*af.layers != *layers || *af.layerRuns != *layerRuns || *af.seed != *seed || af.firstRun.String() != f.firstRun.String() {
 			return usagef("-against %q: engine flags only (the timing flags are the run's)", *f.against)
 		}
 		ae, anet, err := af.ef.open(false)
@@ -142,7 +158,7 @@ func runBench(args []string) error {
 		return err
 	}
 	defer e.Close()
-	res := benchResult{Model: *ef.model, Device: e.Device.Name, CompileMs: ms(time.Since(t0)),
+	res := benchResult{Model: *ef.model, Device: e.Device.Name, CompileMs: ms(time.Since(t0)), FirstRunMs: ms(firstRun),
 		PlannedBytes: net.PlannedBytes, SumBytes: net.SumBytes, PeakLiveBytes: net.PeakLiveBytes}
 	in := randomInputs(net, *seed)
 	if ins := net.Inputs(); len(ins) > 0 && len(ins[0].Shape) > 0 {
@@ -158,7 +174,13 @@ func runBench(args []string) error {
 		if ctx.Err() != nil {
 			break
 		}
-		if _, err := net.Infer(ctx, in); err != nil {
+		stop := func() {}
+		if i == 0 {
+			stop = ef.firstInferenceNote()
+		}
+		_, err := net.Infer(ctx, in)
+		stop()
+		if err != nil {
 			return interrupted(err)
 		}
 		if other != nil {
@@ -254,6 +276,9 @@ func runBench(args []string) error {
 	fmt.Printf("model %s on %s, batch %d\n", res.Model, res.Device, res.Batch)
 	if res.Interrupted {
 		fmt.Printf("interrupted: %d of %d timed inferences ran\n", res.Inferences, *n)
+	}
+	if res.FirstRunMs > 0 {
+		fmt.Printf("first run (empty caches, a whole 'clhost run') %.1f ms\n", res.FirstRunMs)
 	}
 	fmt.Printf("compile %.1f ms; %d inferences: %.1f inferences/s (%.1f items/s)\n", res.CompileMs, res.Inferences, res.ThroughputIPS, res.ItemsPerS)
 	fmt.Printf("latency ms (host to host): mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  min %.3f\n", res.MeanMs, res.P50Ms, res.P90Ms, res.P99Ms, res.MinMs)

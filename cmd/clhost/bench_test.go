@@ -114,7 +114,7 @@ func TestBenchAgainst(t *testing.T) {
 	}
 	cache := t.TempDir()
 	bench := func(against ...string) (int, string, string) {
-		args := []string{"bench", "-m", dynamicONNX, "-d", "cpu", "-n", "5", "--warmup", "1", "--layers=false", "--json", "--cache-dir", cache}
+		args := []string{"bench", "-m", dynamicONNX, "-d", "cpu", "-n", "5", "--warmup", "1", "--layers=false", "--json", "--first-run=false", "--cache-dir", cache}
 		args = append(args, against...)
 		cmd := exec.Command(self, args...)
 		cmd.Env = append(os.Environ(), "CLHOST_AS_MAIN=1")

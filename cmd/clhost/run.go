@@ -39,6 +39,7 @@ type engineFlags struct {
 	fuseFire    *bool
 	arena       *autoBool
 	split       *autoBool
+	quiet       *bool
 	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
 	inputShapes map[string][]int
 	inputFiles  []string
@@ -50,17 +51,18 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	ef.device = fs.String("d", "", "device: cpu, gpu, an index from 'clhost devices', or part of its name (default: first GPU, else first CPU)")
 	ef.dumpKernels = fs.String("dump-kernels", "", "write every compiled program to this folder")
 	ef.dumpTensors = fs.String("dump-tensors", "", "write every tensor of the inference to this folder as .npy")
-	ef.cacheDir = fs.String("cache-dir", defaultCacheDir(), "program binary cache folder (\"\" to disable)")
+	ef.cacheDir = fs.String("cache-dir", defaultCacheDir(), "cache folder of compiled programs and tuning choices (\"\" to disable; see 'clhost cache info')")
 	ef.batch = fs.Int("batch", 0, "batch size for models with a dynamic batch dimension (default: the model's, or 1)")
 	ef.queue = fs.String("queue", "auto", "command queue: auto (out of order on CPUs, in order on GPUs), in-order or out-of-order")
 	ef.tune = &autoBool{}
-	fs.Var(ef.tune, "tune", "time the alternative kernel plans at compile time and keep the fastest (remembered in the cache folder); default: on for GPUs, off for CPUs")
+	fs.Var(ef.tune, "tune", "time the alternative kernel plans of layers without a stored choice at compile time and store the fastest in the cache folder (seconds per layer on a GPU; 'clhost tune' does it once ahead); default: take stored choices, else each op's own plan, timing nothing")
 	ef.pinned = &autoBool{}
 	fs.Var(ef.pinned, "pinned", "copy inputs and outputs through pinned host buffers; default: on for GPUs, off for CPUs")
 	ef.copyInputs = fs.Bool("copy-inputs", false, "write each input into the network's own memory first; by default a CPU device's kernels read the inputs where they lie")
 	ef.fuseFire = fs.Bool("fuse-fire", true, "run each fire module (squeeze, two expansions, Concat) as one layer on CPU devices; -fuse-fire=false keeps the four")
 	ef.arena = &autoBool{}
 	fs.Var(ef.arena, "arena", "activations at offsets of one arena buffer (least memory; the default) rather than a buffer per reuse slot (-arena=false)")
+	ef.quiet = fs.Bool("quiet", false, "show no compile progress on stderr")
 	ef.split = &autoBool{}
 	fs.Var(ef.split, "split-batch", "run each layer as two launches of half the batch whose kernels overlap (even batches); default: on for CPUs of 8 or more compute units at batches of 16 or more, in networks that are mostly one chain")
 }
@@ -117,16 +119,32 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	if o, err = ef.options(o); err != nil {
 		return nil, nil, err
 	}
+	var prog *compileProgress
+	if !*ef.quiet && o.Progress == nil {
+		prog = newCompileProgress(os.Stderr, stderrIsTerminal())
+		o.Progress = prog.update
+	}
 	e, err := host.NewEngine(o)
 	if err != nil {
+		prog.finish()
 		return nil, nil, err
 	}
 	n, err := e.Compile(m)
+	prog.finish()
 	if err != nil {
 		e.Close()
 		return nil, nil, fmt.Errorf("%s: %w", *ef.model, err)
 	}
 	return e, n, nil
+}
+
+// firstInferenceNote says, unless --quiet, when the first inference takes long; the
+// returned function ends the wait.
+func (ef *engineFlags) firstInferenceNote() func() {
+	if *ef.quiet {
+		return func() {}
+	}
+	return slowNote(os.Stderr, "first inference: the driver compiles each kernel at its first launch")
 }
 
 // options sets the engine options the flags give; a flag left out leaves its option at
@@ -214,11 +232,13 @@ func runRun(args []string) error {
 	ctx := context.Background()
 	var outs map[string]*host.Tensor
 	var report *host.CheckReport
+	stop := ef.firstInferenceNote()
 	if cf.any() {
 		outs, report, err = cf.run(ctx, n, in)
 	} else {
 		outs, err = n.Infer(ctx, in)
 	}
+	stop()
 	if err != nil {
 		return err
 	}

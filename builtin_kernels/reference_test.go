@@ -149,6 +149,10 @@ func TestRegistered(t *testing.T) {
 		"Not", "IsNaN", "IsInf", "Shrink", "Cast", "Pow", "Equal", "Less", "Greater",
 		"LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "PRelu", "Mod", "Sum", "Mean",
 		"Max", "Min", "Where",
+		// reduce.go, norm.go
+		"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+		"ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin", "LogSoftmax",
+		"Hardmax", "LayerNormalization", "InstanceNormalization", "LRN", "MeanVarianceNormalization",
 	}
 	for _, typ := range want {
 		op, ok := Lookup(typ)

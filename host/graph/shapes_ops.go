@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -31,7 +32,7 @@ func init() {
 	}
 	RegisterShape("Where", whereShape)
 	RegisterShape("PRelu", preluShape)
-	for _, typ := range ReduceTypes {
+	for _, typ := range opspec.ReduceTypes {
 		RegisterShape(typ, reduceShape)
 	}
 	RegisterShape("ArgMax", argShape)
@@ -41,6 +42,7 @@ func init() {
 	RegisterShape("LayerNormalization", layerNormShape)
 	RegisterShape("InstanceNormalization", instanceNormShape)
 	RegisterShape("LRN", sameShape(1, 1, 1, 1))
+	RegisterShape("MeanVarianceNormalization", sameShape(1, 1, 1, 1))
 	RegisterShape("Transpose", transposeShape)
 	RegisterShape("Squeeze", squeezeShape)
 	RegisterShape("Unsqueeze", unsqueezeShape)
@@ -56,61 +58,15 @@ func init() {
 	RegisterShape("Upsample", resizeShape)
 }
 
-// ReduceTypes are the ONNX reductions over a set of axes.
-var ReduceTypes = []string{
-	"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-	"ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
-}
-
-// ReduceAxes resolves a reduction's axes attribute for rank r: nil axes reduce every
-// axis, unless noop_with_empty_axes is 1, when nothing is reduced. The result marks each
-// reduced axis.
-func ReduceAxes(axes []int64, noopEmpty bool, r int) ([]bool, error) {
-	red := make([]bool, r)
-	if len(axes) == 0 {
-		for i := range red {
-			red[i] = !noopEmpty
-		}
-		return red, nil
-	}
-	for _, a := range axes {
-		if a < -int64(r) || a >= int64(r) {
-			return nil, fmt.Errorf("axes %v are out of range for rank %d", axes, r)
-		}
-		if a < 0 {
-			a += int64(r)
-		}
-		if red[a] {
-			return nil, fmt.Errorf("axes %v repeat axis %d", axes, a)
-		}
-		red[a] = true
-	}
-	return red, nil
-}
-
-// reducedShape is x's shape with the reduced axes 1 (keepdims) or gone.
-func reducedShape(x []int, red []bool, keep bool) []int {
-	out := []int{}
-	for i, d := range x {
-		switch {
-		case !red[i]:
-			out = append(out, d)
-		case keep:
-			out = append(out, 1)
-		}
-	}
-	return out
-}
-
 func reduceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
-	red, err := ReduceAxes(l.Ints("axes", nil), l.Int("noop_with_empty_axes", 0) != 0, len(in[0]))
+	red, err := opspec.ReduceAxes(l.Ints("axes", nil), l.Int("noop_with_empty_axes", 0) != 0, len(in[0]))
 	if err != nil {
 		return nil, err
 	}
-	return [][]int{reducedShape(in[0], red, l.Int("keepdims", 1) != 0)}, nil
+	return [][]int{opspec.ReducedShape(in[0], red, l.Int("keepdims", 1) != 0)}, nil
 }
 
 func argShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
@@ -123,7 +79,7 @@ func argShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	}
 	red := make([]bool, len(in[0]))
 	red[axis] = true
-	return [][]int{reducedShape(in[0], red, l.Int("keepdims", 1) != 0)}, nil
+	return [][]int{opspec.ReducedShape(in[0], red, l.Int("keepdims", 1) != 0)}, nil
 }
 
 // layerNormShape: Y has X's shape; the optional Mean and InvStdDev keep the axes before
@@ -173,34 +129,11 @@ func instanceNormShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, 
 	return [][]int{slices.Clone(x)}, nil
 }
 
-// TransposePerm resolves Transpose's perm for rank r (reversed axes by default).
-func TransposePerm(perm []int64, r int) ([]int, error) {
-	out := make([]int, r)
-	if perm == nil {
-		for i := range out {
-			out[i] = r - 1 - i
-		}
-		return out, nil
-	}
-	if len(perm) != r {
-		return nil, fmt.Errorf("perm %v has %d values for rank %d", perm, len(perm), r)
-	}
-	seen := make([]bool, r)
-	for i, p := range perm {
-		if p < 0 || p >= int64(r) || seen[p] {
-			return nil, fmt.Errorf("perm %v is not a permutation of the %d axes", perm, r)
-		}
-		seen[p] = true
-		out[i] = int(p)
-	}
-	return out, nil
-}
-
 func transposeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
-	perm, err := TransposePerm(l.Ints("perm", nil), len(in[0]))
+	perm, err := opspec.TransposePerm(l.Ints("perm", nil), len(in[0]))
 	if err != nil {
 		return nil, err
 	}
@@ -211,66 +144,11 @@ func transposeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, err
 	return [][]int{out}, nil
 }
 
-// SqueezeShape is Squeeze: the given axes (of size 1) or, without axes, every axis of
-// size 1 leave the shape.
-func SqueezeShape(x []int, axes []int64) ([]int, error) {
-	drop := make([]bool, len(x))
-	for _, a := range axes {
-		if a < -int64(len(x)) || a >= int64(len(x)) {
-			return nil, fmt.Errorf("axes %v are out of range for rank %d", axes, len(x))
-		}
-		if a < 0 {
-			a += int64(len(x))
-		}
-		if x[a] != 1 {
-			return nil, fmt.Errorf("axis %d of %v has size %d, not 1", a, x, x[a])
-		}
-		drop[a] = true
-	}
-	out := []int{}
-	for i, d := range x {
-		if (len(axes) > 0 && !drop[i]) || (len(axes) == 0 && d != 1) {
-			out = append(out, d)
-		}
-	}
-	return out, nil
-}
-
-// UnsqueezeShape is Unsqueeze: axes of size 1 inserted at the given positions of the
-// output.
-func UnsqueezeShape(x []int, axes []int64) ([]int, error) {
-	r := len(x) + len(axes)
-	ins := make([]bool, r)
-	for _, a := range axes {
-		if a < -int64(r) || a >= int64(r) {
-			return nil, fmt.Errorf("axes %v are out of range for the output rank %d", axes, r)
-		}
-		if a < 0 {
-			a += int64(r)
-		}
-		if ins[a] {
-			return nil, fmt.Errorf("axes %v repeat axis %d", axes, a)
-		}
-		ins[a] = true
-	}
-	out := make([]int, 0, r)
-	k := 0
-	for i := range r {
-		if ins[i] {
-			out = append(out, 1)
-		} else {
-			out = append(out, x[k])
-			k++
-		}
-	}
-	return out, nil
-}
-
 func squeezeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
-	out, err := SqueezeShape(in[0], l.Ints("axes", nil))
+	out, err := opspec.SqueezeShape(in[0], l.Ints("axes", nil))
 	return [][]int{out}, err
 }
 
@@ -281,43 +159,8 @@ func unsqueezeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, err
 	if !l.Has("axes") {
 		return nil, fmt.Errorf("axes are required")
 	}
-	out, err := UnsqueezeShape(in[0], l.Ints("axes", nil))
+	out, err := opspec.UnsqueezeShape(in[0], l.Ints("axes", nil))
 	return [][]int{out}, err
-}
-
-// SplitSizes resolves Split's sizes along an axis of size d into n outputs: the split
-// attribute, or equal parts (the last one smaller where n does not divide d, as
-// num_outputs of opset 18 allows).
-func SplitSizes(split []int64, d, n int) ([]int, error) {
-	if len(split) > 0 {
-		if len(split) != n {
-			return nil, fmt.Errorf("split %v gives %d sizes for %d outputs", split, len(split), n)
-		}
-		out := make([]int, n)
-		sum := 0
-		for i, v := range split {
-			if v <= 0 {
-				return nil, fmt.Errorf("split %v holds a size below 1", split)
-			}
-			out[i] = int(v)
-			sum += int(v)
-		}
-		if sum != d {
-			return nil, fmt.Errorf("split %v adds up to %d, the axis has %d", split, sum, d)
-		}
-		return out, nil
-	}
-	part := (d + n - 1) / n
-	out := make([]int, n)
-	left := d
-	for i := range out {
-		out[i] = min(part, left)
-		left -= out[i]
-		if out[i] <= 0 {
-			return nil, fmt.Errorf("an axis of %d does not split into %d parts", d, n)
-		}
-	}
-	return out, nil
 }
 
 func splitShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
@@ -328,7 +171,7 @@ func splitShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) 
 	if err != nil {
 		return nil, err
 	}
-	sizes, err := SplitSizes(l.Ints("split", nil), in[0][axis], len(l.Outputs))
+	sizes, err := opspec.SplitSizes(l.Ints("split", nil), in[0][axis], len(l.Outputs))
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +187,7 @@ func sliceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) 
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
-	g, err := ResolveSlice(in[0], l.Ints("starts", nil), l.Ints("ends", nil), l.Ints("axes", nil), l.Ints("steps", nil))
+	g, err := opspec.ResolveSlice(in[0], l.Ints("starts", nil), l.Ints("ends", nil), l.Ints("axes", nil), l.Ints("steps", nil))
 	if err != nil {
 		return nil, err
 	}
@@ -441,58 +284,6 @@ func depthSpaceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, er
 	return [][]int{{x[0], x[1] * b * b, x[2] / b, x[3] / b}}, nil
 }
 
-// ResizeOutput is the output shape of Resize (or Upsample) of x: sizes where given, else
-// floor(x·scale) per axis. axes (opset 18) names the axes scales or sizes cover; the
-// others keep their size.
-func ResizeOutput(x []int, scales []float32, sizes []int64, axes []int64) ([]int, error) {
-	r := len(x)
-	idx := make([]int, 0, r)
-	if len(axes) == 0 {
-		for i := range r {
-			idx = append(idx, i)
-		}
-	} else {
-		for _, a := range axes {
-			if a < -int64(r) || a >= int64(r) {
-				return nil, fmt.Errorf("axes %v are out of range for rank %d", axes, r)
-			}
-			if a < 0 {
-				a += int64(r)
-			}
-			idx = append(idx, int(a))
-		}
-	}
-	out := slices.Clone(x)
-	switch {
-	case len(sizes) > 0:
-		if len(sizes) != len(idx) {
-			return nil, fmt.Errorf("sizes %v has %d values for %d axes", sizes, len(sizes), len(idx))
-		}
-		for k, i := range idx {
-			if sizes[k] < 1 || sizes[k] > maxDim {
-				return nil, fmt.Errorf("sizes %v holds %d", sizes, sizes[k])
-			}
-			out[i] = int(sizes[k])
-		}
-	case len(scales) > 0:
-		if len(scales) != len(idx) {
-			return nil, fmt.Errorf("scales %v has %d values for %d axes", scales, len(scales), len(idx))
-		}
-		for k, i := range idx {
-			if !(scales[k] > 0) {
-				return nil, fmt.Errorf("scales %v holds %v", scales, scales[k])
-			}
-			out[i] = int(float64(x[i]) * float64(scales[k]))
-			if out[i] < 1 {
-				return nil, fmt.Errorf("scale %v leaves axis %d of %v empty", scales[k], i, x)
-			}
-		}
-	default:
-		return nil, fmt.Errorf("neither scales nor sizes is given")
-	}
-	return out, nil
-}
-
 func resizeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
@@ -500,7 +291,7 @@ func resizeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error)
 	if p := l.String("keep_aspect_ratio_policy", "stretch"); p != "stretch" && len(l.Ints("sizes", nil)) > 0 {
 		return nil, fmt.Errorf("keep_aspect_ratio_policy %q is not supported", p)
 	}
-	out, err := ResizeOutput(in[0], l.Floats("scales", nil), l.Ints("sizes", nil), l.Ints("axes", nil))
+	out, err := opspec.ResizeOutput(in[0], l.Floats("scales", nil), l.Ints("sizes", nil), l.Ints("axes", nil))
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/clhost/clhost/host/graph"
+	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -747,7 +747,7 @@ func sliceVal(l *model.Layer, in []*cval) (*cval, error) {
 		return l.Ints(name, nil)
 	}
 	starts, ends, axes, steps := list(1, "starts"), list(2, "ends"), list(3, "axes"), list(4, "steps")
-	sp, err := graph.ResolveSlice(x.shape, starts, ends, axes, steps)
+	sp, err := opspec.ResolveSlice(x.shape, starts, ends, axes, steps)
 	if err != nil {
 		return nil, err
 	}

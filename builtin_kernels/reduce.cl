@@ -1,0 +1,282 @@
+// Reductions and normalizations, one program: the op is a code (reduce.go's reduceCodes)
+// and shapes are arguments. Each work-item computes one output element or one row.
+
+// One output element of a reduction over any set of axes. The kept axes are k0..k5 (k0
+// implied by n), read at input strides ks0..ks5; the reduced ones r0..r5 (count m in
+// all), at strides rs0..rs5. p is ArgMax/ArgMin's select_last_index.
+//   global = (n)
+__kernel void reduce_axes(__global const float* restrict x, int x_off,
+                          __global float* restrict y, int y_off,
+                          int n, int op, int p,
+                          int k1, int k2, int k3, int k4, int k5,
+                          int ks0, int ks1, int ks2, int ks3, int ks4, int ks5,
+                          int m, int r1, int r2, int r3, int r4, int r5,
+                          int rs0, int rs1, int rs2, int rs3, int rs4, int rs5)
+{
+    x += x_off;
+    y += y_off;
+    const int i = get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    int q = i;
+    int base = (q % k5) * ks5; q /= k5;
+    base += (q % k4) * ks4; q /= k4;
+    base += (q % k3) * ks3; q /= k3;
+    base += (q % k2) * ks2; q /= k2;
+    base += (q % k1) * ks1; q /= k1;
+    base += q * ks0;
+
+    float acc = 0.0f;
+    switch (op) {
+    case 2: case 10: acc = -INFINITY; break;
+    case 3: case 11: acc = INFINITY; break;
+    case 4: acc = 1.0f; break;
+    }
+    float mx = -INFINITY; /* ReduceLogSumExp's shift */
+    if (op == 9) {
+        for (int j = 0; j < m; j++) {
+            int t = j;
+            int off = (t % r5) * rs5; t /= r5;
+            off += (t % r4) * rs4; t /= r4;
+            off += (t % r3) * rs3; t /= r3;
+            off += (t % r2) * rs2; t /= r2;
+            off += (t % r1) * rs1; t /= r1;
+            off += t * rs0;
+            mx = fmax(mx, x[base + off]);
+        }
+    }
+    int arg = 0;
+    for (int j = 0; j < m; j++) {
+        int t = j;
+        int off = (t % r5) * rs5; t /= r5;
+        off += (t % r4) * rs4; t /= r4;
+        off += (t % r3) * rs3; t /= r3;
+        off += (t % r2) * rs2; t /= r2;
+        off += (t % r1) * rs1; t /= r1;
+        off += t * rs0;
+        const float v = x[base + off];
+        switch (op) {
+        case 0: case 1: case 8: acc += v; break;
+        case 2: acc = fmax(acc, v); break;
+        case 3: acc = fmin(acc, v); break;
+        case 4: acc *= v; break;
+        case 5: acc += fabs(v); break;
+        case 6: case 7: acc += v * v; break;
+        case 9: acc += exp(v - mx); break;
+        case 10: if (v > acc || (p && v == acc) || j == 0) { acc = v; arg = j; } break;
+        case 11: if (v < acc || (p && v == acc) || j == 0) { acc = v; arg = j; } break;
+        }
+    }
+    switch (op) {
+    case 1: acc /= (float)m; break;
+    case 6: acc = sqrt(acc); break;
+    case 8: acc = log(acc); break;
+    case 9: acc = mx + log(acc); break;
+    case 10: case 11: acc = (float)arg; break;
+    }
+    y[i] = acc;
+}
+
+// MeanVarianceNormalization: the group of kept index i (laid out as for reduce_axes, n
+// groups of m values) becomes (x - mean) / sqrt(variance + 1e-9), written in place of
+// the group in y, which has x's shape.
+//   global = (n)
+__kernel void mvn_axes(__global const float* restrict x, int x_off,
+                       __global float* restrict y, int y_off,
+                       int n, int k1, int k2, int k3, int k4, int k5,
+                       int ks0, int ks1, int ks2, int ks3, int ks4, int ks5,
+                       int m, int r1, int r2, int r3, int r4, int r5,
+                       int rs0, int rs1, int rs2, int rs3, int rs4, int rs5)
+{
+    x += x_off;
+    y += y_off;
+    const int i = get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    int q = i;
+    int base = (q % k5) * ks5; q /= k5;
+    base += (q % k4) * ks4; q /= k4;
+    base += (q % k3) * ks3; q /= k3;
+    base += (q % k2) * ks2; q /= k2;
+    base += (q % k1) * ks1; q /= k1;
+    base += q * ks0;
+#define GROUP_OFFSET(j)                                     \
+    int t = (j);                                            \
+    int off = (t % r5) * rs5; t /= r5;                      \
+    off += (t % r4) * rs4; t /= r4;                         \
+    off += (t % r3) * rs3; t /= r3;                         \
+    off += (t % r2) * rs2; t /= r2;                         \
+    off += (t % r1) * rs1; t /= r1;                         \
+    off += t * rs0;
+    float s = 0.0f;
+    for (int j = 0; j < m; j++) {
+        GROUP_OFFSET(j)
+        s += x[base + off];
+    }
+    const float mean = s / (float)m;
+    float v = 0.0f;
+    for (int j = 0; j < m; j++) {
+        GROUP_OFFSET(j)
+        const float d = x[base + off] - mean;
+        v += d * d;
+    }
+    const float inv = 1.0f / sqrt(v / (float)m + 1e-9f);
+    for (int j = 0; j < m; j++) {
+        GROUP_OFFSET(j)
+        y[base + off] = (x[base + off] - mean) * inv;
+    }
+#undef GROUP_OFFSET
+}
+
+// LogSoftmax (op 0) or Hardmax (op 1) along one axis: row (a, b) is the n elements
+// x[(a*n + k)*inner + b].
+//   global = (outer * inner)
+__kernel void softmax_like(__global const float* restrict x, int x_off,
+                           __global float* restrict y, int y_off,
+                           int outer, int n, int inner, int op)
+{
+    x += x_off;
+    y += y_off;
+    const int g = get_global_id(0);
+    if (g >= outer * inner) {
+        return;
+    }
+    const int a = g / inner, b = g % inner;
+    const int at = a * n * inner + b;
+    float mx = x[at];
+    int arg = 0;
+    for (int k = 1; k < n; k++) {
+        const float v = x[at + k * inner];
+        if (v > mx) {
+            mx = v;
+            arg = k;
+        }
+    }
+    if (op == 1) {
+        for (int k = 0; k < n; k++) {
+            y[at + k * inner] = k == arg ? 1.0f : 0.0f;
+        }
+        return;
+    }
+    float sum = 0.0f;
+    for (int k = 0; k < n; k++) {
+        sum += exp(x[at + k * inner] - mx);
+    }
+    const float lse = mx + log(sum);
+    for (int k = 0; k < n; k++) {
+        y[at + k * inner] = x[at + k * inner] - lse;
+    }
+}
+
+// The mean and 1/sqrt(variance + eps) of row r: n contiguous values from x + r*n.
+float2 row_stats(__global const float* x, int n, float eps)
+{
+    float s = 0.0f;
+    for (int k = 0; k < n; k++) {
+        s += x[k];
+    }
+    const float mean = s / (float)n;
+    float v = 0.0f;
+    for (int k = 0; k < n; k++) {
+        const float d = x[k] - mean;
+        v += d * d;
+    }
+    return (float2)(mean, rsqrt(v / (float)n + eps));
+}
+
+// LayerNormalization: each of the outer rows of n values normalized, then times scale
+// and plus bias (each n values, or one broadcast: sstep/bstep 0); has_bias 0 leaves the
+// bias out (bias is then bound to any readable buffer).
+//   global = (outer)
+__kernel void layernorm(__global const float* restrict x, int x_off,
+                        __global const float* restrict scale, int scale_off,
+                        __global const float* restrict bias, int bias_off,
+                        __global float* restrict y, int y_off,
+                        int outer, int n, float eps, int has_bias, int sstep, int bstep)
+{
+    x += x_off;
+    scale += scale_off;
+    bias += bias_off;
+    y += y_off;
+    const int r = get_global_id(0);
+    if (r >= outer) {
+        return;
+    }
+    x += r * n;
+    y += r * n;
+    const float2 st = row_stats(x, n, eps);
+    for (int k = 0; k < n; k++) {
+        const float b = has_bias ? bias[k * bstep] : 0.0f;
+        y[k] = (x[k] - st.x) * st.y * scale[k * sstep] + b;
+    }
+}
+
+// LayerNormalization's optional Mean and InvStdDev outputs, one value per row.
+//   global = (outer)
+__kernel void layernorm_stats(__global const float* restrict x, int x_off,
+                              __global float* restrict mean, int mean_off,
+                              __global float* restrict inv, int inv_off,
+                              int outer, int n, float eps)
+{
+    x += x_off;
+    mean += mean_off;
+    inv += inv_off;
+    const int r = get_global_id(0);
+    if (r >= outer) {
+        return;
+    }
+    const float2 st = row_stats(x + r * n, n, eps);
+    mean[r] = st.x;
+    inv[r] = st.y;
+}
+
+// InstanceNormalization: row r (image r / c, channel r % c) of n spatial values.
+//   global = (rows)
+__kernel void instancenorm(__global const float* restrict x, int x_off,
+                           __global const float* restrict scale, int scale_off,
+                           __global const float* restrict bias, int bias_off,
+                           __global float* restrict y, int y_off,
+                           int rows, int n, int c, float eps)
+{
+    x += x_off;
+    scale += scale_off;
+    bias += bias_off;
+    y += y_off;
+    const int r = get_global_id(0);
+    if (r >= rows) {
+        return;
+    }
+    x += r * n;
+    y += r * n;
+    const float2 st = row_stats(x, n, eps);
+    const float s = scale[r % c] * st.y, b = bias[r % c];
+    for (int k = 0; k < n; k++) {
+        y[k] = (x[k] - st.x) * s + b;
+    }
+}
+
+// LRN across channels: element i of N×C×inner data is divided by
+// (bias + alpha/size · Σ x²)^beta over the channels c - (size-1)/2 .. c + size/2.
+//   global = (total)
+__kernel void lrn(__global const float* restrict x, int x_off,
+                  __global float* restrict y, int y_off,
+                  int total, int c, int inner, int size, float alpha, float beta, float bias)
+{
+    x += x_off;
+    y += y_off;
+    const int i = get_global_id(0);
+    if (i >= total) {
+        return;
+    }
+    const int ch = (i / inner) % c;
+    const int lo = max(0, ch - (size - 1) / 2), hi = min(c - 1, ch + size / 2);
+    const int base = i - ch * inner;
+    float s = 0.0f;
+    for (int k = lo; k <= hi; k++) {
+        const float v = x[base + k * inner];
+        s += v * v;
+    }
+    y[i] = x[i] / pow(bias + alpha / (float)size * s, beta);
+}

@@ -8,9 +8,10 @@ import "fmt"
 // contiguous runs rather than one plane each (far more planes than a core's prefetcher
 // follows), which is how ONNX Runtime's CPU kernels store activations (NCHWc).
 
-// blockedTile is conv1x1_blk's blocking: b channels per block (the vector width), mt
-// output blocks × np pixels per register tile.
-type blockedTile struct{ b, mt, np int }
+// blockedTile is conv1x1_blk's blocking (its defines in capitals): blockChannels (B)
+// channels per block (the vector width), tileBlocks (MT) output blocks × tilePixels (NP)
+// pixels per register tile.
+type blockedTile struct{ blockChannels, tileBlocks, tilePixels int }
 
 // blockedIO says which of conv1x1_blk's tensors are in NCHW rather than blocked: an NCHW
 // input is reordered into a blocked scratch copy first, or with readInPlace read where
@@ -34,20 +35,20 @@ func cpu1x1BlockedPlan(g convGeom, t blockedTile, io blockedIO, dev DeviceInfo) 
 	if g.pool && g.hasResidual {
 		return nil, fmt.Errorf("conv1x1_blk: a pooled layer takes no residual")
 	}
-	if t.b <= 0 || t.mt <= 0 || t.np <= 0 {
+	if t.blockChannels <= 0 || t.tileBlocks <= 0 || t.tilePixels <= 0 {
 		return nil, fmt.Errorf("conv1x1_blk: bad tile %+v", t)
 	}
-	cb, mb := ceilDiv(g.c, t.b), ceilDiv(g.m, t.b)
-	t.mt = min(t.mt, mb) // a tile of more blocks than the layer has would only compute zeros
+	cb, mb := ceilDiv(g.c, t.blockChannels), ceilDiv(g.m, t.blockChannels)
+	t.tileBlocks = min(t.tileBlocks, mb) // a tile of more blocks than the layer has would only compute zeros
 	var d defines
 	g.define(&d)
-	d.int("B", t.b)
-	d.int("MT", t.mt)
-	d.int("NP", t.np)
+	d.int("B", t.blockChannels)
+	d.int("MT", t.tileBlocks)
+	d.int("NP", t.tilePixels)
 	p := g.in[0] * g.in[1]
-	mbt := ceilDiv(mb, t.mt)
-	tiles := ceilDiv(p, t.np)
-	tpi := tilesPerItem(cb*t.b*t.mt*t.np, tiles, mbt*g.n, dev)
+	mbt := ceilDiv(mb, t.tileBlocks)
+	tiles := ceilDiv(p, t.tilePixels)
+	tpi := tilesPerItem(cb*t.blockChannels*t.tileBlocks*t.tilePixels, tiles, mbt*g.n, dev)
 	if g.pool {
 		tpi = tiles
 		d.int("POOL_AVG", 1)
@@ -60,10 +61,10 @@ func cpu1x1BlockedPlan(g convGeom, t blockedTile, io blockedIO, dev DeviceInfo) 
 	if err != nil {
 		return nil, err
 	}
-	packGlobal, packLocal := launchSize([]int{t.mt * t.b, cb * t.b, mbt}, dev)
+	packGlobal, packLocal := launchSize([]int{t.tileBlocks * t.blockChannels, cb * t.blockChannels, mbt}, dev)
 	plan := &Plan{
 		Source:  src,
-		Scratch: []int{4 * mbt * cb * t.b * t.mt * t.b},
+		Scratch: []int{4 * mbt * cb * t.blockChannels * t.tileBlocks * t.blockChannels},
 		Setup: []Launch{{Kernel: "conv1x1_blk_pack", Global: packGlobal, Local: packLocal,
 			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
 		AliasInput:        -1,
@@ -72,9 +73,9 @@ func cpu1x1BlockedPlan(g convGeom, t blockedTile, io blockedIO, dev DeviceInfo) 
 	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
 	if io.nchwIn && !io.readInPlace {
 		// The reorder's work, counted as multiply-adds for cpuLaunch, is one per value.
-		plan.Scratch = append(plan.Scratch, 4*g.n*cb*p*t.b)
+		plan.Scratch = append(plan.Scratch, 4*g.n*cb*p*t.blockChannels)
 		plan.Launches = append(plan.Launches, cpuLaunch("conv1x1_blk_reorder", []int{ceilDiv(p, blockReorderPixels), cb, g.n},
-			g.n*cb*t.b*p, []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 1}}, dev))
+			g.n*cb*t.blockChannels*p, []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 1}}, dev))
 		args[0] = Arg{Kind: ArgScratch, Index: 1}
 	}
 	plan.Launches = append(plan.Launches, cpuLaunch("conv1x1_blk", []int{ceilDiv(tiles, tpi), mbt, g.n}, g.macs(), args, dev))
@@ -96,7 +97,7 @@ func pooledBlocked(g convGeom, dev DeviceInfo) bool {
 	}
 	t := pooledBlockedTile(dev)
 	p := g.in[0] * g.in[1]
-	return g.m >= 2*t.b && p >= t.np && p <= 256
+	return g.m >= 2*t.blockChannels && p >= t.tilePixels && p <= 256
 }
 
 // pooledBlockedTile is conv1x1_blk's tile for a pooled layer: 2 blocks × 12 pixels on

@@ -112,10 +112,10 @@ func TestConv1x1BlockedCPUPlan(t *testing.T) {
 			name := fmt.Sprintf("%s tile %+v %+v", c.name, tile, io)
 			bins := append([]*HostTensor(nil), ins...)
 			if !io.nchwIn {
-				bins[0] = blockChannels(ins[0], tile.b)
+				bins[0] = blockChannels(ins[0], tile.blockChannels)
 			}
 			if tc.res && !io.nchwOut {
-				bins[3] = blockChannels(ins[3], tile.b)
+				bins[3] = blockChannels(ins[3], tile.blockChannels)
 			}
 			plan, err := cpu1x1BlockedPlan(geo, tile, io, env.dev)
 			if err != nil {
@@ -123,7 +123,7 @@ func TestConv1x1BlockedCPUPlan(t *testing.T) {
 			}
 			w := want[0]
 			if !io.nchwOut && !pooled {
-				w = blockChannels(want[0], tile.b)
+				w = blockChannels(want[0], tile.blockChannels)
 			}
 			got, err := RunPlan(env.ctx, q, plan, bins, [][]int{w.Shape})
 			if err != nil {
@@ -224,7 +224,7 @@ func BenchmarkBlocked1x1CPU(b *testing.B) {
 		benchPlans(b, env, name, plans, ins, c.out, flops)
 		best := heuristicBlockedTile(geo, env.dev)
 		for i, t := range []blockedTile{best, {16, 1, 14}, {16, 2, 12}, {16, 4, 6}} {
-			if i > 0 && (ceilDiv(l.m, t.b) < t.mt || t == best) {
+			if i > 0 && (ceilDiv(l.m, t.blockChannels) < t.tileBlocks || t == best) {
 				continue
 			}
 			ios := []struct {
@@ -248,12 +248,12 @@ func BenchmarkBlocked1x1CPU(b *testing.B) {
 				bins := append([]*HostTensor(nil), ins...)
 				o := c.out
 				if !v.io.nchwIn {
-					bins[0] = blockChannels(ins[0], t.b)
+					bins[0] = blockChannels(ins[0], t.blockChannels)
 				}
 				if !v.io.nchwOut && !l.pool {
-					o = [][]int{blockedShape(c.out[0], t.b)}
+					o = [][]int{blockedShape(c.out[0], t.blockChannels)}
 				}
-				benchPlans(b, env, name, []namedPlan{{fmt.Sprintf("%s%dx%d", v.name, t.mt, t.np), p}}, bins, o, flops)
+				benchPlans(b, env, name, []namedPlan{{fmt.Sprintf("%s%dx%d", v.name, t.tileBlocks, t.tilePixels), p}}, bins, o, flops)
 			}
 		}
 	}

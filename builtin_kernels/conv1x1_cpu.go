@@ -27,12 +27,13 @@ func (g convGeom) gemm1x1() convGeom {
 	return g
 }
 
-// cpu1x1Tile is one register tile of conv1x1: mt output channels by np vectors of vec
-// pixels.
-// mti channel tiles run one after another in each work-item (0: as many as leave every
-// compute unit four work-items), over chunks of kc input channels (0: chunk1x1 where a
-// work-item runs several channel tiles, else all of them).
-type cpu1x1Tile struct{ vec, mt, np, mti, kc int }
+// cpu1x1Tile is one register tile of conv1x1 (its defines in capitals): tileChannels
+// (MT) output channels by tilePixelVecs (NP) vectors of vec (VEC) pixels.
+// itemChannelTiles (MTI) channel tiles run one after another in each work-item (0: as
+// many as leave every compute unit four work-items), over chunks of chunkChannels (KC)
+// input channels (0: chunk1x1 where a work-item runs several channel tiles, else all of
+// them).
+type cpu1x1Tile struct{ vec, tileChannels, tilePixelVecs, itemChannelTiles, chunkChannels int }
 
 // chunk1x1 is conv1x1's chunk of input channels where a work-item runs several channel
 // tiles over its pixel tile: 64 channels of 32 pixels are 8 KB, which stay in the L1
@@ -78,10 +79,10 @@ func heuristic1x1Tile(g convGeom, dev DeviceInfo) cpu1x1Tile {
 // AVX-512's 12 × 2 and 8 × 2, or 6 × 2.
 func alt1x1Tile(big cpu1x1Tile) cpu1x1Tile {
 	alt := cpu1x1Tile{big.vec, 6, 2, 0, 0}
-	if big.vec == 16 && big.mt == 12 {
-		alt.mt = 8
+	if big.vec == 16 && big.tileChannels == 12 {
+		alt.tileChannels = 8
 	} else if big.vec == 16 {
-		alt.mt = 12
+		alt.tileChannels = 12
 	}
 	return alt
 }
@@ -140,16 +141,16 @@ func channelTilesPerItem(cg, mg, mt1, items int, dev DeviceInfo) int {
 // GEMM then reads as its X.
 func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 	gemm := g.gemm1x1()
-	mt1 := ceilDiv(g.mg, t.mt)
+	mt1 := ceilDiv(g.mg, t.tileChannels)
 	var d defines
 	gemm.define(&d)
 	d.int("VEC", t.vec)
-	d.int("MT", t.mt)
-	d.int("NP", t.np)
+	d.int("MT", t.tileChannels)
+	d.int("NP", t.tilePixelVecs)
 	d.int("MT1", mt1)
 	p := gemm.in[0] * gemm.in[1]
-	tiles := ceilDiv(p, t.vec*t.np)
-	mti := t.mti
+	tiles := ceilDiv(p, t.vec*t.tilePixelVecs)
+	mti := t.itemChannelTiles
 	if g.pool {
 		mti = 1 // POOL_AVG: one channel tile per work-item, over the whole plane
 	} else if mti <= 0 {
@@ -157,14 +158,14 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 	}
 	mtb := ceilDiv(mt1, mti)
 	d.int("MTI", mti)
-	kc := t.kc
-	if kc == 0 && mti > 1 && mti*t.mt*t.np*t.vec <= maxChunkPartials {
+	kc := t.chunkChannels
+	if kc == 0 && mti > 1 && mti*t.tileChannels*t.tilePixelVecs*t.vec <= maxChunkPartials {
 		kc = chunk1x1
 	}
 	if kc > 0 && kc < g.cg {
 		d.int("KC", kc)
 	}
-	tpi := tilesPerItem(g.cg*t.mt*t.np*mti, tiles, mtb*g.n*g.g, dev)
+	tpi := tilesPerItem(g.cg*t.tileChannels*t.tilePixelVecs*mti, tiles, mtb*g.n*g.g, dev)
 	if g.pool {
 		tpi = tiles
 		d.int("POOL_AVG", 1)
@@ -185,11 +186,11 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	packGlobal, packLocal := launchSize([]int{t.mt, g.cg, g.g * mt1}, dev)
+	packGlobal, packLocal := launchSize([]int{t.tileChannels, g.cg, g.g * mt1}, dev)
 	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
 	plan := &Plan{
 		Source:  src,
-		Scratch: []int{4 * g.g * mt1 * g.cg * t.mt},
+		Scratch: []int{4 * g.g * mt1 * g.cg * t.tileChannels},
 		Setup: []Launch{{Kernel: "conv1x1_pack", Global: packGlobal, Local: packLocal,
 			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
 		AliasInput:        -1,

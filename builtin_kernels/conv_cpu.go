@@ -5,9 +5,9 @@ import "slices"
 // The CPU plans of a Conv: the candidates across kernel families, in the order the tuner
 // tries them (cpuConvCandidatePlans), and conv_cpu.cl's channel tiles (conv2d_vec, fc_vec).
 
-// cpuConvTile is one register tile of conv_cpu.cl: nv vectors of vec output channels
-// by pxt pixels per work-item.
-type cpuConvTile struct{ vec, nv, pxt int }
+// cpuConvTile is one register tile of conv_cpu.cl (its defines in capitals): weightVecs
+// (NV) vectors of vec (VEC) output channels by tilePixels (PXT) pixels per work-item.
+type cpuConvTile struct{ vec, weightVecs, tilePixels int }
 
 // cpuVec is the vector width the CPU kernels use: the device's native float width, at
 // most the group's channel count rounded up to a power of two (a 16-lane vector for 8
@@ -52,11 +52,11 @@ func heuristicCPUTile(g convGeom, dev DeviceInfo) cpuConvTile {
 // unit or more, as it makes fewer of them. The thresholds follow ResNet-18's deep layers,
 // where it measured faster than two vectors (docs/kernels/conv-cpu.md#deepcputile).
 func deepCPUTile(g convGeom, t cpuConvTile, dev DeviceInfo) (cpuConvTile, bool) {
-	if t.vec != 16 || t.nv != 2 || g.mg < 128 || g.cg*g.win.k[0]*g.win.k[1] < 128*9 {
+	if t.vec != 16 || t.weightVecs != 2 || g.mg < 128 || g.cg*g.win.k[0]*g.win.k[1] < 128*9 {
 		return t, false
 	}
-	t.nv = 3
-	items := g.n * g.g * ceilDiv(g.mg, t.vec*t.nv) * g.win.out[0] * ceilDiv(g.win.out[1], min(t.pxt, g.win.out[1]))
+	t.weightVecs = 3
+	items := g.n * g.g * ceilDiv(g.mg, t.vec*t.weightVecs) * g.win.out[0] * ceilDiv(g.win.out[1], min(t.tilePixels, g.win.out[1]))
 	return t, items >= 8*max(dev.ComputeUnits, 1)
 }
 
@@ -74,14 +74,14 @@ func cpuConvCandidates(g convGeom, dev DeviceInfo) []cpuConvTile {
 		seen[t] = true
 	}
 	add := func(t cpuConvTile) {
-		t.pxt = min(t.pxt, g.win.out[1])
+		t.tilePixels = min(t.tilePixels, g.win.out[1])
 		if !seen[t] {
 			seen[t] = true
 			list = append(list, t)
 		}
 	}
 	ow := g.win.out[1]
-	if first.nv == 2 {
+	if first.weightVecs == 2 {
 		add(cpuConvTile{first.vec, 1, bestPixelTile(ow, 6, 8)})
 		add(cpuConvTile{first.vec, 2, bestPixelTile(ow, 4, 7)})
 		add(cpuConvTile{first.vec, 2, 4})
@@ -173,9 +173,9 @@ func cpuConvPlan(g convGeom, t cpuConvTile, dev DeviceInfo) (*Plan, error) {
 // cpuConvRowsPlan is cpuConvPlan with rows output rows per work-item, over chunks of
 // vecChannelChunk input channels where above 1.
 func cpuConvRowsPlan(g convGeom, t cpuConvTile, rows int, dev DeviceInfo) (*Plan, error) {
-	pxt := min(t.pxt, g.win.out[1])
+	pxt := min(t.tilePixels, g.win.out[1])
 	rows = max(min(rows, g.win.out[0]), 1)
-	global := []int{ceilDiv(g.win.out[1], pxt), ceilDiv(g.win.out[0], rows), g.n * g.g * ceilDiv(g.mg, t.vec*t.nv)}
+	global := []int{ceilDiv(g.win.out[1], pxt), ceilDiv(g.win.out[0], rows), g.n * g.g * ceilDiv(g.mg, t.vec*t.weightVecs)}
 	return paddedConvPlan(g, t, "conv2d_vec", global, func(d *defines) {
 		if rows > 1 {
 			d.int("RPW", rows)
@@ -191,7 +191,7 @@ func paddedConvPlan(g convGeom, t cpuConvTile, kernel string, global []int, more
 	if !g.padsCopy() {
 		return packedConvPlan(g, t, kernel, global, more, dev)
 	}
-	conv := g.paddedGeom(min(t.pxt, g.win.out[1]))
+	conv := g.paddedGeom(min(t.tilePixels, g.win.out[1]))
 	plan, err := packedConvPlan(conv, t, kernel, global, func(d *defines) {
 		if more != nil {
 			more(d)
@@ -253,7 +253,7 @@ func vecRows(g convGeom, t cpuConvTile, dev DeviceInfo) int {
 	if !g.pointwise() || oh*ow >= 128 {
 		return 1
 	}
-	items := g.n * g.g * ceilDiv(g.mg, t.vec*t.nv) * ceilDiv(ow, min(t.pxt, ow))
+	items := g.n * g.g * ceilDiv(g.mg, t.vec*t.weightVecs) * ceilDiv(ow, min(t.tilePixels, ow))
 	if items < 4*max(dev.ComputeUnits, 1) {
 		return 1
 	}
@@ -263,13 +263,13 @@ func vecRows(g convGeom, t cpuConvTile, dev DeviceInfo) int {
 // packedConvPlan is a plan of conv_cpu.cl's kernel over global with tile t, after
 // conv_pack's setup launch; more, if not nil, adds the kernel's own defines.
 func packedConvPlan(g convGeom, t cpuConvTile, kernel string, global []int, more func(*defines), dev DeviceInfo) (*Plan, error) {
-	tile := t.vec * t.nv
+	tile := t.vec * t.weightVecs
 	mb := ceilDiv(g.mg, tile)
 	var d defines
 	g.define(&d)
 	d.int("VEC", t.vec)
-	d.int("NV", t.nv)
-	d.int("PXT", min(t.pxt, g.win.out[1]))
+	d.int("NV", t.weightVecs)
+	d.int("PXT", min(t.tilePixels, g.win.out[1]))
 	d.int("MB", mb)
 	if more != nil {
 		more(&d)
@@ -300,13 +300,13 @@ func packedConvPlan(g convGeom, t cpuConvTile, kernel string, global []int, more
 // (docs/kernels/conv-cpu.md#fc_vec-fully-connected-layers).
 func cpuFCPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
 	t := heuristicCPUTile(g, dev)
-	tile := t.vec * t.nv
+	tile := t.vec * t.weightVecs
 	mb := ceilDiv(g.mg, tile)
 	rows := min(max(g.n*mb/(4*max(dev.ComputeUnits, 1)), 1), 8, g.n)
 	var d defines
 	g.define(&d)
 	d.int("VEC", t.vec)
-	d.int("NV", t.nv)
+	d.int("NV", t.weightVecs)
 	d.int("PXT", 1)
 	d.int("MB", mb)
 	d.int("FC_ROWS", rows)

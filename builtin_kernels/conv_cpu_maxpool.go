@@ -21,12 +21,12 @@ func cpuConvMaxPoolPlan(g convGeom, t cpuConvTile, dev DeviceInfo) (plan *Plan, 
 	if dev.IsGPU || g.nsp != 2 || g.hasResidual || g.mpool == nil {
 		return nil, false, nil
 	}
-	pxt := min(t.pxt, g.win.out[1])
-	if 2*ceilDiv(g.win.out[1], pxt)*pxt*t.vec*t.nv*4 > maxPoolRowBuffer {
+	pxt := min(t.tilePixels, g.win.out[1])
+	if 2*ceilDiv(g.win.out[1], pxt)*pxt*t.vec*t.weightVecs*4 > maxPoolRowBuffer {
 		return nil, false, nil
 	}
 	poh, pow := g.mpool.win.out[0], g.mpool.win.out[1]
-	planes := g.n * g.g * ceilDiv(g.mg, t.vec*t.nv)
+	planes := g.n * g.g * ceilDiv(g.mg, t.vec*t.weightVecs)
 	bands := max(min(ceilDiv(8*max(dev.ComputeUnits, 1), planes), ceilDiv(poh, minPoolBandRows)), 1)
 	rows := ceilDiv(poh, bands)
 	bands = ceilDiv(poh, rows)

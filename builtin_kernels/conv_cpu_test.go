@@ -729,7 +729,7 @@ func BenchmarkResNetCPU(b *testing.B) {
 		}
 		geo, plans := ownConvPlan(b, dev, c)
 		for _, t := range tiles {
-			if t.pxt > o {
+			if t.tilePixels > o {
 				continue
 			}
 			for _, rows := range rowsList {
@@ -851,7 +851,7 @@ func BenchmarkConvMaxPoolCPU(b *testing.B) {
 			if err != nil || !ok {
 				b.Fatalf("tile %v: ok %v, %v", t, ok, err)
 			}
-			fused = append(fused, namedPlan{fmt.Sprintf("fused_%d_%d_%d", t.vec, t.nv, t.pxt), p})
+			fused = append(fused, namedPlan{fmt.Sprintf("fused_%d_%d_%d", t.vec, t.weightVecs, t.tilePixels), p})
 		}
 		benchPlans(b, env, c.name, fused, ins, c.out, flops)
 	}
@@ -1054,7 +1054,7 @@ func TestConv1x1CPUPlan(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := heuristic1x1Tile(geo, DeviceInfo{FloatVectorWidth: c.width, ComputeUnits: 16})
-		if got.mt != c.mt || got.vec != c.vec || got.np != 2 {
+		if got.tileChannels != c.mt || got.vec != c.vec || got.tilePixelVecs != 2 {
 			t.Errorf("heuristic1x1Tile(%v × %v, width %d) = %v, want %d channels × 2 vectors of %d", c.in, c.w, c.width, got, c.mt, c.vec)
 		}
 	}

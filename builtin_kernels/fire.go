@@ -126,10 +126,11 @@ func (o fireOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 	return []*HostTensor{y}, nil
 }
 
-// fireTile is the fire kernel's blocking: vec lanes per vector, register tiles of mt
-// output channels × np vectors of pixels, bands of rows output rows, and q groups of the
+// fireTile is the fire kernel's blocking (its defines in capitals): vec (VEC) lanes per
+// vector, register tiles of tileChannels (MT) output channels × tilePixelVecs (NP)
+// vectors of pixels, bands of bandRows (R) output rows, and channelGroups (Q) groups of the
 // output's channel tiles per band (each group squeezes its band again).
-type fireTile struct{ vec, mt, np, rows, q int }
+type fireTile struct{ vec, tileChannels, tilePixelVecs, bandRows, channelGroups int }
 
 // maxFireBuffer bounds a fire work-item's private buffers (bytes): its squeezed band and
 // the band's two copies for the window's edge columns. They stay in the L2 cache of a core
@@ -144,7 +145,7 @@ const fireItemCost = 50_000
 // fireSL is the floats of one squeezed channel's buffer for tile t (the kernel's SL).
 func fireSL(g fireGeom, t fireTile) int {
 	w := g.sq.in[1]
-	return max((t.rows+2)*w+2, 2*w+2+t.vec*t.np)
+	return max((t.bandRows+2)*w+2, 2*w+2+t.vec*t.tilePixelVecs)
 }
 
 // fireCost estimates the time of the fire kernel with tile t, in multiply-adds of one
@@ -153,21 +154,21 @@ func fireSL(g fireGeom, t fireTile) int {
 // handed out finishes up to that much after the rest), plus the driver's cost per item.
 func fireCost(g fireGeom, t fireTile, cu int) float64 {
 	h, w := g.sq.in[0], g.sq.in[1]
-	nb := ceilDiv(h, t.rows)
-	pt := t.vec * t.np
+	nb := ceilDiv(h, t.bandRows)
+	pt := t.vec * t.tilePixelVecs
 	run := func(px int) int { return ceilDiv(px, pt) * pt }
-	tiles := ceilDiv(g.e1.m, t.mt) + ceilDiv(g.e3.m, t.mt)
-	load := 1 + float64(t.mt+t.np)/float64(2*t.mt*t.np)
+	tiles := ceilDiv(g.e1.m, t.tileChannels) + ceilDiv(g.e3.m, t.tileChannels)
+	load := 1 + float64(t.tileChannels+t.tilePixelVecs)/float64(2*t.tileChannels*t.tilePixelVecs)
 	var work float64
 	for b := 0; b < nb; b++ {
-		rows := min(t.rows, h-b*t.rows)
-		lo, hi := max(b*t.rows-1, 0), min(b*t.rows+rows, h-1)
-		squeeze := run((hi-lo+1)*w) * ceilDiv(g.sq.m, t.mt) * t.mt * g.sq.c
-		expand := run(rows*w) * tiles * t.mt * g.sq.m * (g.e1.m + 9*g.e3.m) / (g.e1.m + g.e3.m)
-		work += float64(t.q*squeeze + expand)
+		rows := min(t.bandRows, h-b*t.bandRows)
+		lo, hi := max(b*t.bandRows-1, 0), min(b*t.bandRows+rows, h-1)
+		squeeze := run((hi-lo+1)*w) * ceilDiv(g.sq.m, t.tileChannels) * t.tileChannels * g.sq.c
+		expand := run(rows*w) * tiles * t.tileChannels * g.sq.m * (g.e1.m + 9*g.e3.m) / (g.e1.m + g.e3.m)
+		work += float64(t.channelGroups*squeeze + expand)
 	}
 	work *= load * float64(g.sq.n)
-	items := float64(nb * t.q * g.sq.n)
+	items := float64(nb * t.channelGroups * g.sq.n)
 	return work/float64(cu) + work/items + fireItemCost*items/float64(cu)
 }
 
@@ -190,7 +191,7 @@ func chooseFireTile(g fireGeom, dev DeviceInfo) (fireTile, bool) {
 	for _, np := range nps {
 		for rows := 1; rows <= g.sq.in[0]; rows++ {
 			for q := 1; q <= min(tiles, 16); q++ {
-				t := fireTile{vec: vec, mt: mt, np: np, rows: rows, q: q}
+				t := fireTile{vec: vec, tileChannels: mt, tilePixelVecs: np, bandRows: rows, channelGroups: q}
 				if 3*4*g.sq.m*fireSL(g, t) > maxFireBuffer {
 					continue
 				}
@@ -227,7 +228,7 @@ func (o fireOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *fireTile) 
 	}
 	t := *tile
 	h := g.sq.in[0]
-	tiles := ceilDiv(g.e1.m, t.mt) + ceilDiv(g.e3.m, t.mt)
+	tiles := ceilDiv(g.e1.m, t.tileChannels) + ceilDiv(g.e3.m, t.tileChannels)
 	var d defines
 	d.int("N", g.sq.n)
 	d.int("C", g.sq.c)
@@ -237,12 +238,12 @@ func (o fireOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *fireTile) 
 	d.int("E1", g.e1.m)
 	d.int("E3", g.e3.m)
 	d.int("VEC", t.vec)
-	d.int("MT", t.mt)
-	d.int("NP", t.np)
-	d.int("R", t.rows)
-	d.int("NB", ceilDiv(h, t.rows))
-	d.int("Q", t.q)
-	d.int("TG", ceilDiv(tiles, t.q))
+	d.int("MT", t.tileChannels)
+	d.int("NP", t.tilePixelVecs)
+	d.int("R", t.bandRows)
+	d.int("NB", ceilDiv(h, t.bandRows))
+	d.int("Q", t.channelGroups)
+	d.int("TG", ceilDiv(tiles, t.channelGroups))
 	d.int("SL", fireSL(g, t))
 	if g.yn != 0 {
 		d.int("YN", g.yn)
@@ -268,10 +269,10 @@ func (o fireOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *fireTile) 
 	args := []Arg{{Kind: ArgInput, Index: 0}}
 	for i, part := range []convGeom{g.sq, g.e1, g.e3} {
 		k := part.cg * part.win.k[0] * part.win.k[1]
-		mtiles := ceilDiv(part.m, t.mt)
+		mtiles := ceilDiv(part.m, t.tileChannels)
 		packed := Arg{Kind: ArgScratch, Index: i}
-		plan.Scratch = append(plan.Scratch, 4*mtiles*t.mt*k)
-		pg, pl := launchSize([]int{t.mt, k, mtiles}, dev)
+		plan.Scratch = append(plan.Scratch, 4*mtiles*t.tileChannels*k)
+		pg, pl := launchSize([]int{t.tileChannels, k, mtiles}, dev)
 		plan.Setup = append(plan.Setup, Launch{Kernel: "fire_pack", Global: pg, Local: pl, Args: []Arg{
 			{Kind: ArgInput, Index: 1 + 2*i}, packed, {Kind: ArgInt, Int: int32(k)}, {Kind: ArgInt, Int: int32(part.m)},
 		}})
@@ -282,6 +283,6 @@ func (o fireOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *fireTile) 
 	}
 	args = append(args, Arg{Kind: ArgOutput, Index: 0})
 	macs := g.sq.macs() + g.e1.macs() + g.e3.macs()
-	plan.Launches = []Launch{cpuLaunch("fire", []int{ceilDiv(h, t.rows), t.q, g.sq.n}, macs, slices.Clone(args), dev)}
+	plan.Launches = []Launch{cpuLaunch("fire", []int{ceilDiv(h, t.bandRows), t.channelGroups, g.sq.n}, macs, slices.Clone(args), dev)}
 	return plan, nil
 }

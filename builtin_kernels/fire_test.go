@@ -77,9 +77,9 @@ func TestFirePlan(t *testing.T) {
 		h := g.sq.in[0]
 		tiles := ceilDiv(g.e1.m, 5) + ceilDiv(g.e3.m, 5)
 		forced := []fireTile{
-			{vec: 4, mt: 4, np: 1, rows: 1, q: 1},
-			{vec: 8, mt: 5, np: 2, rows: 3, q: tiles},
-			{vec: 16, mt: 8, np: 3, rows: h, q: 2},
+			{vec: 4, tileChannels: 4, tilePixelVecs: 1, bandRows: 1, channelGroups: 1},
+			{vec: 8, tileChannels: 5, tilePixelVecs: 2, bandRows: 3, channelGroups: tiles},
+			{vec: 16, tileChannels: 8, tilePixelVecs: 3, bandRows: h, channelGroups: 2},
 		}
 		for _, ti := range tileSweep.pick(ci) {
 			tile := forced[ti]
@@ -141,14 +141,14 @@ func TestChooseFireTile(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no tile", c.name)
 		}
-		items := ceilDiv(c.g.sq.in[0], tile.rows) * tile.q * c.g.sq.n
+		items := ceilDiv(c.g.sq.in[0], tile.bandRows) * tile.channelGroups * c.g.sq.n
 		if items < cpu.ComputeUnits {
 			t.Errorf("%s: %+v makes %d work-items for %d units", c.name, tile, items, cpu.ComputeUnits)
 		}
-		if tile.vec != 16 || tile.mt != 8 {
+		if tile.vec != 16 || tile.tileChannels != 8 {
 			t.Errorf("%s: %+v: want 16 lanes and 8 channels per register tile", c.name, tile)
 		}
-		if c.g.sq.n == 16 && tile.q != 1 {
+		if c.g.sq.n == 16 && tile.channelGroups != 1 {
 			t.Errorf("%s: %+v: at batch 16 every band should take all channels", c.name, tile)
 		}
 		if buf := 3 * 4 * c.g.sq.m * fireSL(c.g, tile); buf > maxFireBuffer {
@@ -194,7 +194,7 @@ func BenchmarkFireCPU(b *testing.B) {
 			chosen, _ := chooseFireTile(g, env.dev)
 			for _, rows := range []int{1, 2, 4, 7, g.sq.in[0]} {
 				for _, np := range []int{2, 3} {
-					t := fireTile{vec: chosen.vec, mt: chosen.mt, np: np, rows: rows, q: 1}
+					t := fireTile{vec: chosen.vec, tileChannels: chosen.tileChannels, tilePixelVecs: np, bandRows: rows, channelGroups: 1}
 					if p, err := (fireOp{}).plan(c.attrs, c.in, c.out, env.dev, &t); err == nil {
 						plans = append(plans, namedPlan{fmt.Sprintf("rows%d_np%d", rows, np), p})
 					}

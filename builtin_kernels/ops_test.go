@@ -168,8 +168,8 @@ var opCases = []opCase{
 		in: shapes(sh(2, 5, 7, 9), sh(3, 5, 1, 1), sh(3), sh(4, 3, 1, 1), sh(4), sh(6, 3, 3, 3), sh(6)), out: shapes(sh(2, 10, 7, 9))},
 	// 1×1 + depthwise in one layer: the tiled CPU kernel (or the two launches on a GPU)
 	// with the 1×1 LeakyRelu, no depthwise bias, stride 2 and the depthwise Clip.
-	{name: "pointwise_depthwise", typ: opspec.PointwiseDepthwiseType, attrs: Attrs{"group": 10, "pads": []int{1, 1, 1, 1}, "strides": []int{2, 2},
-		opspec.PointwiseActivationAttr: opspec.ActLeakyRelu, opspec.PointwiseAlphaAttr: float32(0.2), opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(6)},
+	{name: "pointwise_depthwise", typ: opspec.InvertedResidualType, attrs: Attrs{"group": 10, "pads": []int{1, 1, 1, 1}, "strides": []int{2, 2},
+		opspec.ExpansionActivationAttr: opspec.ActLeakyRelu, opspec.ExpansionAlphaAttr: float32(0.2), opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(6)},
 		in: shapes(sh(2, 3, 7, 9), sh(10, 3, 1, 1), sh(10), sh(10, 1, 3, 3), nil), out: shapes(sh(2, 10, 4, 5)), omit: []int{4}, gen: "w"},
 	{name: "fused_conv1d_residual_relu", typ: "Conv", attrs: Attrs{"pads": []int{1, 1}, "clhost_activation": "Relu"},
 		in: shapes(sh(2, 3, 11), sh(4, 3, 3), sh(4), sh(2, 4, 11)), out: shapes(sh(2, 4, 11))},

@@ -2,7 +2,7 @@ package builtinkernels
 
 // renamedParams shows an op's attributes under other names: name → the attribute read
 // instead, "" for one that reads as absent. A fused layer hands each of its parts the
-// attributes that part reads as a plain op's (pwdwParts, fireParts).
+// attributes that part reads as a plain op's (invResParts, fireParts).
 type renamedParams struct {
 	p      Params
 	rename map[string]string

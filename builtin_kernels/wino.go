@@ -1,23 +1,26 @@
 package builtinkernels
 
-// winoTile is the blocking of wino_cpu.cl: output tiles of ts×ts pixels (F(2×2, 3×3) or
-// F(4×4, 3×3)), lane vectors of vec tiles made of segments of twl neighbouring tiles, ns
-// segments per tile row, trb tile rows and nt lane vectors per work-item, kb output
-// channels per work-item, input channels transformed cb at a time, and a register tile
-// of rk output channels × ntr lane vectors.
+// winoTile is the blocking of wino_cpu.cl (its defines in capitals): output tiles of
+// tileSize (TS) × tileSize pixels (F(2×2, 3×3) or F(4×4, 3×3)), lane vectors of vec
+// (VEC) tiles made of segments of segmentTiles (TWL) neighbouring tiles, rowSegments (NS)
+// segments per tile row, tileRows (TRB) tile rows and laneVecs (NT) lane vectors per
+// work-item, itemChannels (KB) output channels per work-item, input channels transformed
+// chunkChannels (CB) at a time, and a register tile of regChannels (RK) output channels ×
+// regLaneVecs (NTR) lane vectors.
 type winoTile struct {
-	ts, vec, twl, ns, trb, nt int
-	kb, cb, rk, ntr           int
+	tileSize, vec, segmentTiles, rowSegments, tileRows, laneVecs int
+	itemChannels, chunkChannels, regChannels, regLaneVecs        int
 }
 
-// positions is the number of positions of a transformed tile, (ts+2)².
-func (t winoTile) positions() int { return (t.ts + 2) * (t.ts + 2) }
+// positions is the number of positions of a transformed tile, (tileSize+2)².
+func (t winoTile) positions() int { return (t.tileSize + 2) * (t.tileSize + 2) }
 
-// Private memory bounds of a wino work-item, in floats: M (positions × kb channels × nt
-// lane vectors) and the transformed chunk V (positions × cb × nt). Both live in the
-// core's second-level cache, and PoCL holds such private arrays. M is read and written
-// once per chunk, so larger chunks save passes over it, and a larger M lets a work-item
-// take more output channels; both bounds were chosen by measurement
+// Private memory bounds of a wino work-item, in floats: M (positions × itemChannels ×
+// laneVecs lane vectors) and the transformed chunk V (positions × chunkChannels ×
+// laneVecs). Both live in the core's second-level cache, and PoCL holds such private
+// arrays. M is read and written once per chunk, so larger chunks save passes over it,
+// and a larger M lets a work-item take more output channels; both bounds were chosen by
+// measurement
 // (docs/kernels/winograd.md#private-memory-bounds).
 const (
 	maxWinoAccumulators = 64 << 10
@@ -40,7 +43,7 @@ func winoLayout(g convGeom, ts, vec, twl, rowsPer int) winoTile {
 	ns := ceilDiv(tw, twl)
 	lv := vec / twl
 	trb := lv / gcd(ns, lv) * max(rowsPer, 1)
-	return winoTile{ts: ts, vec: vec, twl: twl, ns: ns, trb: trb, nt: trb * ns / lv}
+	return winoTile{tileSize: ts, vec: vec, segmentTiles: twl, rowSegments: ns, tileRows: trb, laneVecs: trb * ns / lv}
 }
 
 func gcd(a, b int) int {
@@ -54,13 +57,13 @@ func gcd(a, b int) int {
 // segments past a row's end, moved-left segments that overlap, and the rows of the last
 // band past the last image.
 func winoTiles(g convGeom, t winoTile) int {
-	rows := g.n * ceilDiv(g.win.out[0], t.ts)
-	return ceilDiv(rows, t.trb) * t.trb * t.ns * t.twl
+	rows := g.n * ceilDiv(g.win.out[0], t.tileSize)
+	return ceilDiv(rows, t.tileRows) * t.tileRows * t.rowSegments * t.segmentTiles
 }
 
 // winoLanes is how many tiles a layout computes for every tile of the output.
 func winoLanes(g convGeom, t winoTile) float64 {
-	rows, tw := g.n*ceilDiv(g.win.out[0], t.ts), ceilDiv(g.win.out[1], t.ts)
+	rows, tw := g.n*ceilDiv(g.win.out[0], t.tileSize), ceilDiv(g.win.out[1], t.tileSize)
 	return float64(winoTiles(g, t)) / float64(rows*tw)
 }
 
@@ -113,12 +116,12 @@ func chooseWinoTileOf(g convGeom, ts int, dev DeviceInfo) winoTile {
 	bestLanes := 0.0
 	for twl := 4; twl <= vec; twl *= 2 {
 		t := winoLayout(g, ts, vec, twl, 1)
-		if t.nt*vec > 32 && twl < vec {
+		if t.laneVecs*vec > 32 && twl < vec {
 			continue
 		}
 		lanes := winoLanes(g, t)
 		better := best.vec == 0 || lanes < bestLanes-1e-9 ||
-			(lanes < bestLanes+1e-9 && (twl <= tw || best.twl > tw))
+			(lanes < bestLanes+1e-9 && (twl <= tw || best.segmentTiles > tw))
 		if better {
 			best, bestLanes = t, lanes
 		}
@@ -134,17 +137,17 @@ func chooseWinoTileOf(g convGeom, ts int, dev DeviceInfo) winoTile {
 // tiles waste lanes and deepCPUTile ran faster (docs/kernels/winograd.md#winopreferred).
 func winoPreferred(g convGeom, t winoTile, dev DeviceInfo) bool {
 	return g.c >= 32 && min(g.win.out[0], g.win.out[1]) >= 8 &&
-		ceilDiv(g.n*ceilDiv(g.win.out[0], t.ts), t.trb) >= max(dev.ComputeUnits, 1)
+		ceilDiv(g.n*ceilDiv(g.win.out[0], t.tileSize), t.tileRows) >= max(dev.ComputeUnits, 1)
 }
 
 // winoBlocks completes a layout with the channel blocking: kb output channels per
 // work-item (0: as many as the accumulators hold and the compute units allow), the
 // register tile, and the chunk of input channels.
 func winoBlocks(g convGeom, t winoTile, kb int, dev DeviceInfo) winoTile {
-	t.ntr = 1
+	t.regLaneVecs = 1
 	for _, r := range []int{4, 2} {
-		if t.nt%r == 0 {
-			t.ntr = r
+		if t.laneVecs%r == 0 {
+			t.regLaneVecs = r
 			break
 		}
 	}
@@ -153,21 +156,21 @@ func winoBlocks(g convGeom, t winoTile, kb int, dev DeviceInfo) winoTile {
 	if t.vec == 16 {
 		regs = 16
 	}
-	t.rk = max(regs/t.ntr, 1)
+	t.regChannels = max(regs/t.regLaneVecs, 1)
 	if kb <= 0 {
-		kb = t.rk
-		for kb*2*t.positions()*t.nt*t.vec <= maxWinoAccumulators && kb < g.m {
+		kb = t.regChannels
+		for kb*2*t.positions()*t.laneVecs*t.vec <= maxWinoAccumulators && kb < g.m {
 			kb *= 2
 		}
-		rows := g.n * ceilDiv(g.win.out[0], t.ts)
-		items := func(kb int) int { return ceilDiv(rows, t.trb) * ceilDiv(g.m, kb) }
+		rows := g.n * ceilDiv(g.win.out[0], t.tileSize)
+		items := func(kb int) int { return ceilDiv(rows, t.tileRows) * ceilDiv(g.m, kb) }
 		cu := max(dev.ComputeUnits, 1)
-		for kb > t.rk && items(kb) < 2*cu {
+		for kb > t.regChannels && items(kb) < 2*cu {
 			kb /= 2
 		}
 	}
-	t.kb = ceilDiv(kb, t.rk) * t.rk
-	t.cb = max(min(maxWinoChunk/(t.positions()*t.nt*t.vec), g.c), 1)
+	t.itemChannels = ceilDiv(kb, t.regChannels) * t.regChannels
+	t.chunkChannels = max(min(maxWinoChunk/(t.positions()*t.laneVecs*t.vec), g.c), 1)
 	return t
 }
 
@@ -175,42 +178,43 @@ func winoBlocks(g convGeom, t winoTile, kb int, dev DeviceInfo) winoTile {
 // transformed once into scratch buffer 0 (a setup launch), then one launch computes the
 // layer. ok is false where a row is too wide for the private buffers.
 func winoPlan(g convGeom, t winoTile, dev DeviceInfo) (plan *Plan, ok bool, err error) {
-	rows, tw := g.n*ceilDiv(g.win.out[0], t.ts), ceilDiv(g.win.out[1], t.ts)
-	// The transform reads ts*twl values from column ts*x + j (j ≤ ts+1) of the padded
-	// rows for a segment starting at tile x ≤ max(tw - twl, 0).
-	pw := ceilDiv(max(g.win.pb[1]+g.in[1], t.ts*max(tw, t.twl)+t.ts+1), 4) * 4
+	rows, tw := g.n*ceilDiv(g.win.out[0], t.tileSize), ceilDiv(g.win.out[1], t.tileSize)
+	// The transform reads tileSize*segmentTiles values from column tileSize*x + j
+	// (j ≤ tileSize+1) of the padded rows for a segment starting at tile
+	// x ≤ max(tw - segmentTiles, 0).
+	pw := ceilDiv(max(g.win.pb[1]+g.in[1], t.tileSize*max(tw, t.segmentTiles)+t.tileSize+1), 4) * 4
 	nx := t.positions()
-	if 4*(t.ts+2)*t.trb*pw > maxWindowBuffer || nx*t.kb*t.nt*t.vec > 2*maxWinoAccumulators {
+	if 4*(t.tileSize+2)*t.tileRows*pw > maxWindowBuffer || nx*t.itemChannels*t.laneVecs*t.vec > 2*maxWinoAccumulators {
 		return nil, false, nil
 	}
-	bands := ceilDiv(rows, t.trb)
-	kblk := ceilDiv(g.m, t.kb)
+	bands := ceilDiv(rows, t.tileRows)
+	kblk := ceilDiv(g.m, t.itemChannels)
 	var d defines
 	g.define(&d)
-	d.int("TS", t.ts)
+	d.int("TS", t.tileSize)
 	d.int("VEC", t.vec)
-	d.int("TWL", t.twl)
-	d.int("NS", t.ns)
-	d.int("TRB", t.trb)
+	d.int("TWL", t.segmentTiles)
+	d.int("NS", t.rowSegments)
+	d.int("TRB", t.tileRows)
 	d.int("BANDS", bands)
-	d.int("NT", t.nt)
-	d.int("KB", t.kb)
+	d.int("NT", t.laneVecs)
+	d.int("KB", t.itemChannels)
 	d.int("KBLK", kblk)
-	d.int("CB", t.cb)
-	d.int("RK", t.rk)
-	d.int("NTR", t.ntr)
+	d.int("CB", t.chunkChannels)
+	d.int("RK", t.regChannels)
+	d.int("NTR", t.regLaneVecs)
 	d.int("PW", pw)
 	src, err := d.program("wino_cpu.cl")
 	if err != nil {
 		return nil, false, err
 	}
-	packGlobal, packLocal := launchSize([]int{kblk * t.kb, g.c}, dev)
+	packGlobal, packLocal := launchSize([]int{kblk * t.itemChannels, g.c}, dev)
 	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
 	// The GEMM's multiply-adds, for the grouping of small launches.
-	macs := winoTiles(g, t) * nx * g.c * kblk * t.kb
+	macs := winoTiles(g, t) * nx * g.c * kblk * t.itemChannels
 	return &Plan{
 		Source:  src,
-		Scratch: []int{4 * nx * g.c * kblk * t.kb},
+		Scratch: []int{4 * nx * g.c * kblk * t.itemChannels},
 		Setup: []Launch{{Kernel: "wino_pack", Global: packGlobal, Local: packLocal,
 			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
 		Launches:          []Launch{cpuLaunch("wino", []int{bands, kblk}, macs, args, dev)},

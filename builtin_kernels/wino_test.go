@@ -69,19 +69,19 @@ func TestChooseWinoTile(t *testing.T) {
 		want      winoTile
 		wino      bool
 	}{
-		{16, 64, 56, winoTile{ts: 4, vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 64, cb: 56, rk: 16, ntr: 1}, true},
+		{16, 64, 56, winoTile{tileSize: 4, vec: 16, segmentTiles: 8, rowSegments: 2, tileRows: 1, laneVecs: 1, itemChannels: 64, chunkChannels: 56, regChannels: 16, regLaneVecs: 1}, true},
 		// 2×2 tiles: 28 bands fill the units, 14 of 4×4 would not.
-		{1, 64, 56, winoTile{ts: 2, vec: 16, twl: 16, ns: 2, trb: 1, nt: 2, kb: 32, cb: 64, rk: 8, ntr: 2}, true},
-		{16, 128, 28, winoTile{ts: 4, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 64, cb: 56, rk: 16, ntr: 1}, true},
-		{1, 128, 28, winoTile{ts: 4, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 16, cb: 56, rk: 16, ntr: 1}, false},
-		{16, 256, 14, winoTile{ts: 4, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 64, cb: 56, rk: 16, ntr: 1}, true},
+		{1, 64, 56, winoTile{tileSize: 2, vec: 16, segmentTiles: 16, rowSegments: 2, tileRows: 1, laneVecs: 2, itemChannels: 32, chunkChannels: 64, regChannels: 8, regLaneVecs: 2}, true},
+		{16, 128, 28, winoTile{tileSize: 4, vec: 16, segmentTiles: 4, rowSegments: 2, tileRows: 2, laneVecs: 1, itemChannels: 64, chunkChannels: 56, regChannels: 16, regLaneVecs: 1}, true},
+		{1, 128, 28, winoTile{tileSize: 4, vec: 16, segmentTiles: 4, rowSegments: 2, tileRows: 2, laneVecs: 1, itemChannels: 16, chunkChannels: 56, regChannels: 16, regLaneVecs: 1}, false},
+		{16, 256, 14, winoTile{tileSize: 4, vec: 16, segmentTiles: 4, rowSegments: 1, tileRows: 4, laneVecs: 1, itemChannels: 64, chunkChannels: 56, regChannels: 16, regLaneVecs: 1}, true},
 		// A 7 × 7 plane runs direct (deepCPUTile).
-		{16, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 256, cb: 128, rk: 16, ntr: 1}, false},
-		{1, 512, 7, winoTile{ts: 2, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 16, cb: 128, rk: 16, ntr: 1}, false},
+		{16, 512, 7, winoTile{tileSize: 2, vec: 16, segmentTiles: 4, rowSegments: 1, tileRows: 4, laneVecs: 1, itemChannels: 256, chunkChannels: 128, regChannels: 16, regLaneVecs: 1}, false},
+		{1, 512, 7, winoTile{tileSize: 2, vec: 16, segmentTiles: 4, rowSegments: 1, tileRows: 4, laneVecs: 1, itemChannels: 16, chunkChannels: 128, regChannels: 16, regLaneVecs: 1}, false},
 		// Too few input channels.
-		{16, 16, 55, winoTile{ts: 4, vec: 16, twl: 8, ns: 2, trb: 1, nt: 1, kb: 16, cb: 16, rk: 16, ntr: 1}, false},
-		{16, 32, 27, winoTile{ts: 4, vec: 16, twl: 4, ns: 2, trb: 2, nt: 1, kb: 32, cb: 32, rk: 16, ntr: 1}, true},
-		{16, 64, 13, winoTile{ts: 4, vec: 16, twl: 4, ns: 1, trb: 4, nt: 1, kb: 32, cb: 56, rk: 16, ntr: 1}, true},
+		{16, 16, 55, winoTile{tileSize: 4, vec: 16, segmentTiles: 8, rowSegments: 2, tileRows: 1, laneVecs: 1, itemChannels: 16, chunkChannels: 16, regChannels: 16, regLaneVecs: 1}, false},
+		{16, 32, 27, winoTile{tileSize: 4, vec: 16, segmentTiles: 4, rowSegments: 2, tileRows: 2, laneVecs: 1, itemChannels: 32, chunkChannels: 32, regChannels: 16, regLaneVecs: 1}, true},
+		{16, 64, 13, winoTile{tileSize: 4, vec: 16, segmentTiles: 4, rowSegments: 1, tileRows: 4, laneVecs: 1, itemChannels: 32, chunkChannels: 56, regChannels: 16, regLaneVecs: 1}, true},
 	} {
 		attrs := Attrs{"pads": []int{1, 1, 1, 1}}
 		in := shapes(sh(c.n, c.ch, c.hw, c.hw), sh(c.ch, c.ch, 3, 3))
@@ -127,26 +127,26 @@ func BenchmarkWinoCPU(b *testing.B) {
 		plans := []namedPlan{{"vec", vec}}
 		chosen := chooseWinoTile(geo, env.dev)
 		tiles := []winoTile{chosen}
-		for _, cb := range []int{2 * chosen.cb, 4 * chosen.cb} {
+		for _, cb := range []int{2 * chosen.chunkChannels, 4 * chosen.chunkChannels} {
 			if cb <= geo.c {
 				t := chosen
-				t.cb = cb
+				t.chunkChannels = cb
 				tiles = append(tiles, t)
 			}
 		}
-		for _, kb := range []int{chosen.kb / 2, chosen.kb * 2} {
-			if kb >= chosen.rk && kb < 2*geo.m {
+		for _, kb := range []int{chosen.itemChannels / 2, chosen.itemChannels * 2} {
+			if kb >= chosen.regChannels && kb < 2*geo.m {
 				tiles = append(tiles, winoBlocks(geo, chosen, kb, env.dev))
 			}
 		}
 		f4 := chooseWinoTileOf(geo, 4, env.dev)
-		tiles = append(tiles, f4, winoBlocks(geo, f4, 2*f4.kb, env.dev))
+		tiles = append(tiles, f4, winoBlocks(geo, f4, 2*f4.itemChannels, env.dev))
 		for _, t := range tiles {
 			p, ok, err := winoPlan(geo, t, env.dev)
 			if err != nil || !ok {
 				b.Fatal(t, err)
 			}
-			plans = append(plans, namedPlan{fmt.Sprintf("wino%d_nt%d_kb%d_cb%d", t.ts, t.nt, t.kb, t.cb), p})
+			plans = append(plans, namedPlan{fmt.Sprintf("wino%d_nt%d_kb%d_cb%d", t.tileSize, t.laneVecs, t.itemChannels, t.chunkChannels), p})
 		}
 		for _, v := range plans {
 			b.Run(name+"/"+v.name, func(b *testing.B) {

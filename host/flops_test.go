@@ -20,10 +20,10 @@ func TestLayerFlops(t *testing.T) {
 		{"conv 3×3", "Conv", [][]int{{1, 4, 6, 6}, {8, 4, 3, 3}}, [][]int{{1, 8, 6, 6}}, 2 * 288 * 36},
 		// 200 input pixels × 24 × 8 for the 1×1, 50 output pixels × 24 × 9 for the
 		// depthwise half.
-		{"1×1 + depthwise", opspec.PointwiseDepthwiseType,
+		{"1×1 + depthwise", opspec.InvertedResidualType,
 			[][]int{{2, 8, 10, 10}, {24, 8, 1, 1}, {24}, {24, 1, 3, 3}, {24}}, [][]int{{2, 24, 5, 5}}, 2 * (38400 + 10800)},
 		// And 50 × 6 × 24 for the projection.
-		{"block", opspec.PointwiseDepthwiseType,
+		{"block", opspec.InvertedResidualType,
 			[][]int{{2, 8, 10, 10}, {24, 8, 1, 1}, {24}, {24, 1, 3, 3}, {24}, {6, 24, 1, 1}, nil, {2, 6, 5, 5}}, [][]int{{2, 6, 5, 5}}, 2 * (38400 + 10800 + 7200)},
 		// 35 pixels × (6 × 8 + 5 × 6 + 7 × 6 × 9), per image.
 		{"fire", opspec.FireType,

@@ -342,12 +342,12 @@ func (e *Engine) optimize(m *model.Model) error {
 	// fire modules) run on CPUs only: each saves a launch and an intermediate tensor's
 	// trip through memory, where GPUs run the parts apart, each with the whole device's
 	// parallelism (docs/runtime.md#fusion-policy).
-	opts := graph.FuseOptions{Keep: custom, PointwiseDepthwise: e.Device.IsCPU(), GlobalAveragePool: e.Device.IsCPU(),
+	opts := graph.FuseOptions{Keep: custom, InvertedResidual: e.Device.IsCPU(), GlobalAveragePool: e.Device.IsCPU(),
 		MaxPool: e.Device.IsCPU(), Fire: e.Device.IsCPU() && !e.opts.KeepFires}
 	if cu := e.Device.ComputeUnits; e.Device.IsCPU() && cu >= 8 {
 		// Whole blocks where a launch costs more than the rows a band recomputes, and only
 		// where the block's rows keep three quarters of the units busy
-		// (docs/kernels/pwdw.md#when-a-block-takes-its-projection).
+		// (docs/kernels/invres.md#when-a-block-takes-its-projection).
 		opts.ProjectionMinRows = cu * 3 / 4
 	}
 	if e.Device.IsCPU() {
@@ -355,7 +355,7 @@ func (e *Engine) optimize(m *model.Model) error {
 		// (pwdwr runs two bands per unit; each recomputes the expanded rows it shares
 		// with the next): MobileNetV2's blocks of 14 to 56 rows at batch 16 on 16 units.
 		// Folding 7 rows per unit measured slower
-		// (docs/kernels/pwdw.md#when-a-block-takes-its-projection).
+		// (docs/kernels/invres.md#when-a-block-takes-its-projection).
 		opts.ProjectionTallRows = 8 * max(e.Device.ComputeUnits, 1)
 	}
 	st, err := graph.FuseWith(m, opts)
@@ -1191,7 +1191,7 @@ func layerFlops(typ string, in, out [][]int) float64 {
 		return float64(w[1] * w[2] * w[3])
 	}
 	switch typ {
-	case opspec.PointwiseDepthwiseType:
+	case opspec.InvertedResidualType:
 		// X (N, C, H, W), 1×1 W (M, C, 1, 1), depthwise W (M, 1, kh, kw), [projection W
 		// (MO, M, 1, 1)]; the output's spatial dimensions are the depthwise ones.
 		if len(in) < 4 || len(in[0]) != 4 || len(in[1]) != 4 || len(out[0]) != 4 {

@@ -114,7 +114,7 @@ func (n *Network) planHalves(prepared []*preparedLayer, levels [][]int) {
 // splitTypes are the layer types whose images are computed independently of each other
 // given batch-major activations (attributes checked in halfShapes).
 var splitTypes = map[string]bool{
-	"Conv": true, opspec.PointwiseDepthwiseType: true, opspec.FireType: true,
+	"Conv": true, opspec.InvertedResidualType: true, opspec.FireType: true,
 	"MaxPool": true, "AveragePool": true, "GlobalMaxPool": true, "GlobalAveragePool": true,
 	"BatchNormalization": true, "Relu": true, "LeakyRelu": true, "Sigmoid": true, "Tanh": true,
 	"HardSigmoid": true, "HardSwish": true, "Clip": true, "Add": true, "Sub": true, "Mul": true,

@@ -311,7 +311,7 @@ func TestSplitBatchClaimedGroups(t *testing.T) {
 		t.Fatalf("split layers %v: the block (ex) missing", got)
 	}
 	if !builtinkernels.DeviceInfoOf(split.Device).IsGPU {
-		files, _ := filepath.Glob(filepath.Join(dump, opspec.PointwiseDepthwiseType+"_*.cl"))
+		files, _ := filepath.Glob(filepath.Join(dump, opspec.InvertedResidualType+"_*.cl"))
 		claims := false
 		for _, f := range files {
 			src, err := os.ReadFile(f)

@@ -1,6 +1,6 @@
 package opspec
 
-// PointwiseDepthwiseType is the layer type of a 1×1 convolution fused with the depthwise
+// InvertedResidualType is the layer type of a 1×1 convolution fused with the depthwise
 // convolution that alone reads its output: MobileNet's expansion and the depthwise layer
 // after it (host/graph's fusion pass makes it on CPU devices), and optionally the 1×1
 // projection that alone reads the depthwise output, with its residual: a whole inverted
@@ -8,18 +8,18 @@ package opspec
 // block [projection W, [B], [residual]] (an absent B the empty name). The depthwise
 // window's attributes are a Conv's (pads, strides, dilations, kernel_shape, auto_pad,
 // group = the expanded channel count); the 1×1 convolution's activation is in the
-// Pointwise* attributes below; the depthwise activation is in the usual fused attributes,
+// Expansion* attributes below; the depthwise activation is in the usual fused attributes,
 // or for a block in the Depthwise* attributes below, the projection's then in the usual
 // ones. Output batch stride as Conv.
-const PointwiseDepthwiseType = "clhost.PointwiseDepthwise"
+const InvertedResidualType = "clhost.PointwiseDepthwise"
 
 // Attributes of the 1×1 half's fused activation (as FusedActivationAttr and its
 // parameters for a Conv).
 const (
-	PointwiseActivationAttr = "clhost_pw_activation"
-	PointwiseAlphaAttr      = "clhost_pw_alpha"
-	PointwiseMinAttr        = "clhost_pw_min"
-	PointwiseMaxAttr        = "clhost_pw_max"
+	ExpansionActivationAttr = "clhost_pw_activation"
+	ExpansionAlphaAttr      = "clhost_pw_alpha"
+	ExpansionMinAttr        = "clhost_pw_min"
+	ExpansionMaxAttr        = "clhost_pw_max"
 )
 
 // Attributes of a block's depthwise activation (as FusedActivationAttr and its
@@ -31,15 +31,15 @@ const (
 	DepthwiseMaxAttr        = "clhost_dw_max"
 )
 
-// PointwiseWindowPrefix carries the expansion's window where it is not 1×1: a network's
+// ExpansionWindowPrefix carries the expansion's window where it is not 1×1: a network's
 // stem Conv (group 1, undilated) whose output only the first depthwise layer reads, as
 // MobileNetV2's 3×3 stride-2 Conv of the image. Its pads, strides and kernel_shape are
 // the attributes of those names under this prefix; without them the expansion is 1×1.
-const PointwiseWindowPrefix = "clhost_pw_window_"
+const ExpansionWindowPrefix = "clhost_pw_window_"
 
-// Private buffers of the PointwiseDepthwiseType kernels (bytes), which must stay in a
+// Private buffers of the InvertedResidualType kernels (bytes), which must stay in a
 // core's caches: pwdw's rows of expanded values and pwdwp's band (chosen by measurement,
-// docs/kernels/pwdw.md#maxpwdwbuffer), and pwdwr's ring of expanded rows with a group's
+// docs/kernels/invres.md#invresbuffer), and pwdwr's ring of expanded rows with a group's
 // depthwise results, next to the weights in the L2 cache of a core (1–2 MB on the Xeons
 // this runs on).
 const (
@@ -50,7 +50,7 @@ const (
 // The bounds below are what Fuse asks before it makes a layer: the kernels' buffers at
 // their widest vectors (16 lanes, two vectors for a block), so that every CPU runs the
 // layer it makes on the tiled kernels. The kernels size their buffers exactly for the
-// device (builtin_kernels' pwdw_tile.go).
+// device (builtin_kernels' invres_tile.go).
 
 // InvResWindowFits says whether pwdw's buffer holds the window rows of one vector of
 // expanded channels: kh rows of the expanded width plus the window's kw columns. A layer

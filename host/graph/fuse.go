@@ -10,26 +10,26 @@ import (
 
 // FuseStats counts what Fuse folded.
 type FuseStats struct {
-	ConvActivation     int // activations folded into a Conv (after its residual Add, if any)
-	ConvResidual       int // Adds folded into a Conv as its residual input
-	GemmActivation     int // activations folded into a Gemm
-	PointwiseDepthwise int // depthwise Convs folded into the 1×1 Conv before them
-	Projection         int // 1×1 Convs folded into the opspec.PointwiseDepthwiseType layer before them
-	ConvGlobalPool     int // GlobalAveragePools folded into the 1×1 Conv before them
-	ConvMaxPool        int // MaxPools folded into the Conv before them
-	ConcatMaxPool      int // MaxPools of a Concat folded into the Convs that feed it
-	Fire               int // fire modules (a squeeze, two expansions and their Concat) made one layer
+	ConvActivation   int // activations folded into a Conv (after its residual Add, if any)
+	ConvResidual     int // Adds folded into a Conv as its residual input
+	GemmActivation   int // activations folded into a Gemm
+	InvertedResidual int // depthwise Convs folded into the 1×1 Conv before them
+	Projection       int // 1×1 Convs folded into the opspec.InvertedResidualType layer before them
+	ConvGlobalPool   int // GlobalAveragePools folded into the 1×1 Conv before them
+	ConvMaxPool      int // MaxPools folded into the Conv before them
+	ConcatMaxPool    int // MaxPools of a Concat folded into the Convs that feed it
+	Fire             int // fire modules (a squeeze, two expansions and their Concat) made one layer
 }
 
 // Layers is the number of layers Fuse removed.
 func (s FuseStats) Layers() int {
-	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.PointwiseDepthwise + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool + 3*s.Fire
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.InvertedResidual + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool + 3*s.Fire
 }
 
 func (s FuseStats) String() string {
 	out := fmt.Sprintf("%d Conv+activation, %d Conv+Add, %d Gemm+activation", s.ConvActivation, s.ConvResidual, s.GemmActivation)
-	if s.PointwiseDepthwise > 0 {
-		out += fmt.Sprintf(", %d 1×1+depthwise Conv", s.PointwiseDepthwise)
+	if s.InvertedResidual > 0 {
+		out += fmt.Sprintf(", %d 1×1+depthwise Conv", s.InvertedResidual)
 	}
 	if s.Projection > 0 {
 		out += fmt.Sprintf(", %d of them with their projection", s.Projection)
@@ -55,12 +55,12 @@ type FuseOptions struct {
 	// absorbed: the types a custom-layer configuration implements, whose kernels know
 	// nothing of the fused attributes. Nil keeps none.
 	Keep func(layerType string) bool
-	// PointwiseDepthwise folds a 1×1 Conv and the depthwise Conv that alone reads it into
-	// one PointwiseDepthwiseType layer (MobileNet's expansion and depthwise layers), which
+	// InvertedResidual folds a 1×1 Conv and the depthwise Conv that alone reads it into
+	// one InvertedResidualType layer (MobileNet's expansion and depthwise layers), which
 	// CPU devices run faster than the two.
-	PointwiseDepthwise bool
+	InvertedResidual bool
 	// ProjectionMinRows, where above 0, folds the plain 1×1 Conv that alone reads a small
-	// PointwiseDepthwiseType layer's output (MobileNet's projection, and then its residual
+	// InvertedResidualType layer's output (MobileNet's projection, and then its residual
 	// Add) into it, a whole inverted residual block in one layer, where that output has
 	// at least this many rows over the batch (N × height): the block kernel runs a row of
 	// every channel per work-item, so fewer rows than compute units leave units idle.
@@ -109,15 +109,15 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //   - Conv (with or without a residual) or Gemm → Relu, LeakyRelu, Clip (one input; its
 //     min/max attributes), Sigmoid or HardSwish: the activation becomes the layer's
 //     FusedActivationAttr, with FusedAlphaAttr or FusedMinAttr/FusedMaxAttr.
-//   - With opts.PointwiseDepthwise, a plain 1×1 Conv (with or without an activation; no
+//   - With opts.InvertedResidual, a plain 1×1 Conv (with or without an activation; no
 //     residual, unit strides, no padding) → a depthwise Conv (2-D, group = channels = W's
 //     first dimension, undilated, its window rows within what the kernel's buffer
-//     holds): one PointwiseDepthwiseType layer, which then takes an activation as a Conv
+//     holds): one InvertedResidualType layer, which then takes an activation as a Conv
 //     does (MobileNet's expansion and depthwise layers). A stem Conv (group 1,
 //     undilated, explicit pads, a window wider than 1×1 and at most maxStemTaps taps per
 //     output) joins its depthwise Conv the same way, its window under
-//     PointwiseWindowPrefix.
-//   - With opts.ProjectionMinRows, a PointwiseDepthwiseType layer of at most
+//     ExpansionWindowPrefix.
+//   - With opts.ProjectionMinRows, a InvertedResidualType layer of at most
 //     maxBlockMACs multiply-adds (with the projection) and at least that many output rows
 //     over the batch, or with opts.ProjectionTallRows, one of at least that many output
 //     rows over the batch whose rolling buffers fit → a plain 1×1 Conv: the layer
@@ -218,20 +218,20 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 				host.Inputs = append(in[:slot], other)
 				f.readers[other] = append(f.readers[other], i)
 				stats.ConvResidual++
-			} else if opts.PointwiseDepthwise && f.pointwiseDepthwise(host, next) {
+			} else if opts.InvertedResidual && f.invertedResidual(host, next) {
 				f.take(i, j)
 				f.appendWeights(i, next.Inputs, 3)
-				host.Type = opspec.PointwiseDepthwiseType
+				host.Type = opspec.InvertedResidualType
 				w := f.tensor[host.Inputs[1]].Shape // [M, C, KH, KW] (pointwiseDepthwise checked)
 				if w[2] == 1 && w[3] == 1 && plain1x1(host) {
-					host.Attrs = append(slices.Clone(next.Attrs), renameAttrs(host.Attrs, pointwiseNames, true)...)
+					host.Attrs = append(slices.Clone(next.Attrs), renameAttrs(host.Attrs, expansionNames, true)...)
 				} else {
 					// A stem: its window, the kernel_shape taken from W where the Conv leaves
-					// it out, moves under PointwiseWindowPrefix.
-					stem := append(renameAttrs(host.Attrs, stemNames, true), model.IntsAttr(opspec.PointwiseWindowPrefix+"kernel_shape", int64(w[2]), int64(w[3])))
+					// it out, moves under ExpansionWindowPrefix.
+					stem := append(renameAttrs(host.Attrs, stemNames, true), model.IntsAttr(opspec.ExpansionWindowPrefix+"kernel_shape", int64(w[2]), int64(w[3])))
 					host.Attrs = append(slices.Clone(next.Attrs), stem...)
 				}
-				stats.PointwiseDepthwise++
+				stats.InvertedResidual++
 			} else if (opts.ProjectionMinRows > 0 || opts.ProjectionTallRows > 0) && f.projection(host, next, opts) {
 				f.take(i, j)
 				f.appendWeights(i, next.Inputs, 5)

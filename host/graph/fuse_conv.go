@@ -33,12 +33,12 @@ func (f *fuser) residual(out string, add *model.Layer) (string, bool) {
 }
 
 // residualSlot is the input a layer takes a residual at: 3 for a Conv, 7 for a
-// PointwiseDepthwiseType layer with its projection, 0 for others.
+// InvertedResidualType layer with its projection, 0 for others.
 func residualSlot(l *model.Layer) int {
 	switch l.Type {
 	case "Conv":
 		return 3
-	case opspec.PointwiseDepthwiseType:
+	case opspec.InvertedResidualType:
 		if len(l.Inputs) > 5 {
 			return 7
 		}
@@ -46,7 +46,7 @@ func residualSlot(l *model.Layer) int {
 	return 0
 }
 
-// fused reports whether a Conv (or a PointwiseDepthwiseType block) already carries a
+// fused reports whether a Conv (or a InvertedResidualType block) already carries a
 // residual or an activation: an Add after it can no longer move inside.
 func fused(l *model.Layer) bool {
 	slot := residualSlot(l)

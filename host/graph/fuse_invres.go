@@ -11,17 +11,17 @@ import (
 // MobileNet's rules: a 1×1 (or stem) Conv and the depthwise Conv after it made one
 // layer, which then may take the 1×1 projection after it: an inverted residual block.
 
-// maxStemTaps bounds the input channels × window of a Conv that a PointwiseDepthwiseType
+// maxStemTaps bounds the input channels × window of a Conv that a InvertedResidualType
 // layer takes as its expansion: a network's stem (MobileNetV2's 3×3 stride-2 Conv of the
 // image's 3 channels, 27), whose output (26 MB at batch 16) then never goes to memory
 // and whose launch is saved. The fused kernel recomputes the stem rows its bands share,
 // which only few taps per output keep cheap.
 const maxStemTaps = 32
 
-// pointwiseDepthwise says whether Conv host is a plain 1×1 convolution (unit strides, no
+// invertedResidual says whether Conv host is a plain 1×1 convolution (unit strides, no
 // padding, no residual, no batch stride) and Conv next, its output's sole reader, a
-// depthwise convolution that the PointwiseDepthwise kernel takes, carrying no fused work.
-func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
+// depthwise convolution that the inverted residual kernels take, carrying no fused work.
+func (f *fuser) invertedResidual(host, next *model.Layer) bool {
 	if host.Type != "Conv" || next.Type != "Conv" || len(host.Inputs) > 3 && host.Inputs[3] != "" ||
 		host.Has(opspec.OutputBatchStrideAttr) || len(next.Inputs) > 3 || next.String(opspec.FusedActivationAttr, "") != "" {
 		return false
@@ -59,7 +59,7 @@ func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
 		ones(next.Ints("dilations", nil)) && opspec.InvResWindowFits(dw[2], dw[3], mid[3])
 }
 
-// maxBlockMACs bounds the work of a PointwiseDepthwiseType layer that takes its
+// maxBlockMACs bounds the work of a InvertedResidualType layer that takes its
 // projection by ProjectionMinRows. builtin_kernels' block kernels run a band of output
 // rows with every channel per work-item, recomputing the expanded rows that bands share,
 // so short bands only pay where the launch they save costs more than that: MobileNetV2's
@@ -67,12 +67,12 @@ func (f *fuser) pointwiseDepthwise(host, next *model.Layer) bool {
 // bands long enough for that not to matter.
 const maxBlockMACs = 64 << 20
 
-// projection says whether host is a PointwiseDepthwiseType layer without a projection,
+// projection says whether host is a InvertedResidualType layer without a projection,
 // small enough for one and of at least minRows output rows over the batch, and next, its
 // output's sole reader, a plain 1×1 convolution of it (unit strides, no padding, no
 // fused work).
 func (f *fuser) projection(host, next *model.Layer, opts FuseOptions) bool {
-	if host.Type != opspec.PointwiseDepthwiseType || len(host.Inputs) > 5 || next.Type != "Conv" || len(next.Inputs) > 3 ||
+	if host.Type != opspec.InvertedResidualType || len(host.Inputs) > 5 || next.Type != "Conv" || len(next.Inputs) > 3 ||
 		next.String(opspec.FusedActivationAttr, "") != "" || host.Has(opspec.OutputBatchStrideAttr) {
 		return false
 	}
@@ -93,7 +93,7 @@ func (f *fuser) projection(host, next *model.Layer, opts FuseOptions) bool {
 	}
 	// The expanded (depthwise input) plane: the input's, or a stem's output.
 	eh, ewid := x[2], x[3]
-	if prefix := opspec.PointwiseWindowPrefix; host.Has(prefix + "kernel_shape") {
+	if prefix := opspec.ExpansionWindowPrefix; host.Has(prefix + "kernel_shape") {
 		k, err := intsAttr(host, prefix+"kernel_shape", 2, 1, 1)
 		if err != nil {
 			return false
@@ -121,20 +121,20 @@ func (f *fuser) projection(host, next *model.Layer, opts FuseOptions) bool {
 	return opts.ProjectionTallRows > 0 && mid[0]*mid[2] >= opts.ProjectionTallRows && opspec.InvResRollingFits(mid[1], dw[2], dw[3], ewid, mid[3])
 }
 
-// depthwiseNames and pointwiseNames rename a Conv's fused activation to the attributes
-// of the depthwise or the 1×1 part of a PointwiseDepthwiseType layer.
+// depthwiseNames and expansionNames rename a Conv's fused activation to the attributes
+// of the depthwise or the 1×1 part of a InvertedResidualType layer.
 var (
 	depthwiseNames = map[string]string{opspec.FusedActivationAttr: opspec.DepthwiseActivationAttr, opspec.FusedAlphaAttr: opspec.DepthwiseAlphaAttr,
 		opspec.FusedMinAttr: opspec.DepthwiseMinAttr, opspec.FusedMaxAttr: opspec.DepthwiseMaxAttr}
-	pointwiseNames = map[string]string{opspec.FusedActivationAttr: opspec.PointwiseActivationAttr, opspec.FusedAlphaAttr: opspec.PointwiseAlphaAttr,
-		opspec.FusedMinAttr: opspec.PointwiseMinAttr, opspec.FusedMaxAttr: opspec.PointwiseMaxAttr}
+	expansionNames = map[string]string{opspec.FusedActivationAttr: opspec.ExpansionActivationAttr, opspec.FusedAlphaAttr: opspec.ExpansionAlphaAttr,
+		opspec.FusedMinAttr: opspec.ExpansionMinAttr, opspec.FusedMaxAttr: opspec.ExpansionMaxAttr}
 )
 
 // stemNames rename a stem's fused activation as pointwiseNames do, and its window to
-// the PointwiseWindowPrefix attributes (the kernel_shape is added from W).
+// the ExpansionWindowPrefix attributes (the kernel_shape is added from W).
 var stemNames = func() map[string]string {
-	names := maps.Clone(pointwiseNames)
-	names["pads"] = opspec.PointwiseWindowPrefix + "pads"
-	names["strides"] = opspec.PointwiseWindowPrefix + "strides"
+	names := maps.Clone(expansionNames)
+	names["pads"] = opspec.ExpansionWindowPrefix + "pads"
+	names["strides"] = opspec.ExpansionWindowPrefix + "strides"
 	return names
 }()

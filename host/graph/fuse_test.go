@@ -609,9 +609,9 @@ var fuseVariants = []struct {
 	opts graph.FuseOptions
 }{
 	{"", graph.FuseOptions{}},
-	{"/1x1+depthwise", graph.FuseOptions{PointwiseDepthwise: true}},
-	{"/blocks", graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 1}},
-	{"/pool", graph.FuseOptions{PointwiseDepthwise: true, GlobalAveragePool: true}},
+	{"/1x1+depthwise", graph.FuseOptions{InvertedResidual: true}},
+	{"/blocks", graph.FuseOptions{InvertedResidual: true, ProjectionMinRows: 1}},
+	{"/pool", graph.FuseOptions{InvertedResidual: true, GlobalAveragePool: true}},
 	{"/maxpool", graph.FuseOptions{MaxPool: true}},
 	{"/fire", graph.FuseOptions{Fire: true}},
 }
@@ -669,26 +669,26 @@ func TestFusedMatchesUnfusedOnDevice(t *testing.T) {
 	}
 }
 
-// TestFusePointwiseDepthwise: with the option, MobileNet's expansion and depthwise convs
+// TestFuseInvertedResidual: with the option, MobileNet's expansion and depthwise convs
 // become one layer that keeps the expansion's Clip under its own names and takes the
 // depthwise Clip as its fused activation, the projection and the residual staying a
 // Conv. A padded, strided or residual-carrying 1×1 conv, a dilated depthwise one and rows too
 // wide for the kernel's buffer stay apart.
-func TestFusePointwiseDepthwise(t *testing.T) {
+func TestFuseInvertedResidual(t *testing.T) {
 	m := mobileModel(t)
-	stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true})
+	stats, err := graph.FuseWith(m, graph.FuseOptions{InvertedResidual: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1, PointwiseDepthwise: 1}); stats != want {
+	if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1, InvertedResidual: 1}); stats != want {
 		t.Errorf("stats %+v, want %+v", stats, want)
 	}
 	e := layerNamed(t, m, "e")
-	if e.Type != opspec.PointwiseDepthwiseType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd"}) ||
+	if e.Type != opspec.InvertedResidualType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd"}) ||
 		!slices.Equal(e.Outputs, []string{"d6"}) {
 		t.Errorf("e: %s %v → %v", e.Type, e.Inputs, e.Outputs)
 	}
-	if e.String(opspec.PointwiseActivationAttr, "") != "Clip" || e.Float(opspec.PointwiseMaxAttr, 0) != 6 ||
+	if e.String(opspec.ExpansionActivationAttr, "") != "Clip" || e.Float(opspec.ExpansionMaxAttr, 0) != 6 ||
 		e.String(opspec.FusedActivationAttr, "") != "Clip" || e.Float(opspec.FusedMaxAttr, 0) != 6 ||
 		e.Int("group", 0) != 12 || !slices.Equal(e.Ints("pads", nil), []int64{1, 1, 1, 1}) {
 		t.Errorf("e's attributes: %+v", e.Attrs)
@@ -720,12 +720,12 @@ func TestFusePointwiseDepthwise(t *testing.T) {
 		p6 := b.Layer("Clip", "p6", []string{pw}, relu6...)
 		b.Output(b.Layer("Conv", "dw", []string{p6, b.weights("wd", 1, 8, 1, 3, 3)}, append(c.dw, model.IntAttr("group", 8))...))
 		m := b.build(t)
-		if stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true}); err != nil || stats.PointwiseDepthwise != 0 {
+		if stats, err := graph.FuseWith(m, graph.FuseOptions{InvertedResidual: true}); err != nil || stats.InvertedResidual != 0 {
 			t.Errorf("%s: %+v, %v", c.name, stats, err)
 		}
 	}
 	// A stem (a 3×3 stride-2 Conv of 3 channels, kernel_shape left to W) joins the
-	// depthwise conv, its window under PointwiseWindowPrefix; one of more taps, or with
+	// depthwise conv, its window under ExpansionWindowPrefix; one of more taps, or with
 	// an auto_pad, stays apart.
 	stems := []struct {
 		name  string
@@ -744,18 +744,18 @@ func TestFusePointwiseDepthwise(t *testing.T) {
 		p6 := b.Layer("Clip", "p6", []string{pw}, relu6...)
 		b.Output(b.Layer("Conv", "dw", []string{p6, b.weights("wd", 1, 8, 1, 3, 3)}, pads1, model.IntAttr("group", 8)))
 		m := b.build(t)
-		stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true})
-		if err != nil || (stats.PointwiseDepthwise == 1) != c.fused {
+		stats, err := graph.FuseWith(m, graph.FuseOptions{InvertedResidual: true})
+		if err != nil || (stats.InvertedResidual == 1) != c.fused {
 			t.Errorf("%s: %+v, %v", c.name, stats, err)
 		}
 		if !c.fused {
 			continue
 		}
 		l := layerNamed(t, m, "pw")
-		if l.Type != opspec.PointwiseDepthwiseType || !slices.Equal(l.Ints(opspec.PointwiseWindowPrefix+"kernel_shape", nil), []int64{3, 3}) ||
-			!slices.Equal(l.Ints(opspec.PointwiseWindowPrefix+"strides", nil), []int64{2, 2}) ||
-			!slices.Equal(l.Ints(opspec.PointwiseWindowPrefix+"pads", nil), []int64{1, 1, 1, 1}) ||
-			!slices.Equal(l.Ints("pads", nil), []int64{1, 1, 1, 1}) || l.Has("strides") || l.String(opspec.PointwiseActivationAttr, "") != "Clip" {
+		if l.Type != opspec.InvertedResidualType || !slices.Equal(l.Ints(opspec.ExpansionWindowPrefix+"kernel_shape", nil), []int64{3, 3}) ||
+			!slices.Equal(l.Ints(opspec.ExpansionWindowPrefix+"strides", nil), []int64{2, 2}) ||
+			!slices.Equal(l.Ints(opspec.ExpansionWindowPrefix+"pads", nil), []int64{1, 1, 1, 1}) ||
+			!slices.Equal(l.Ints("pads", nil), []int64{1, 1, 1, 1}) || l.Has("strides") || l.String(opspec.ExpansionActivationAttr, "") != "Clip" {
 			t.Errorf("%s: %s %+v", c.name, l.Type, l.Attrs)
 		}
 	}
@@ -767,7 +767,7 @@ func TestFusePointwiseDepthwise(t *testing.T) {
 	a := b.Layer("Add", "a", []string{pw, x})
 	b.Output(b.Layer("Conv", "dw", []string{a, b.weights("wd", 1, 8, 1, 3, 3)}, pads1, model.IntAttr("group", 8)))
 	m = b.build(t)
-	if stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true}); err != nil || stats.PointwiseDepthwise != 0 || stats.ConvResidual != 1 {
+	if stats, err := graph.FuseWith(m, graph.FuseOptions{InvertedResidual: true}); err != nil || stats.InvertedResidual != 0 || stats.ConvResidual != 1 {
 		t.Errorf("residual 1×1: %+v, %v", stats, err)
 	}
 }
@@ -778,19 +778,19 @@ func TestFusePointwiseDepthwise(t *testing.T) {
 // unless ProjectionTallRows asks for no more rows than it has.
 func TestFuseProjection(t *testing.T) {
 	m := mobileModel(t)
-	stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 9})
+	stats, err := graph.FuseWith(m, graph.FuseOptions{InvertedResidual: true, ProjectionMinRows: 9})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1, PointwiseDepthwise: 1, Projection: 1}); stats != want {
+	if want := (graph.FuseStats{ConvActivation: 4, ConvResidual: 1, InvertedResidual: 1, Projection: 1}); stats != want {
 		t.Errorf("stats %+v, want %+v", stats, want)
 	}
 	e := layerNamed(t, m, "e")
-	if e.Type != opspec.PointwiseDepthwiseType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd", "wp", "bp", "x"}) ||
+	if e.Type != opspec.InvertedResidualType || !slices.Equal(e.Inputs, []string{"x", "we", "be", "wd", "bd", "wp", "bp", "x"}) ||
 		!slices.Equal(e.Outputs, []string{"y1"}) {
 		t.Errorf("e: %s %v → %v", e.Type, e.Inputs, e.Outputs)
 	}
-	if e.String(opspec.PointwiseActivationAttr, "") != "Clip" || e.String(opspec.DepthwiseActivationAttr, "") != "Clip" ||
+	if e.String(opspec.ExpansionActivationAttr, "") != "Clip" || e.String(opspec.DepthwiseActivationAttr, "") != "Clip" ||
 		e.Float(opspec.DepthwiseMaxAttr, 0) != 6 || e.Has(opspec.FusedActivationAttr) {
 		t.Errorf("e's attributes: %+v", e.Attrs)
 	}
@@ -800,13 +800,13 @@ func TestFuseProjection(t *testing.T) {
 	checkListOrder(t, m)
 
 	m = mobileModel(t)
-	if stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 10}); err != nil || stats.Projection != 0 {
+	if stats, err := graph.FuseWith(m, graph.FuseOptions{InvertedResidual: true, ProjectionMinRows: 10}); err != nil || stats.Projection != 0 {
 		t.Errorf("9 rows, 10 asked for: %+v, %v", stats, err)
 	}
 	// Tall blocks of any size: 9 rows are enough where 9 are asked for, not where 10 are.
 	for _, c := range []struct{ rows, want int }{{9, 1}, {10, 0}} {
 		m = mobileModel(t)
-		stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionMinRows: 10, ProjectionTallRows: c.rows})
+		stats, err := graph.FuseWith(m, graph.FuseOptions{InvertedResidual: true, ProjectionMinRows: 10, ProjectionTallRows: c.rows})
 		if err != nil || stats.Projection != c.want {
 			t.Errorf("9 rows, %d asked for as tall: %+v, %v", c.rows, stats, err)
 		}
@@ -827,8 +827,8 @@ func TestFuseTallProjection(t *testing.T) {
 			model.IntAttr("group", int64(c.m)))
 		b.Output(b.Layer("Conv", "p", []string{d, b.weights("wp", 0.3, 4, c.m, 1, 1)}))
 		m := b.build(t)
-		stats, err := graph.FuseWith(m, graph.FuseOptions{PointwiseDepthwise: true, ProjectionTallRows: 40})
-		if err != nil || stats.PointwiseDepthwise != 1 || stats.Projection != c.want {
+		stats, err := graph.FuseWith(m, graph.FuseOptions{InvertedResidual: true, ProjectionTallRows: 40})
+		if err != nil || stats.InvertedResidual != 1 || stats.Projection != c.want {
 			t.Errorf("%d channels, %d×%d: %+v, %v; want %d projection", c.m, c.k, c.k, stats, err, c.want)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/clhost/clhost/host/cl"
 )
 
-// TestPointwiseDepthwisePlan runs the fused 1×1 + depthwise layer against the two
+// TestInvertedResidualPlan runs the fused 1×1 + depthwise layer against the two
 // convolutions' references: the tiled CPU kernel over vector widths of 4, 8 and 16
 // lanes, bands of one row to the whole plane (each band recomputing its neighbours'
 // rows), strides 1 and 2, windows of 3 and 5, no padding and uneven padding, a partial
@@ -19,12 +19,12 @@ import (
 // output batch stride; whole blocks (pwdwp: the projection with and without its bias,
 // residual and activation, partial channel blocks, stride 2); and the plain launches
 // (GPUs, dilated windows).
-func TestPointwiseDepthwisePlan(t *testing.T) {
+func TestInvertedResidualPlan(t *testing.T) {
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
-	clip := Attrs{opspec.PointwiseActivationAttr: opspec.ActClip, opspec.PointwiseMinAttr: float32(0), opspec.PointwiseMaxAttr: float32(6),
+	clip := Attrs{opspec.ExpansionActivationAttr: opspec.ActClip, opspec.ExpansionMinAttr: float32(0), opspec.ExpansionMaxAttr: float32(6),
 		opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(6)}
-	blockClip := Attrs{opspec.PointwiseActivationAttr: opspec.ActClip, opspec.PointwiseMinAttr: float32(0), opspec.PointwiseMaxAttr: float32(6),
+	blockClip := Attrs{opspec.ExpansionActivationAttr: opspec.ActClip, opspec.ExpansionMinAttr: float32(0), opspec.ExpansionMaxAttr: float32(6),
 		opspec.DepthwiseActivationAttr: opspec.ActClip, opspec.DepthwiseMinAttr: float32(0), opspec.DepthwiseMaxAttr: float32(6)}
 	type tcase struct {
 		c     opCase
@@ -34,10 +34,10 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		{opCase{name: "mobile s1 partial channels", gen: "rwrwr", attrs: mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 21}),
 			in: shapes(sh(2, 6, 10, 13), sh(21, 6, 1, 1), sh(21), sh(21, 1, 3, 3), sh(21)), out: shapes(sh(2, 21, 10, 13))}, true},
 		{opCase{name: "s2 relu no biases", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 16,
-			opspec.PointwiseActivationAttr: opspec.ActRelu, opspec.FusedActivationAttr: opspec.ActRelu},
+			opspec.ExpansionActivationAttr: opspec.ActRelu, opspec.FusedActivationAttr: opspec.ActRelu},
 			in: shapes(sh(1, 5, 17, 35), sh(16, 5, 1, 1), nil, sh(16, 1, 3, 3), nil), omit: []int{2, 4}, out: shapes(sh(1, 16, 9, 18))}, true},
 		{opCase{name: "5x5 hardswish leaky", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "group": 8, opspec.FusedActivationAttr: opspec.ActHardSwish,
-			opspec.PointwiseActivationAttr: opspec.ActLeakyRelu, opspec.PointwiseAlphaAttr: float32(0.1)},
+			opspec.ExpansionActivationAttr: opspec.ActLeakyRelu, opspec.ExpansionAlphaAttr: float32(0.1)},
 			in: shapes(sh(1, 3, 6, 40), sh(8, 3, 1, 1), sh(8), sh(8, 1, 5, 5), sh(8)), out: shapes(sh(1, 8, 6, 40))}, true},
 		{opCase{name: "7x7 s2 from 14", attrs: mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 40}),
 			in: shapes(sh(2, 12, 14, 14), sh(40, 12, 1, 1), sh(40), sh(40, 1, 3, 3), sh(40)), out: shapes(sh(2, 40, 7, 7))}, true},
@@ -53,7 +53,7 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		{opCase{name: "block s1 residual", gen: "rwrwrrrr", attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 20}),
 			in: shapes(sh(2, 8, 9, 11), sh(20, 8, 1, 1), sh(20), sh(20, 1, 3, 3), sh(20), sh(8, 20, 1, 1), sh(8), sh(2, 8, 9, 11)), out: shapes(sh(2, 8, 9, 11))}, true},
 		{opCase{name: "block s2 no biases relu", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}, "group": 40,
-			opspec.PointwiseActivationAttr: opspec.ActRelu, opspec.DepthwiseActivationAttr: opspec.ActRelu, opspec.FusedActivationAttr: opspec.ActRelu},
+			opspec.ExpansionActivationAttr: opspec.ActRelu, opspec.DepthwiseActivationAttr: opspec.ActRelu, opspec.FusedActivationAttr: opspec.ActRelu},
 			in: shapes(sh(1, 5, 13, 17), sh(40, 5, 1, 1), nil, sh(40, 1, 3, 3), nil, sh(11, 40, 1, 1), nil), omit: []int{2, 4, 6}, out: shapes(sh(1, 11, 7, 9))}, true},
 		{opCase{name: "block 7x7 many channels", attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 70}),
 			in: shapes(sh(1, 16, 7, 7), sh(70, 16, 1, 1), sh(70), sh(70, 1, 3, 3), sh(70), sh(19, 70, 1, 1), sh(19), sh(1, 19, 7, 7)), out: shapes(sh(1, 19, 7, 7))}, true},
@@ -62,10 +62,10 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		// A stem (a 3×3 stride-2 Conv of 3 channels) as the expansion, alone and with a
 		// projection; uneven padding in both windows.
 		{opCase{name: "stem s2 then depthwise", attrs: mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 24,
-			opspec.PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, opspec.PointwiseWindowPrefix + "strides": []int{2, 2}, opspec.PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}}),
+			opspec.ExpansionWindowPrefix + "kernel_shape": []int{3, 3}, opspec.ExpansionWindowPrefix + "strides": []int{2, 2}, opspec.ExpansionWindowPrefix + "pads": []int{1, 1, 1, 1}}),
 			in: shapes(sh(2, 3, 17, 21), sh(24, 3, 3, 3), sh(24), sh(24, 1, 3, 3), sh(24)), out: shapes(sh(2, 24, 9, 11))}, true},
 		{opCase{name: "stem block uneven pads", gen: "rwrwrrr", attrs: mergeAttrs(blockClip, Attrs{"pads": []int{0, 1, 1, 0}, "strides": []int{2, 2}, "group": 40,
-			opspec.PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, opspec.PointwiseWindowPrefix + "strides": []int{2, 2}, opspec.PointwiseWindowPrefix + "pads": []int{1, 0, 0, 1}}),
+			opspec.ExpansionWindowPrefix + "kernel_shape": []int{3, 3}, opspec.ExpansionWindowPrefix + "strides": []int{2, 2}, opspec.ExpansionWindowPrefix + "pads": []int{1, 0, 0, 1}}),
 			in: shapes(sh(2, 3, 30, 27), sh(40, 3, 3, 3), sh(40), sh(40, 1, 3, 3), sh(40), sh(12, 40, 1, 1), sh(12)), out: shapes(sh(2, 12, 7, 6))}, true},
 		{opCase{name: "block dilated", attrs: Attrs{"pads": []int{2, 2, 2, 2}, "dilations": []int{2, 2}, "group": 5},
 			in: shapes(sh(1, 3, 9, 10), sh(5, 3, 1, 1), sh(5), sh(5, 1, 3, 3), sh(5), sh(3, 5, 1, 1), nil, sh(1, 3, 9, 10)), omit: []int{6}, out: shapes(sh(1, 3, 9, 10))}, false},
@@ -89,22 +89,22 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 	tileSweep := newSweep(t, 15, 3)
 	for ci, tc := range cases {
 		c := tc.c
-		c.typ = opspec.PointwiseDepthwiseType
+		c.typ = opspec.InvertedResidualType
 		ins := c.inputs()
 		for _, i := range c.omit {
 			c.in[i] = nil
 		}
-		want, err := pwdwOp{}.Reference(c.attrs, ins, c.out)
+		want, err := invResOp{}.Reference(c.attrs, ins, c.out)
 		if err != nil {
 			t.Fatalf("%s: reference: %v", c.name, err)
 		}
-		var g pwdwGeom
-		if g, err = (pwdwOp{}).geometry(paramsOr(c.attrs), c.in); err != nil {
+		var g invResGeom
+		if g, err = (invResOp{}).geometry(paramsOr(c.attrs), c.in); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		run := devSweep.pick(ci)
 		for di, dev := range devices {
-			plan, err := pwdwOp{}.Plan(c.attrs, c.in, c.out, dev)
+			plan, err := invResOp{}.Plan(c.attrs, c.in, c.out, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -115,7 +115,7 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 			if !slices.Contains(run, di) {
 				continue
 			}
-			tile, _ := choosePwdwTile(g, dev)
+			tile, _ := chooseInvResTile(g, dev)
 			devIn := placeholders(t, plan, ins, c.omit)
 			got, err := RunPlan(env.ctx, q, plan, devIn, c.out)
 			if err != nil {
@@ -131,28 +131,28 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		// tiles and partial vectors, each vector width. pwdwp (no group of rows), which
 		// runs where only its smaller buffers fit: bands of one and of several rows.
 		oh := g.dw.win.out[0]
-		tiles := []pwdwTile{
-			{v: 8, cv: 1, px: 8, rows: 1, gr: 1, mt: 3, np: 2},
-			{v: 16, cv: 2, px: 12, rows: oh, gr: 3, mt: 5, np: 1},
-			{v: 4, cv: 2, px: 8, rows: 3, gr: 2, mt: 7, np: 3},
-			{v: 16, cv: 1, px: 8, rows: 2, gr: 2, mt: 24, np: 1},
+		tiles := []invResTile{
+			{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 1, groupRows: 1, projChannels: 3, projPixels: 2},
+			{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: oh, groupRows: 3, projChannels: 5, projPixels: 1},
+			{vec: 4, chanVecs: 2, stepPixels: 8, bandRows: 3, groupRows: 2, projChannels: 7, projPixels: 3},
+			{vec: 16, chanVecs: 1, stepPixels: 8, bandRows: 2, groupRows: 2, projChannels: 24, projPixels: 1},
 			// Output channels in the lanes: tiles of whole and partial vectors of
 			// channels, pixel tiles that straddle groups' ends.
-			{v: 16, cv: 2, px: 12, rows: oh, gr: 3, mt: 16, np: 5, outLanes: true},
-			{v: 8, cv: 1, px: 8, rows: 2, gr: 2, mt: 16, np: 3, outLanes: true},
-			{v: 4, cv: 2, px: 8, rows: 3, gr: 2, mt: 8, np: 7, outLanes: true},
-			{v: 16, cv: 1, px: 8, rows: 1, gr: 1, mt: 32, np: 1, outLanes: true},
+			{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: oh, groupRows: 3, projChannels: 16, projPixels: 5, outLanes: true},
+			{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 2, groupRows: 2, projChannels: 16, projPixels: 3, outLanes: true},
+			{vec: 4, chanVecs: 2, stepPixels: 8, bandRows: 3, groupRows: 2, projChannels: 8, projPixels: 7, outLanes: true},
+			{vec: 16, chanVecs: 1, stepPixels: 8, bandRows: 1, groupRows: 1, projChannels: 32, projPixels: 1, outLanes: true},
 			// Three channel vectors per block (a partial last block where the channels
 			// are not a multiple of 3V), in both projection layouts.
-			{v: 16, cv: 3, px: 9, rows: oh, gr: 2, mt: 32, np: 9, outLanes: true},
-			{v: 4, cv: 3, px: 5, rows: 2, gr: 1, mt: 6, np: 2},
-			{v: 16, cv: 2, px: 12, rows: 1},
-			{v: 8, cv: 1, px: 8, rows: 3},
+			{vec: 16, chanVecs: 3, stepPixels: 9, bandRows: oh, groupRows: 2, projChannels: 32, projPixels: 9, outLanes: true},
+			{vec: 4, chanVecs: 3, stepPixels: 5, bandRows: 2, groupRows: 1, projChannels: 6, projPixels: 2},
+			{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 1},
+			{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 3},
 			// Groups claimed at run time (DYN): bands of several groups, whole planes,
 			// single rows, both projection layouts.
-			{v: 16, cv: 2, px: 12, rows: 3, gr: 1, mt: 16, np: 5, outLanes: true, dyn: true},
-			{v: 8, cv: 1, px: 8, rows: oh, gr: 2, mt: 3, np: 2, dyn: true},
-			{v: 4, cv: 2, px: 8, rows: 1, gr: 1, mt: 8, np: 7, outLanes: true, dyn: true},
+			{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 3, groupRows: 1, projChannels: 16, projPixels: 5, outLanes: true, claimGroups: true},
+			{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: oh, groupRows: 2, projChannels: 3, projPixels: 2, claimGroups: true},
+			{vec: 4, chanVecs: 2, stepPixels: 8, bandRows: 1, groupRows: 1, projChannels: 8, projPixels: 7, outLanes: true, claimGroups: true},
 		}
 		if len(tiles) != tileSweep.n {
 			t.Fatalf("%d tiles, the sweep is of %d", len(tiles), tileSweep.n)
@@ -162,10 +162,10 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		for _, ti := range picked {
 			tile := tiles[ti]
 			kernel := "pwdwp"
-			if tile.gr > 0 {
+			if tile.groupRows > 0 {
 				kernel = "pwdwr"
 			}
-			plan, err := pwdwOp{}.plan(c.attrs, c.in, c.out, env.dev, &tile)
+			plan, err := invResOp{}.plan(c.attrs, c.in, c.out, env.dev, &tile)
 			if err != nil {
 				t.Fatalf("%s %+v: %v", c.name, tile, err)
 			}
@@ -189,69 +189,69 @@ func TestPointwiseDepthwisePlan(t *testing.T) {
 		{Attrs{"group": 2}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 3, 3, 3)), "group = input channels"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "1×1 W"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 5, 1, 1), nil, sh(6, 1, 3, 3)), "expansion (1×1 or stem) half"},
-		{Attrs{"group": 6, opspec.PointwiseWindowPrefix + "kernel_shape": []int{2, 2}}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "kernel_shape [2 2] does not match"},
-		{Attrs{"group": 6, opspec.PointwiseWindowPrefix + "kernel_shape": []int{3, 3}, opspec.PointwiseWindowPrefix + "strides": []int{0, 0}}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "strides [0 0]"},
+		{Attrs{"group": 6, opspec.ExpansionWindowPrefix + "kernel_shape": []int{2, 2}}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "kernel_shape [2 2] does not match"},
+		{Attrs{"group": 6, opspec.ExpansionWindowPrefix + "kernel_shape": []int{3, 3}, opspec.ExpansionWindowPrefix + "strides": []int{0, 0}}, shapes(sh(1, 4, 5, 5), sh(6, 4, 3, 3), nil, sh(6, 1, 3, 3)), "strides [0 0]"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1)), "4 to 8"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 1, 3, 3), nil, sh(3, 6, 3, 3)), "projection W"},
 		{Attrs{"group": 6}, shapes(sh(1, 4, 5, 5), sh(6, 4, 1, 1), nil, sh(6, 1, 3, 3), nil, nil, sh(3)), "4 to 8"},
 	}
 	for _, b := range bad {
-		if _, err := (pwdwOp{}).OutputShapes(b.attrs, b.in); err == nil || !strings.Contains(err.Error(), b.want) {
+		if _, err := (invResOp{}).OutputShapes(b.attrs, b.in); err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%v: error %v, want one naming %q", b.in, err, b.want)
 		}
 	}
 }
 
-// pwdwTestGeom is the geometry of a 1×1 convolution from c to m channels of an n×h×w
+// invResTestGeom is the geometry of a 1×1 convolution from c to m channels of an n×h×w
 // input and a 3×3 depthwise one (padding 1, stride s) after it, with a projection to o
 // channels where o is above 0.
-func pwdwTestGeom(t *testing.T, n, c, m, h, w, s, o int) pwdwGeom {
+func invResTestGeom(t *testing.T, n, c, m, h, w, s, o int) invResGeom {
 	t.Helper()
 	p := Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{s, s}, "group": m}
 	in := shapes(sh(n, c, h, w), sh(m, c, 1, 1), nil, sh(m, 1, 3, 3))
 	if o > 0 {
 		in = append(in, nil, sh(o, m, 1, 1))
 	}
-	g, err := pwdwOp{}.geometry(p, in)
+	g, err := invResOp{}.geometry(p, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
 }
 
-// TestChoosePwdwTile: bands as tall as the buffer allows, halved until every compute
+// TestChooseInvResTile: bands as tall as the buffer allows, halved until every compute
 // unit has two work-items; no tile where the buffer cannot hold the window's rows.
-func TestChoosePwdwTile(t *testing.T) {
-	geom := func(n, c, m, h, w, s int) pwdwGeom { return pwdwTestGeom(t, n, c, m, h, w, s, 0) }
+func TestChooseInvResTile(t *testing.T) {
+	geom := func(n, c, m, h, w, s int) invResGeom { return invResTestGeom(t, n, c, m, h, w, s, 0) }
 	cpu := DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16}
 	type tileCase struct {
 		name string
-		g    pwdwGeom
+		g    invResGeom
 		dev  DeviceInfo
-		want pwdwTile
+		want invResTile
 		ok   bool
 	}
 	cases := []tileCase{
 		// 144 channels take two vectors (32 channels, 5 blocks); 58 columns × 128 bytes:
 		// 13 rows of the 96 KB fit, 11 output rows; 16 images need no more bands.
-		{"56x56 b16", geom(16, 24, 144, 56, 56, 1), cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 11}, true},
+		{"56x56 b16", geom(16, 24, 144, 56, 56, 1), cpu, invResTile{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 11}, true},
 		// At batch 1, 5 blocks × 6 bands = 30 items < 32: bands of 6 rows make 50.
-		{"56x56 b1", geom(1, 24, 144, 56, 56, 1), cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 6}, true},
+		{"56x56 b1", geom(1, 24, 144, 56, 56, 1), cpu, invResTile{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 6}, true},
 		// 14×14 at batch 1: 18 blocks; bands of 7 rows make 36.
-		{"14x14 b1", geom(1, 96, 576, 14, 14, 1), cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 7}, true},
+		{"14x14 b1", geom(1, 96, 576, 14, 14, 1), cpu, invResTile{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 7}, true},
 		// 12 blocks: bands of 7 rows make 24, of 4 rows 48.
-		{"14x14 384 b1", geom(1, 64, 384, 14, 14, 1), cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 4}, true},
+		{"14x14 384 b1", geom(1, 64, 384, 14, 14, 1), cpu, invResTile{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 4}, true},
 		// Stride 2 from 112 wide: 113 columns (14464 bytes), 6 rows, 2 output rows.
-		{"112 s2", geom(1, 16, 96, 112, 112, 2), cpu, pwdwTile{v: 16, cv: 2, px: 12, rows: 2}, true},
+		{"112 s2", geom(1, 16, 96, 112, 112, 2), cpu, invResTile{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 2}, true},
 		// 8 channels take 8 lanes.
-		{"8 channels", geom(1, 4, 8, 10, 10, 1), cpu, pwdwTile{v: 8, cv: 1, px: 8, rows: 1}, true},
-		{"gpu", geom(1, 4, 8, 10, 10, 1), DeviceInfo{IsGPU: true, FloatVectorWidth: 1}, pwdwTile{}, false},
-		{"row too wide", geom(1, 4, 64, 4, 300, 1), cpu, pwdwTile{}, false},
+		{"8 channels", geom(1, 4, 8, 10, 10, 1), cpu, invResTile{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 1}, true},
+		{"gpu", geom(1, 4, 8, 10, 10, 1), DeviceInfo{IsGPU: true, FloatVectorWidth: 1}, invResTile{}, false},
+		{"row too wide", geom(1, 4, 64, 4, 300, 1), cpu, invResTile{}, false},
 	}
 	// A stem (3×3 at stride 2 of 3 channels) as the expansion.
-	stemGeom := func(m, h, w int) pwdwGeom {
-		g, err := pwdwOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}, "group": m, opspec.PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
-			opspec.PointwiseWindowPrefix + "strides": []int{2, 2}, opspec.PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}},
+	stemGeom := func(m, h, w int) invResGeom {
+		g, err := invResOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}, "group": m, opspec.ExpansionWindowPrefix + "kernel_shape": []int{3, 3},
+			opspec.ExpansionWindowPrefix + "strides": []int{2, 2}, opspec.ExpansionWindowPrefix + "pads": []int{1, 1, 1, 1}},
 			shapes(sh(1, 3, h, w), sh(m, 3, 3, 3), nil, sh(m, 1, 3, 3)))
 		if err != nil {
 			t.Fatal(err)
@@ -262,74 +262,75 @@ func TestChoosePwdwTile(t *testing.T) {
 	// rows (502 columns × 64 bytes), but the copy of the input rows a row's windows reach
 	// would take 3 × 3 × 1009 columns × 4 bytes = 36 KB, over maxStemStage.
 	wide := stemGeom(16, 8, 1000)
-	if tl, ok := pwdwTileFor(wide, cpu); !ok || stemStageBytes(wide, tl.px) != 3*3*1009*4 {
-		t.Errorf("wide stem: tile %+v %v, stage %d bytes; want a tile of the buffer's bounds, 36324 bytes", tl, ok, stemStageBytes(wide, tl.px))
+	if tl, ok := invResTileFor(wide, cpu); !ok || stemStageBytes(wide, tl.stepPixels) != 3*3*1009*4 {
+		t.Errorf("wide stem: tile %+v %v, stage %d bytes; want a tile of the buffer's bounds, 36324 bytes", tl, ok, stemStageBytes(wide, tl.stepPixels))
 	}
-	cases = append(cases, tileCase{"wide stem", wide, cpu, pwdwTile{}, false},
+	cases = append(cases, tileCase{"wide stem", wide, cpu, invResTile{}, false},
 		// MobileNetV2's stem (3 → 32 channels from 224): its 32 channels take two
 		// vectors, so one channel block reads each input tap once, 8 pixels per step.
 		// 114 columns × 128 bytes: 6 rows of the 96 KB fit, 4 output rows; 28 bands,
 		// fewer than two per unit, so bands of 2 rows.
-		tileCase{"stem", stemGeom(32, 224, 224), cpu, pwdwTile{v: 16, cv: 2, px: 8, rows: 2}, true})
+		tileCase{"stem", stemGeom(32, 224, 224), cpu, invResTile{vec: 16, chanVecs: 2, stepPixels: 8, bandRows: 2}, true})
 	for _, c := range cases {
-		got, ok := choosePwdwTile(c.g, c.dev)
+		got, ok := chooseInvResTile(c.g, c.dev)
 		if got != c.want || ok != c.ok {
 			t.Errorf("%s: %+v %v, want %+v %v", c.name, got, ok, c.want, c.ok)
 		}
 	}
 }
 
-// TestChoosePwdwRollTile: a block (with its projection) runs as pwdwr in bands that give
+// TestChooseRollingTile: a block (with its projection) runs as pwdwr in bands that give
 // every compute unit two, in the group of rows and projection tile that waste the fewest
-// lanes and loads within opspec.InvResRollingBuffer and the registers, its groups claimed at run time
-// (dyn) where a band holds more than one; as pwdwp where only its smaller buffers fit.
-func TestChoosePwdwRollTile(t *testing.T) {
-	geom := func(n, c, m, hw, s, o int) pwdwGeom { return pwdwTestGeom(t, n, c, m, hw, hw, s, o) }
+// lanes and loads within opspec.InvResRollingBuffer and the registers, its groups
+// claimed at run time (claimGroups) where a band holds more than one; as pwdwp where
+// only its smaller buffers fit.
+func TestChooseRollingTile(t *testing.T) {
+	geom := func(n, c, m, hw, s, o int) invResGeom { return invResTestGeom(t, n, c, m, hw, hw, s, o) }
 	avx512 := DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 16}
 	avx := DeviceInfo{ComputeUnits: 16, FloatVectorWidth: 8}
 	cases := []struct {
 		name string
-		g    pwdwGeom
+		g    invResGeom
 		dev  DeviceInfo
-		want pwdwTile
+		want invResTile
 	}{
 		// 16 images, 2 bands each of 28 rows. 144 channels take three vectors (3 blocks
 		// of 48; two would compute 160). The 24 outputs fill three quarters of two
 		// vectors: they take the lanes, 2 vectors × 12 pixels. 144 channels × 58 columns:
 		// groups of 4 rows reach 6 input rows, 4 × 56 = 224 depthwise results (228 for
 		// whole pixel tiles), 331 KB; 5 rows would take 400 KB.
-		{"56x56 b16", geom(16, 24, 144, 56, 1, 24), avx512, pwdwTile{v: 16, cv: 3, px: 9, rows: 28, gr: 4, mt: 32, np: 12, outLanes: true, dyn: true}},
+		{"56x56 b16", geom(16, 24, 144, 56, 1, 24), avx512, invResTile{vec: 16, chanVecs: 3, stepPixels: 9, bandRows: 28, groupRows: 4, projChannels: 32, projPixels: 12, outLanes: true, claimGroups: true}},
 		// 16 input channels: three channel vectors though two fit the 96 channels too.
 		// 96 channels × 113 columns: groups of 3 rows reach 7 input rows, 168
 		// depthwise results (176 for whole vectors), 371 KB; 4 rows would take 478 KB.
-		{"112 s2 b16", geom(16, 16, 96, 112, 2, 24), avx512, pwdwTile{v: 16, cv: 3, px: 9, rows: 28, gr: 3, mt: 32, np: 12, outLanes: true, dyn: true}},
+		{"112 s2 b16", geom(16, 16, 96, 112, 2, 24), avx512, invResTile{vec: 16, chanVecs: 3, stepPixels: 9, bandRows: 28, groupRows: 3, projChannels: 32, projPixels: 12, outLanes: true, claimGroups: true}},
 		// 32 input channels keep two.
-		{"28x28 b16 s2", geom(16, 32, 192, 28, 2, 64), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 7, gr: 6, mt: 32, np: 12, outLanes: true, dyn: true}},
+		{"28x28 b16 s2", geom(16, 32, 192, 28, 2, 64), avx512, invResTile{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 7, groupRows: 6, projChannels: 32, projPixels: 12, outLanes: true, claimGroups: true}},
 		// With 8 lanes the 24 outputs are 3 whole vectors: they stay in the lanes, one
 		// vector × 12 pixels (12 registers), groups as tall as the buffers allow.
-		{"56x56 b16 AVX", geom(16, 24, 144, 56, 1, 24), avx, pwdwTile{v: 8, cv: 2, px: 6, rows: 28, gr: 4, mt: 8, np: 12, outLanes: true, dyn: true}},
+		{"56x56 b16 AVX", geom(16, 24, 144, 56, 1, 24), avx, invResTile{vec: 8, chanVecs: 2, stepPixels: 6, bandRows: 28, groupRows: 4, projChannels: 8, projPixels: 12, outLanes: true, claimGroups: true}},
 		// 64 outputs, 4 whole vectors: two of them × 12 pixels; bands of 7 rows (16
 		// images × 2 bands), one group per band: 384 channels × (9 rows × 16 columns
 		// + 112 pixels) × 4 bytes = 384 KB.
-		{"14x14 b16", geom(16, 64, 384, 14, 1, 64), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 7, gr: 7, mt: 32, np: 12, outLanes: true}},
+		{"14x14 b16", geom(16, 64, 384, 14, 1, 64), avx512, invResTile{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 7, groupRows: 7, projChannels: 32, projPixels: 12, outLanes: true}},
 		// 32 outputs of 28-wide rows: groups of 7 rows (359 KB; 8 would take 393).
-		{"28x28 b16", geom(16, 32, 192, 28, 1, 32), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 14, gr: 7, mt: 32, np: 12, outLanes: true, dyn: true}},
+		{"28x28 b16", geom(16, 32, 192, 28, 1, 32), avx512, invResTile{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 14, groupRows: 7, projChannels: 32, projPixels: 12, outLanes: true, claimGroups: true}},
 		// One image: 14 bands of one row; a row of 14 pixels fills one vector of 16, and
 		// 24 channels at a time (96 = 4 × 24) use every register. Output channels in the
 		// lanes would compute 24 pixels for the row's 14.
-		{"14x14 b1", geom(1, 96, 576, 14, 1, 96), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 1, gr: 1, mt: 24, np: 1}},
+		{"14x14 b1", geom(1, 96, 576, 14, 1, 96), avx512, invResTile{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 1, groupRows: 1, projChannels: 24, projPixels: 1}},
 		// 512 channels of 57 columns at stride 2: one output row's buffers take 406 KB,
 		// more than pwdwr's 384; pwdwp's (a 32-channel block's rows, the row's depthwise
 		// results) take 85 KB.
-		{"wide stride 2", geom(1, 32, 512, 56, 2, 64), avx512, pwdwTile{v: 16, cv: 2, px: 12, rows: 1}},
+		{"wide stride 2", geom(1, 32, 512, 56, 2, 64), avx512, invResTile{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 1}},
 	}
 	for _, c := range cases {
-		got, ok := choosePwdwTile(c.g, c.dev)
+		got, ok := chooseInvResTile(c.g, c.dev)
 		if got != c.want || !ok {
 			t.Errorf("%s: %+v %v, want %+v", c.name, got, ok, c.want)
 		}
-		if got.gr > 0 {
-			if b := pwdwRollBytes(c.g, got, got.gr, got.np); b > opspec.InvResRollingBuffer {
+		if got.groupRows > 0 {
+			if b := rollingBytes(c.g, got, got.groupRows, got.projPixels); b > opspec.InvResRollingBuffer {
 				t.Errorf("%s: %d bytes of buffers, over %d", c.name, b, opspec.InvResRollingBuffer)
 			}
 		}
@@ -342,7 +343,7 @@ func TestChoosePwdwRollTile(t *testing.T) {
 // add up to the peer), and with pwdwp where it applies. GFLOP/s counts the block's work.
 func BenchmarkBlockCPU(b *testing.B) {
 	env := deviceEnvB(b)
-	clip := Attrs{opspec.PointwiseActivationAttr: opspec.ActClip, opspec.PointwiseMinAttr: float32(0), opspec.PointwiseMaxAttr: float32(6),
+	clip := Attrs{opspec.ExpansionActivationAttr: opspec.ActClip, opspec.ExpansionMinAttr: float32(0), opspec.ExpansionMaxAttr: float32(6),
 		opspec.DepthwiseActivationAttr: opspec.ActClip, opspec.DepthwiseMinAttr: float32(0), opspec.DepthwiseMaxAttr: float32(6)}
 	blocks := []struct {
 		name              string
@@ -368,16 +369,16 @@ func BenchmarkBlockCPU(b *testing.B) {
 			in = append(in, sh(bl.n, bl.o, oh, oh))
 		}
 		out := shapes(sh(bl.n, bl.o, oh, oh))
-		c := opCase{name: bl.name, typ: opspec.PointwiseDepthwiseType, attrs: attrs, in: in, out: out}
+		c := opCase{name: bl.name, typ: opspec.InvertedResidualType, attrs: attrs, in: in, out: out}
 		ins := c.inputs()
-		g, err := pwdwOp{}.geometry(paramsOr(attrs), in)
+		g, err := invResOp{}.geometry(paramsOr(attrs), in)
 		if err != nil {
 			b.Fatal(err)
 		}
 		flops := 2.0 * float64(g.pw.macs()+g.dw.macs()+g.proj.macs())
 		mid := shapes(sh(bl.n, bl.m, oh, oh))
 		pwdwAttrs := mergeAttrs(attrs, Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(6)})
-		pwdw, err := pwdwOp{}.Plan(pwdwAttrs, in[:5], mid, env.dev)
+		pwdw, err := invResOp{}.Plan(pwdwAttrs, in[:5], mid, env.dev)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -388,16 +389,16 @@ func BenchmarkBlockCPU(b *testing.B) {
 			b.Fatal(err)
 		}
 		benchPlans(b, env, bl.name, []namedPlan{{"proj", proj}}, opCase{name: bl.name + "p", in: projIn}.inputs(), out, flops)
-		rolling, err := pwdwOp{}.Plan(attrs, in, out, env.dev)
+		rolling, err := invResOp{}.Plan(attrs, in, out, env.dev)
 		if err != nil {
 			b.Fatal(err)
 		}
-		t, _ := choosePwdwTile(g, env.dev)
-		plans := []namedPlan{{fmt.Sprintf("rolling_%d_%d_%d_%d", t.rows, t.gr, t.mt, t.np), rolling}}
-		if rows := pwdwBlockRows(g, t.v, t.cv, env.dev); rows > 0 {
+		t, _ := chooseInvResTile(g, env.dev)
+		plans := []namedPlan{{fmt.Sprintf("rolling_%d_%d_%d_%d", t.bandRows, t.groupRows, t.projChannels, t.projPixels), rolling}}
+		if rows := bandedBlockRows(g, t.vec, t.chanVecs, env.dev); rows > 0 {
 			pt := t
-			pt.rows, pt.gr = rows, 0
-			p, err := pwdwOp{}.plan(attrs, in, out, env.dev, &pt)
+			pt.bandRows, pt.groupRows = rows, 0
+			p, err := invResOp{}.plan(attrs, in, out, env.dev, &pt)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -411,15 +412,16 @@ func BenchmarkBlockCPU(b *testing.B) {
 // block, the 112-, 56-, 28- and 14-row ones, strided or not) as the network runs them at
 // batch 16 split in halves: batch 8, planned for half the compute units. "plan" is the
 // block's own plan, "pixel" pwdwr with pixels in the projection's lanes
-// (pwdwPixelLanesTile), "lanes" output channels in the lanes over projection tiles of
-// mt channels × np pixels; cv is the channel vectors per block (where the plan takes
-// three, the choices with two run too).
-// Findings of earlier sweeps: docs/kernels/pwdw.md#pwdwpixellanestile-pixels-in-the-lanes.
+// (rollingPixelLanesTile), "lanes" output channels in the lanes; cvC_gG_MxN names C
+// channel vectors per block (where the plan takes three, the choices with two run too),
+// groups of G rows and projection tiles of M channels × N pixels (vectors of them for
+// "pixel").
+// Findings of earlier sweeps: docs/kernels/invres.md#rollingpixellanestile-pixels-in-the-lanes.
 func BenchmarkBlockTilesCPU(b *testing.B) {
 	env := deviceEnvB(b)
 	dev := env.dev
 	dev.ComputeUnits = max(dev.ComputeUnits/2, 1)
-	clip := Attrs{opspec.PointwiseActivationAttr: opspec.ActClip, opspec.PointwiseMinAttr: float32(0), opspec.PointwiseMaxAttr: float32(6),
+	clip := Attrs{opspec.ExpansionActivationAttr: opspec.ActClip, opspec.ExpansionMinAttr: float32(0), opspec.ExpansionMaxAttr: float32(6),
 		opspec.DepthwiseActivationAttr: opspec.ActClip, opspec.DepthwiseMinAttr: float32(0), opspec.DepthwiseMaxAttr: float32(6)}
 	const n = 8
 	for _, bl := range []struct {
@@ -439,8 +441,8 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 		attrs := mergeAttrs(clip, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{bl.s, bl.s}, "group": bl.m})
 		ih, kw := bl.hw, 1
 		if bl.stem {
-			attrs = mergeAttrs(attrs, Attrs{opspec.PointwiseWindowPrefix + "kernel_shape": []int{3, 3},
-				opspec.PointwiseWindowPrefix + "strides": []int{2, 2}, opspec.PointwiseWindowPrefix + "pads": []int{1, 1, 1, 1}})
+			attrs = mergeAttrs(attrs, Attrs{opspec.ExpansionWindowPrefix + "kernel_shape": []int{3, 3},
+				opspec.ExpansionWindowPrefix + "strides": []int{2, 2}, opspec.ExpansionWindowPrefix + "pads": []int{1, 1, 1, 1}})
 			ih, kw = bl.hw/2, 3
 		}
 		oh := (ih-1)/bl.s + 1
@@ -450,28 +452,28 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 		}
 		out := shapes(sh(n, bl.o, oh, oh))
 		name := fmt.Sprintf("%d_%d_%d_s%d_%d", bl.c, bl.m, bl.hw, bl.s, bl.o)
-		cs := opCase{name: name, typ: opspec.PointwiseDepthwiseType, attrs: attrs, in: in, out: out}
-		g, err := pwdwOp{}.geometry(paramsOr(attrs), in)
+		cs := opCase{name: name, typ: opspec.InvertedResidualType, attrs: attrs, in: in, out: out}
+		g, err := invResOp{}.geometry(paramsOr(attrs), in)
 		if err != nil {
 			b.Fatal(err)
 		}
-		own, err := pwdwOp{}.Plan(attrs, in, out, dev)
+		own, err := invResOp{}.Plan(attrs, in, out, dev)
 		if err != nil {
 			b.Fatal(err)
 		}
 		plans := []namedPlan{{"plan", own}}
-		t, _ := choosePwdwTile(g, dev)
-		tiles := []pwdwTile{}
-		if pt, ok := pwdwPixelLanesTile(g, t); ok {
+		t, _ := chooseInvResTile(g, dev)
+		tiles := []invResTile{}
+		if pt, ok := rollingPixelLanesTile(g, t); ok {
 			tiles = append(tiles, pt)
 		}
-		if t.cv == 3 {
+		if t.chanVecs == 3 {
 			// The same choice with two channel vectors per block.
 			t2 := t
-			t2.cv, t2.px = 2, 12
-			if rt, ok := pwdwRollTile(g, t2, dev); ok {
+			t2.chanVecs, t2.stepPixels = 2, 12
+			if rt, ok := rollingTile(g, t2, dev); ok {
 				tiles = append(tiles, rt)
-				if pt, ok := pwdwPixelLanesTile(g, rt); ok {
+				if pt, ok := rollingPixelLanesTile(g, rt); ok {
 					tiles = append(tiles, pt)
 				}
 			}
@@ -479,28 +481,28 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 		if t.outLanes {
 			for _, v := range [][2]int{{1, 24}, {2, 12}, {3, 8}, {4, 6}, {6, 4}} {
 				vt := t
-				vt.mt, vt.np = v[0]*t.v, v[1]
-				if vt.mt <= ceilDiv(bl.o, t.v)*t.v && vt != t && pwdwRollBytes(g, vt, vt.gr, vt.np) <= 2*opspec.InvResRollingBuffer {
+				vt.projChannels, vt.projPixels = v[0]*t.vec, v[1]
+				if vt.projChannels <= ceilDiv(bl.o, t.vec)*t.vec && vt != t && rollingBytes(g, vt, vt.groupRows, vt.projPixels) <= 2*opspec.InvResRollingBuffer {
 					tiles = append(tiles, vt)
 				}
 			}
 		}
-		if t.dyn {
+		if t.claimGroups {
 			// The same bands each taken whole by its work-item.
 			st := t
-			st.dyn = false
+			st.claimGroups = false
 			tiles = append(tiles, st)
 		}
 		for _, vt := range tiles {
-			p, err := pwdwOp{}.plan(attrs, in, out, dev, &vt)
+			p, err := invResOp{}.plan(attrs, in, out, dev, &vt)
 			if err != nil {
 				b.Fatal(err)
 			}
-			label := fmt.Sprintf("pixel_cv%d_g%d_%dx%d", vt.cv, vt.gr, vt.mt, vt.np)
+			label := fmt.Sprintf("pixel_cv%d_g%d_%dx%d", vt.chanVecs, vt.groupRows, vt.projChannels, vt.projPixels)
 			if vt.outLanes {
-				label = fmt.Sprintf("lanes_cv%d_g%d_%dx%d", vt.cv, vt.gr, vt.mt, vt.np)
+				label = fmt.Sprintf("lanes_cv%d_g%d_%dx%d", vt.chanVecs, vt.groupRows, vt.projChannels, vt.projPixels)
 			}
-			if vt.gr > 0 && !vt.dyn {
+			if vt.groupRows > 0 && !vt.claimGroups {
 				label = "static_" + label
 			}
 			plans = append(plans, namedPlan{label, p})
@@ -511,27 +513,27 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 	}
 }
 
-// TestPwdwrClaims runs pwdwr with its groups claimed at run time (DYN) three times on the
+// TestRollingClaims runs pwdwr with its groups claimed at run time (DYN) three times on the
 // same buffers, a new input and residual each time: every run must match the reference
 // (a launch that found its counters left over from the run before would claim nothing
 // and leave the last run's output), and leave its counters zero. The thieves' tile takes
 // every group from a range's back, expanding its rows afresh, whatever order PoCL runs
 // the work-items in.
-func TestPwdwrClaims(t *testing.T) {
+func TestRollingClaims(t *testing.T) {
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
-	blockClip := Attrs{opspec.PointwiseActivationAttr: opspec.ActClip, opspec.PointwiseMinAttr: float32(0), opspec.PointwiseMaxAttr: float32(6),
+	blockClip := Attrs{opspec.ExpansionActivationAttr: opspec.ActClip, opspec.ExpansionMinAttr: float32(0), opspec.ExpansionMaxAttr: float32(6),
 		opspec.DepthwiseActivationAttr: opspec.ActClip, opspec.DepthwiseMinAttr: float32(0), opspec.DepthwiseMaxAttr: float32(6)}
-	c := opCase{name: "claims", typ: opspec.PointwiseDepthwiseType, attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 24}),
+	c := opCase{name: "claims", typ: opspec.InvertedResidualType, attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 24}),
 		in:  shapes(sh(3, 8, 11, 9), sh(24, 8, 1, 1), sh(24), sh(24, 1, 3, 3), sh(24), sh(12, 24, 1, 1), sh(12), sh(3, 12, 11, 9)),
 		out: shapes(sh(3, 12, 11, 9))}
-	for _, tile := range []pwdwTile{
-		{v: 8, cv: 1, px: 8, rows: 4, gr: 1, mt: 16, np: 5, outLanes: true, dyn: true},
-		{v: 8, cv: 2, px: 8, rows: 6, gr: 2, mt: 3, np: 2, dyn: true},
-		{v: 8, cv: 1, px: 8, rows: 4, gr: 1, mt: 16, np: 5, outLanes: true, dyn: true, thieves: true},
-		{v: 4, cv: 2, px: 8, rows: 11, gr: 3, mt: 5, np: 1, dyn: true, thieves: true},
+	for _, tile := range []invResTile{
+		{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 4, groupRows: 1, projChannels: 16, projPixels: 5, outLanes: true, claimGroups: true},
+		{vec: 8, chanVecs: 2, stepPixels: 8, bandRows: 6, groupRows: 2, projChannels: 3, projPixels: 2, claimGroups: true},
+		{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 4, groupRows: 1, projChannels: 16, projPixels: 5, outLanes: true, claimGroups: true, thieves: true},
+		{vec: 4, chanVecs: 2, stepPixels: 8, bandRows: 11, groupRows: 3, projChannels: 5, projPixels: 1, claimGroups: true, thieves: true},
 	} {
-		plan, err := pwdwOp{}.plan(c.attrs, c.in, c.out, env.dev, &tile)
+		plan, err := invResOp{}.plan(c.attrs, c.in, c.out, env.dev, &tile)
 		if err != nil {
 			t.Fatalf("%+v: %v", tile, err)
 		}
@@ -599,7 +601,7 @@ func TestPwdwrClaims(t *testing.T) {
 				}
 			}
 			run(plan.Launches)
-			want, err := pwdwOp{}.Reference(c.attrs, ins, c.out)
+			want, err := invResOp{}.Reference(c.attrs, ins, c.out)
 			if err != nil {
 				t.Fatal(err)
 			}

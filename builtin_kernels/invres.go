@@ -7,13 +7,18 @@ import (
 	"github.com/clhost/clhost/builtin_kernels/opspec"
 )
 
-func init() { Register(opspec.PointwiseDepthwiseType, pwdwOp{}) }
+func init() { Register(opspec.InvertedResidualType, invResOp{}) }
 
-type pwdwOp struct{}
+// invResOp is the inverted residual layer (opspec.InvertedResidualType): a 1×1 or stem
+// expansion and a depthwise convolution, optionally the projection and its residual. Its
+// kernels in pwdw_cpu.cl keep the names that programs in dumps and caches carry: pwdw
+// (expansion + depthwise), pwdwr (the rolling block kernel: a tile with groupRows),
+// pwdwp (the banded block kernel), and pwdw_pw, pwdw_dw, pwdw_proj (the plain launches).
+type invResOp struct{}
 
-// pwdwParts are the fused layer's attributes as its 1×1, its depthwise and (for a block)
+// invResParts are the fused layer's attributes as its 1×1, its depthwise and (for a block)
 // its projection convolution see them.
-func pwdwParts(p Params, block bool) (pw, dw, proj Params) {
+func invResParts(p Params, block bool) (pw, dw, proj Params) {
 	window := map[string]string{"pads": "", "strides": "", "dilations": "", "kernel_shape": "", "auto_pad": "", "group": ""}
 	rename := func(base map[string]string, more map[string]string) map[string]string {
 		out := map[string]string{}
@@ -26,10 +31,10 @@ func pwdwParts(p Params, block bool) (pw, dw, proj Params) {
 		return out
 	}
 	pw = renamedParams{p, rename(window, map[string]string{
-		opspec.FusedActivationAttr: opspec.PointwiseActivationAttr, opspec.FusedAlphaAttr: opspec.PointwiseAlphaAttr,
-		opspec.FusedMinAttr: opspec.PointwiseMinAttr, opspec.FusedMaxAttr: opspec.PointwiseMaxAttr, opspec.OutputBatchStrideAttr: "",
-		"pads": opspec.PointwiseWindowPrefix + "pads", "strides": opspec.PointwiseWindowPrefix + "strides",
-		"kernel_shape": opspec.PointwiseWindowPrefix + "kernel_shape",
+		opspec.FusedActivationAttr: opspec.ExpansionActivationAttr, opspec.FusedAlphaAttr: opspec.ExpansionAlphaAttr,
+		opspec.FusedMinAttr: opspec.ExpansionMinAttr, opspec.FusedMaxAttr: opspec.ExpansionMaxAttr, opspec.OutputBatchStrideAttr: "",
+		"pads": opspec.ExpansionWindowPrefix + "pads", "strides": opspec.ExpansionWindowPrefix + "strides",
+		"kernel_shape": opspec.ExpansionWindowPrefix + "kernel_shape",
 	})}
 	if !block {
 		return pw, p, nil
@@ -41,34 +46,34 @@ func pwdwParts(p Params, block bool) (pw, dw, proj Params) {
 	return pw, dw, renamedParams{p, window}
 }
 
-// pwdwGeom is the parts' geometry; proj is nil where the layer has no projection.
-type pwdwGeom struct {
+// invResGeom is the parts' geometry; proj is nil where the layer has no projection.
+type invResGeom struct {
 	pw, dw convGeom
 	proj   *convGeom
 }
 
 // out is the layer's output shape.
-func (g pwdwGeom) out() []int {
+func (g invResGeom) out() []int {
 	if g.proj != nil {
 		return g.proj.win.outShape(g.proj.n, g.proj.m, 2)
 	}
 	return g.dw.win.outShape(g.dw.n, g.dw.m, 2)
 }
 
-func (pwdwOp) geometry(p Params, in [][]int) (pwdwGeom, error) {
-	const typ = opspec.PointwiseDepthwiseType
-	var g pwdwGeom
+func (invResOp) geometry(p Params, in [][]int) (invResGeom, error) {
+	const typ = opspec.InvertedResidualType
+	var g invResGeom
 	if len(in) < 4 || len(in) > 8 || len(in) > 5 && in[5] == nil {
 		return g, fmt.Errorf("%s: %d inputs, want 4 to 8 (X, 1×1 W, [B], depthwise W, [B], [projection W, [B], [residual]])", typ, len(in))
 	}
 	block := len(in) > 5
-	pwp, dwp, projp := pwdwParts(p, block)
+	pwp, dwp, projp := invResParts(p, block)
 	var err error
 	if g.pw, err = (convOp{}).geometry(pwp, in[:3]); err != nil {
 		return g, fmt.Errorf("%s: expansion (1×1 or stem) half: %w", typ, err)
 	}
-	if g.pw.nsp != 2 || g.pw.g != 1 || g.pw.win.d != [2]int{1, 1} || !g.pw.pointwise() && !p.Has(opspec.PointwiseWindowPrefix+"kernel_shape") {
-		return g, fmt.Errorf("%s: input 1 (1×1 W) has shape %v: want [M, %d, 1, 1] over a 2-D X (or a window in %skernel_shape)", typ, in[1], g.pw.c, opspec.PointwiseWindowPrefix)
+	if g.pw.nsp != 2 || g.pw.g != 1 || g.pw.win.d != [2]int{1, 1} || !g.pw.pointwise() && !p.Has(opspec.ExpansionWindowPrefix+"kernel_shape") {
+		return g, fmt.Errorf("%s: input 1 (1×1 W) has shape %v: want [M, %d, 1, 1] over a 2-D X (or a window in %skernel_shape)", typ, in[1], g.pw.c, opspec.ExpansionWindowPrefix)
 	}
 	mid := g.pw.win.outShape(g.pw.n, g.pw.m, 2)
 	dwIn := append([][]int{mid}, in[3:min(len(in), 5)]...)
@@ -93,7 +98,7 @@ func (pwdwOp) geometry(p Params, in [][]int) (pwdwGeom, error) {
 	return g, nil
 }
 
-func (o pwdwOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
+func (o invResOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 	g, err := o.geometry(paramsOr(p), in)
 	if err != nil {
 		return nil, err
@@ -101,9 +106,9 @@ func (o pwdwOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 	return [][]int{g.out()}, nil
 }
 
-func (o pwdwOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
+func (o invResOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
 	p = paramsOr(p)
-	shapes, err := optionalTensors(opspec.PointwiseDepthwiseType, in, 2, 4, 6, 7)
+	shapes, err := optionalTensors(opspec.InvertedResidualType, in, 2, 4, 6, 7)
 	if err != nil {
 		return nil, err
 	}
@@ -111,10 +116,10 @@ func (o pwdwOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOut(opspec.PointwiseDepthwiseType, out, [][]int{g.out()}); err != nil {
+	if err := checkOut(opspec.InvertedResidualType, out, [][]int{g.out()}); err != nil {
 		return nil, err
 	}
-	pwp, dwp, projp := pwdwParts(p, g.proj != nil)
+	pwp, dwp, projp := invResParts(p, g.proj != nil)
 	mid, err := convOp{}.Reference(pwp, in[:3], [][]int{g.pw.win.outShape(g.pw.n, g.pw.m, 2)})
 	if err != nil {
 		return nil, err
@@ -129,40 +134,40 @@ func (o pwdwOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 	return convOp{}.Reference(projp, append([]*HostTensor{dwOut[0]}, in[5:]...), out)
 }
 
-// pwdwTiledPlan plans pwdw (for a block pwdwp, or pwdwr where t.gr is above 0) with tile
+// invResTiledPlan plans pwdw (for a block pwdwp, or pwdwr where t.groupRows is above 0) with tile
 // t on the defines d of the parts: a setup launch packs the weights into scratch buffer
 // 0 (pwdwr's projection weights into buffer 1), then one launch does the work.
-func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs []Arg, dev DeviceInfo) (*Plan, error) {
+func invResTiledPlan(d *defines, g invResGeom, t invResTile, pwArgs, dwArgs, projArgs []Arg, dev DeviceInfo) (*Plan, error) {
 	pw, dw := g.pw, g.dw
-	vc := t.v * t.cv
+	vc := t.vec * t.chanVecs
 	mb := ceilDiv(pw.m, vc)
-	nb := ceilDiv(dw.win.out[0], t.rows)
-	d.int("V", t.v)
-	d.int("CV", t.cv)
-	d.int("PXT", t.px)
-	d.int("ROWS", t.rows)
+	nb := ceilDiv(dw.win.out[0], t.bandRows)
+	d.int("V", t.vec)
+	d.int("CV", t.chanVecs)
+	d.int("PXT", t.stepPixels)
+	d.int("ROWS", t.bandRows)
 	d.int("NB", nb)
 	d.int("MB", mb)
 	switch {
-	case g.proj != nil && t.gr == 0:
+	case g.proj != nil && t.groupRows == 0:
 		d.int("MT", 8) // pwdwp's output channels per projection step
 	case g.proj != nil:
-		if t.outLanes && t.mt%t.v != 0 {
-			return nil, fmt.Errorf("%s: projection tile of %d output channels is not whole vectors of %d", opspec.PointwiseDepthwiseType, t.mt, t.v)
+		if t.outLanes && t.projChannels%t.vec != 0 {
+			return nil, fmt.Errorf("%s: projection tile of %d output channels is not whole vectors of %d", opspec.InvertedResidualType, t.projChannels, t.vec)
 		}
-		d.int("GR", t.gr)
-		d.int("MT", t.mt)
-		d.int("MOT", ceilDiv(g.proj.m, t.mt))
+		d.int("GR", t.groupRows)
+		d.int("MT", t.projChannels)
+		d.int("MOT", ceilDiv(g.proj.m, t.projChannels))
 		d.bool("OUT_LANES", t.outLanes)
-		d.bool("DYN", t.dyn)
+		d.bool("DYN", t.claimGroups)
 		if t.thieves {
 			d.int("DYN_THIEVES", 1)
 		}
 		if t.outLanes {
-			d.int("OVT", t.mt/t.v)
-			d.int("NPX", t.np)
+			d.int("OVT", t.projChannels/t.vec)
+			d.int("NPX", t.projPixels)
 		} else {
-			d.int("NP", t.np)
+			d.int("NP", t.projPixels)
 		}
 	}
 	src, err := d.program("pwdw_cpu.cl")
@@ -173,7 +178,7 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs 
 	packRows := pw.c*pw.win.k[0]*pw.win.k[1] + dw.win.k[0]*dw.win.k[1] + 2
 	pg, pl := launchSize([]int{vc, packRows, mb}, dev)
 	// Each band also recomputes the expanded rows above and below it.
-	bandIn := (t.rows-1)*dw.win.s[0] + dw.win.k[0]
+	bandIn := (t.bandRows-1)*dw.win.s[0] + dw.win.k[0]
 	macs := pw.macs()*nb*bandIn/max(dw.in[0], 1) + dw.macs()
 	plan := &Plan{
 		Source:            src,
@@ -188,20 +193,20 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs 
 		return plan, nil
 	}
 	plan.OutputBatchStride = g.proj.yn
-	if t.gr == 0 {
+	if t.groupRows == 0 {
 		args := append(append([]Arg{{Kind: ArgInput, Index: 0}, packed}, projArgs...), output)
 		plan.Launches = []Launch{cpuLaunch("pwdwp", []int{nb, pw.n}, macs+g.proj.macs(), args, dev)}
 		return plan, nil
 	}
 	// pwdwr: the projection's weights are packed into scratch buffer 1 (projArgs[0] is
 	// its W; the bias and residual follow).
-	mot := ceilDiv(g.proj.m, t.mt)
+	mot := ceilDiv(g.proj.m, t.projChannels)
 	wq := Arg{Kind: ArgScratch, Index: 1}
-	plan.Scratch = append(plan.Scratch, 4*mot*t.mt*pw.m)
-	qg, ql := launchSize([]int{t.mt, pw.m, mot}, dev)
+	plan.Scratch = append(plan.Scratch, 4*mot*t.projChannels*pw.m)
+	qg, ql := launchSize([]int{t.projChannels, pw.m, mot}, dev)
 	plan.Setup = append(plan.Setup, Launch{Kernel: "pwdwr_pack", Global: qg, Local: ql, Args: []Arg{projArgs[0], wq}})
 	args := append(append([]Arg{{Kind: ArgInput, Index: 0}, packed, wq}, projArgs[1:]...), output)
-	if t.dyn {
+	if t.claimGroups {
 		// A claim counter per band and a count of the work-items done.
 		plan.Counters = []int{len(plan.Scratch)}
 		args = append(args, Arg{Kind: ArgScratch, Index: len(plan.Scratch)})
@@ -211,19 +216,19 @@ func pwdwTiledPlan(d *defines, g pwdwGeom, t pwdwTile, pwArgs, dwArgs, projArgs 
 	return plan, nil
 }
 
-func (o pwdwOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
+func (o invResOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	return o.plan(p, in, out, dev, nil)
 }
 
 // plan is Plan with the tile of the tiled kernel given (where tile is not nil) rather
 // than chosen.
-func (o pwdwOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *pwdwTile) (*Plan, error) {
+func (o invResOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *invResTile) (*Plan, error) {
 	p = paramsOr(p)
 	g, err := o.geometry(p, in)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOut(opspec.PointwiseDepthwiseType, out, [][]int{g.out()}); err != nil {
+	if err := checkOut(opspec.InvertedResidualType, out, [][]int{g.out()}); err != nil {
 		return nil, err
 	}
 	pw, dw := g.pw, g.dw
@@ -288,12 +293,12 @@ func (o pwdwOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *pwdwTile) 
 		dwArgs = append(dwArgs, Arg{Kind: ArgInput, Index: 4})
 	}
 	if tile == nil {
-		if t, ok := choosePwdwTile(g, dev); ok {
+		if t, ok := chooseInvResTile(g, dev); ok {
 			tile = &t
 		}
 	}
 	if tile != nil {
-		return pwdwTiledPlan(&d, g, *tile, pwArgs, dwArgs, projArgs, dev)
+		return invResTiledPlan(&d, g, *tile, pwArgs, dwArgs, projArgs, dev)
 	}
 
 	// Plain launches through scratch buffers: the 1×1 convolution into buffer 0, the

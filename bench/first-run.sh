@@ -59,7 +59,7 @@ seconds() {
 	start=$(date +%s.%N)
 	"$@" >"$scratch/out.log" 2>&1 || { echo "failed: $*" >&2; tail -5 "$scratch/out.log" >&2; echo NaN; return; }
 	end=$(date +%s.%N)
-	echo "$end - $start" | bc
+	printf '%.2f\n' "$(echo "$end - $start" | bc)"
 }
 
 # p50 prints bench's p50 in ms.
@@ -81,15 +81,15 @@ for model in "$@"; do
 			dir=$(mktemp -d "$scratch/run.XXXX")
 			mkdir -p "$dir/pocl" "$dir/xdg" "$dir/nv"
 			export POCL_CACHE_DIR="$dir/pocl" XDG_CACHE_HOME="$dir/xdg" CUDA_CACHE_PATH="$dir/nv"
-			common=(-m "$model" -d "$device" "${batch[@]}" --cache-dir "$dir/clhost")
-			first=$(seconds "$bin" run "${common[@]}" "${quiet[@]}" -o "$dir/out")
-			warm=$(seconds "$bin" run "${common[@]}" "${quiet[@]}" -o "$dir/out")
+			common=(-m "$model" -d "$device" ${batch[@]+"${batch[@]}"} --cache-dir "$dir/clhost")
+			first=$(seconds "$bin" run "${common[@]}" ${quiet[@]+"${quiet[@]}"} -o "$dir/out")
+			warm=$(seconds "$bin" run "${common[@]}" ${quiet[@]+"${quiet[@]}"} -o "$dir/out")
 			p=-
-			[ "$n" -gt 0 ] && p=$(p50 "$bin" bench "${common[@]}" "${firstrun[@]}" --json --layers=false -n "$n" --warmup 10)
+			[ "$n" -gt 0 ] && p=$(p50 "$bin" bench "${common[@]}" ${firstrun[@]+"${firstrun[@]}"} --json --layers=false -n "$n" --warmup 10)
 			tp=-
 			if [ "$tune" = 1 ] && [ "$n" -gt 0 ] && "$bin" tune -h >/dev/null 2>&1; then
-				"$bin" tune "${common[@]}" "${quiet[@]}" >"$scratch/tune.log" 2>&1 || tail -5 "$scratch/tune.log" >&2
-				tp=$(p50 "$bin" bench "${common[@]}" "${firstrun[@]}" --json --layers=false -n "$n" --warmup 10)
+				"$bin" tune "${common[@]}" ${quiet[@]+"${quiet[@]}"} >"$scratch/tune.log" 2>&1 || tail -5 "$scratch/tune.log" >&2
+				tp=$(p50 "$bin" bench "${common[@]}" ${firstrun[@]+"${firstrun[@]}"} --json --layers=false -n "$n" --warmup 10)
 			fi
 			unset POCL_CACHE_DIR XDG_CACHE_HOME CUDA_CACHE_PATH
 			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$bin" "$(basename "$model")" "$b" "$first" "$warm" "$p" "$tp" "$(cut -d' ' -f1 /proc/loadavg)"

@@ -11,7 +11,8 @@ import (
 )
 
 // TestTuneCacheInfoClear: `clhost tune` stores the model's program binaries (also on
-// PoCL), `cache info` counts them, a damaged entry and a damaged tuning.json cost a run a
+// PoCL; with -tune=false those alone) and a second one finds them, `cache info` counts
+// them, a damaged entry and a damaged tuning.json cost a run a
 // note and a rebuild, never the run, and `cache clear` empties the folder of clhost's
 // files only.
 func TestTuneCacheInfoClear(t *testing.T) {
@@ -29,10 +30,13 @@ func TestTuneCacheInfoClear(t *testing.T) {
 		}
 		return stdout, stderr
 	}
-	out, _ := clhost("tune", "-m", model, "-d", "cpu", "--cache-dir", cache, "--quiet")
+	out, _ := clhost("tune", "-m", model, "-d", "cpu", "--cache-dir", cache, "--quiet", "--tune=false")
 	bins, _ := filepath.Glob(filepath.Join(cache, "*.bin"))
-	if len(bins) == 0 || !strings.Contains(out, "program binaries") {
+	if len(bins) == 0 || !strings.Contains(out, "program binaries ("+strconv.Itoa(len(bins))+" new)") {
 		t.Fatalf("tune stored %d binaries:\n%s", len(bins), out)
+	}
+	if out, _ = clhost("tune", "-m", model, "-d", "cpu", "--cache-dir", cache, "--quiet"); !strings.Contains(out, "(0 new)") {
+		t.Errorf("a second tune stored new entries:\n%s", out)
 	}
 	if out, _ = clhost("cache", "info", "--cache-dir", cache); !strings.Contains(out, "program binaries: "+strconv.Itoa(len(bins))+" (") ||
 		!strings.Contains(out, "PoCL's kernel cache") {

@@ -11,13 +11,13 @@ import (
 )
 
 func init() {
-	register(command{name: "tune", summary: "time the kernel plans of a model once and store the fastest in the cache for later runs", run: runTune})
+	register(command{name: "tune", summary: "time the kernel plans of a model once and store the fastest, and the program binaries, in the cache for later runs (-tune=false: the binaries alone)", run: runTune})
 }
 
-// runTune compiles the model with tuning on, so the choices land in the cache folder
-// where later runs (without --tune) take them, and stores the program binaries, also on
-// PoCL, where a run stores none by default; one inference then has the driver compile
-// every kernel for its launch size into its own cache.
+// runTune compiles the model with tuning on (with -tune=false, off), so the choices land
+// in the cache folder where later runs (without --tune) take them, and stores the
+// program binaries, also on PoCL, where a run stores none by default; one inference then
+// has the driver compile every kernel for its launch size into its own cache.
 func runTune(args []string) error {
 	fs := newFlagSet("tune")
 	var ef engineFlags
@@ -34,9 +34,12 @@ func runTune(args []string) error {
 		return usagef("-cache-dir \"\": tune stores its choices in the cache folder")
 	}
 	if ef.tune.set && !ef.tune.on {
-		return usagef("-tune=false: tune always tunes")
+		// Binaries only: on PoCL a warm start then loads them instead of asking PoCL's
+		// cache for every program.
+		ef.tune = &autoBool{}
+	} else {
+		ef.tune = &autoBool{set: true, on: true}
 	}
-	ef.tune = &autoBool{set: true, on: true}
 	before, err := host.ReadCacheStats(*ef.cacheDir)
 	if err != nil {
 		return err

@@ -40,7 +40,9 @@ func (e *Engine) pinned() bool {
 	case PinnedOff:
 		return false
 	}
-	return e.Device.IsGPU()
+	// A device that calls itself a CPU too (oclgrind claims every type) shares host
+	// memory: its kernels read the caller's inputs in place instead.
+	return e.Device.IsGPU() && !e.Device.IsCPU()
 }
 
 // pinnedPiece is the size of one enqueued device copy: large enough that the enqueue

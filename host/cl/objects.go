@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -41,7 +42,14 @@ type Context struct {
 	released
 	id     C.cl_context
 	Device *Device
+	// serialBuilds holds clBuildProgram to one call at a time on platforms whose
+	// compiler is not thread-safe (oclgrind corrupts its heap on concurrent builds),
+	// where the host builds programs in parallel everywhere else.
+	serialBuilds bool
 }
+
+// serialBuildMu is the one build at a time of serialBuilds contexts.
+var serialBuildMu sync.Mutex
 
 // NewContext creates a context for the device.
 func NewContext(dev *Device) (*Context, error) {
@@ -52,6 +60,7 @@ func NewContext(dev *Device) (*Context, error) {
 	}
 	live.Add(1)
 	c := &Context{id: id, Device: dev}
+	c.serialBuilds = dev.Platform != nil && strings.Contains(strings.ToLower(dev.Platform.Name), "oclgrind")
 	runtime.SetFinalizer(c, (*Context).Release)
 	return c, nil
 }
@@ -367,6 +376,10 @@ func (c *Context) ProgramFromBinary(binary []byte, options string) (*Program, er
 }
 
 func (p *Program) build() error {
+	if p.ctx.serialBuilds {
+		serialBuildMu.Lock()
+		defer serialBuildMu.Unlock()
+	}
 	opts := C.CString(p.Options)
 	defer C.free(unsafe.Pointer(opts))
 	st := C.clBuildProgram(p.id, 1, &p.ctx.Device.id, opts, nil, nil)

@@ -114,9 +114,16 @@ func (e *Engine) unimplemented(err *UnimplementedError, l *model.Layer) *Unimple
 	return err
 }
 
+// isCustomType says whether a loaded custom-layer configuration implements typ, which then
+// replaces any built-in of that name.
+func (e *Engine) isCustomType(typ string) bool {
+	_, ok := e.Layers.Lookup(typ)
+	return ok
+}
+
 // executionOrder is the order layers are enqueued in, and their dependency levels.
-func executionOrder(m *model.Model) ([]int, [][]int, error) {
-	if err := graph.InferShapes(m); err != nil {
+func executionOrder(m *model.Model, custom func(typ string) bool) ([]int, [][]int, error) {
+	if err := graph.InferShapesExcept(m, custom); err != nil {
 		return nil, nil, err
 	}
 	g, err := graph.Build(m)

@@ -208,7 +208,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	}
 	// Passes rewrite the model; the caller's stays as it was.
 	m = m.Clone()
-	if err := graph.InferShapes(m); err != nil {
+	if err := graph.InferShapesExcept(m, e.isCustomType); err != nil {
 		return nil, err
 	}
 	if err := e.checkImplemented(m); err != nil {
@@ -217,7 +217,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	if err := e.optimize(m); err != nil {
 		return nil, err
 	}
-	order, levels, err := executionOrder(m)
+	order, levels, err := executionOrder(m, e.isCustomType)
 	if err != nil {
 		return nil, err
 	}

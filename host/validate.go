@@ -30,7 +30,7 @@ func CustomInstances(m *model.Model, reg *customlayer.Registry) ([]CustomInstanc
 		return nil, err
 	}
 	m = m.Clone()
-	if err := graph.InferShapes(m); err != nil {
+	if err := graph.InferShapesExcept(m, func(typ string) bool { _, ok := reg.Lookup(typ); return ok }); err != nil {
 		return nil, err
 	}
 	var out []CustomInstance

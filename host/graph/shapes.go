@@ -123,7 +123,14 @@ func OutputShapes(l *model.Layer, in [][]int, consts ...*model.Tensor) ([][]int,
 // types compute them (and a declared shape that differs is an error naming the layer);
 // other types, custom layers, must have them declared in the model. Inferred tensors are
 // appended to m.Tensors in execution order. On error the model is left unchanged.
-func InferShapes(m *model.Model) error {
+func InferShapes(m *model.Model) error { return InferShapesExcept(m, nil) }
+
+// InferShapesExcept is InferShapes where the layer types custom says are custom layers
+// take their declared shapes even when a built-in of that name exists: a loaded
+// custom-layer configuration replaces the built-in (OpenVINO's Tile takes attributes,
+// ONNX's a repeats input), and with it the built-in's shape rule, which still gives the
+// shapes a model leaves undeclared.
+func InferShapesExcept(m *model.Model, custom func(typ string) bool) error {
 	g, err := Build(m)
 	if err != nil {
 		return err
@@ -152,7 +159,11 @@ func InferShapes(m *model.Model) error {
 				first, typed = t.Type, true
 			}
 		}
-		out, err := OutputShapes(l, in, consts...)
+		var out [][]int
+		err := ErrNoShapeFunc
+		if custom == nil || !custom(l.Type) || !allDeclared(l.Outputs, index) {
+			out, err = OutputShapes(l, in, consts...)
+		}
 		if errors.Is(err, ErrNoShapeFunc) {
 			for _, o := range l.Outputs {
 				if _, declared := index[o]; !declared {
@@ -179,6 +190,16 @@ func InferShapes(m *model.Model) error {
 	}
 	m.Tensors = tensors
 	return nil
+}
+
+// allDeclared says whether the model declares every one of the tensors.
+func allDeclared(names []string, index map[string]int) bool {
+	for _, n := range names {
+		if _, ok := index[n]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // outputType is the element type of output k of a built-in layer whose first input has

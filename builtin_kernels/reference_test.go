@@ -153,6 +153,9 @@ func TestRegistered(t *testing.T) {
 		"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
 		"ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin", "LogSoftmax",
 		"Hardmax", "LayerNormalization", "InstanceNormalization", "LRN", "MeanVarianceNormalization",
+		// layout.go, resize.go
+		"Transpose", "Slice", "Expand", "Tile", "DepthToSpace", "SpaceToDepth", "Split", "Pad",
+		"Gather", "Squeeze", "Unsqueeze", "Resize", "Upsample",
 	}
 	for _, typ := range want {
 		op, ok := Lookup(typ)

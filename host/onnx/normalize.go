@@ -26,6 +26,26 @@ func (im *importer) normalize(l *model.Layer) error {
 		if !l.Has("axis") && im.opset < 4 {
 			setAttr(l, model.Attr{Name: "axis", Kind: model.AttrInt, Int: 1}) // the default before opset 4
 		}
+	case "Resize":
+		if im.opset < 11 {
+			// Resize 10 had Upsample's coordinates: asymmetric, nearest rounding down.
+			setAttr(l, model.Attr{Name: "coordinate_transformation_mode", Kind: model.AttrString, Str: "asymmetric"})
+			setAttr(l, model.Attr{Name: "nearest_mode", Kind: model.AttrString, Str: "floor"})
+		}
+	case "Upsample":
+		if l.Has("height_scale") || l.Has("width_scale") {
+			// Upsample 1 scaled the last two axes of N,C,H,W by attributes of their own.
+			scales := []float32{1, 1, l.Float("height_scale", 1), l.Float("width_scale", 1)}
+			removeAttr(l, "height_scale")
+			removeAttr(l, "width_scale")
+			setAttr(l, model.Attr{Name: "scales", Kind: model.AttrFloats, Floats: scales})
+		}
+		switch l.String("mode", "nearest") {
+		case "NN":
+			setAttr(l, model.Attr{Name: "mode", Kind: model.AttrString, Str: "nearest"})
+		case "BILINEAR":
+			setAttr(l, model.Attr{Name: "mode", Kind: model.AttrString, Str: "linear"})
+		}
 	case "Clip":
 		im.clipAttrs(l)
 	case "BatchNormalization":

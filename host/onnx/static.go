@@ -224,6 +224,9 @@ func padAxes(l *model.Layer, shape []int) error {
 // opset 7 (B aligned with A from axis on) into numpy's rule, which aligns at the right:
 // a constant B gets trailing dimensions of size 1.
 func (im *importer) legacyBroadcast(l *model.Layer, shapes map[string][]int) error {
+	if l.Type == "PRelu" && im.opset < 7 && len(l.Inputs) == 2 {
+		return im.legacySlope(l, shapes)
+	}
 	if !l.Has("broadcast") {
 		return nil
 	}
@@ -252,6 +255,29 @@ func (im *importer) legacyBroadcast(l *model.Layer, shapes map[string][]int) err
 	cp.Name = uniqueConst(im, c.Name+"/axis")
 	cp.Shape = append(slices.Clone(c.Shape), make([]int, pad)...)
 	for i := len(c.Shape); i < len(cp.Shape); i++ {
+		cp.Shape[i] = 1
+	}
+	im.addConst(cp)
+	shapes[cp.Name] = cp.Shape
+	l.Inputs[1] = cp.Name
+	return nil
+}
+
+// legacySlope gives PRelu's slope before opset 7, one value per channel as a list, the
+// trailing axes of size 1 numpy's rule needs to apply it along axis 1.
+func (im *importer) legacySlope(l *model.Layer, shapes map[string][]int) error {
+	x, s := shapes[l.Inputs[0]], shapes[l.Inputs[1]]
+	c := im.consts[l.Inputs[1]]
+	if len(x) < 3 || len(s) != 1 || s[0] == 1 || s[0] != x[1] {
+		return nil
+	}
+	if c == nil {
+		return fmt.Errorf("a slope of one value per channel (opset %d) is supported as a constant only", im.opset)
+	}
+	cp := *c
+	cp.Name = uniqueConst(im, c.Name+"/channels")
+	cp.Shape = append([]int{s[0]}, make([]int, len(x)-2)...)
+	for i := 1; i < len(cp.Shape); i++ {
 		cp.Shape[i] = 1
 	}
 	im.addConst(cp)

@@ -89,6 +89,13 @@ func TestLegacyOpsets(t *testing.T) {
 	wantAttrs(t, l, nil)
 	wantConst(t, m, "b/axis", model.Float32, []int{3, 1}, f32bytes(1, 2, 3))
 	wantShapes(t, m, map[string][]int{"y": {2, 3, 4}})
+
+	// PRelu before opset 7: a slope per channel, as a list.
+	prelu := graphOf(vinfo("x", dtFloat, 2, 3, 4), vinfo("y", dtFloat), b,
+		addNode(node("PRelu", "prelu", []string{"x", "b"}, []string{"y"})))
+	m = decodeOK(t, onnxModel(6, prelu), Options{})
+	wantLayer(t, m, "prelu", "PRelu", []string{"x", "b/channels"}, []string{"y"})
+	wantConst(t, m, "b/channels", model.Float32, []int{3, 1}, f32bytes(1, 2, 3))
 }
 
 func TestDropoutTrainingRefused(t *testing.T) {

@@ -50,3 +50,17 @@ func init() {
 		opCase{name: "linear", typ: "Upsample", attrs: Attrs{"mode": "linear", "scales": []float32{1, 1, 2, 2}}, in: shapes(img), out: shapes(sh(1, 2, 8, 10)), gen: "w"},
 	)
 }
+
+// The cases of deconv.go's ConvTranspose.
+func init() {
+	opCases = append(opCases,
+		opCase{name: "2d_stride2_pads_bias", typ: convTransposeType, attrs: Attrs{"strides": []int{2, 2}, "pads": []int{1, 0, 0, 1}},
+			in: shapes(sh(2, 3, 4, 5), sh(3, 4, 3, 3), sh(4)), out: shapes(sh(2, 4, 8, 10))},
+		opCase{name: "2d_group_dilation_output_padding", typ: convTransposeType, attrs: Attrs{"group": 2, "strides": []int{2, 3}, "dilations": []int{2, 1}, "output_padding": []int{1, 2}},
+			in: shapes(sh(1, 4, 3, 3), sh(4, 3, 2, 2)), out: shapes(sh(1, 6, 8, 10))},
+		opCase{name: "1d_same_upper", typ: convTransposeType, attrs: Attrs{"strides": []int{2}, "auto_pad": "SAME_UPPER"},
+			in: shapes(sh(2, 3, 7), sh(3, 2, 4)), out: shapes(sh(2, 2, 14))},
+		opCase{name: "3d_output_shape", typ: convTransposeType, attrs: Attrs{"strides": []int{1, 2, 2}, "output_shape": []int{4, 7, 8}},
+			in: shapes(sh(1, 2, 3, 3, 3), sh(2, 3, 2, 3, 3), sh(3)), out: shapes(sh(1, 3, 4, 7, 8))},
+	)
+}

@@ -155,7 +155,7 @@ func TestRegistered(t *testing.T) {
 		"Hardmax", "LayerNormalization", "InstanceNormalization", "LRN", "MeanVarianceNormalization",
 		// layout.go, resize.go
 		"Transpose", "Slice", "Expand", "Tile", "DepthToSpace", "SpaceToDepth", "Split", "Pad",
-		"Gather", "Squeeze", "Unsqueeze", "Resize", "Upsample",
+		"Gather", "Squeeze", "Unsqueeze", "Resize", "Upsample", "ConvTranspose",
 	}
 	for _, typ := range want {
 		op, ok := Lookup(typ)

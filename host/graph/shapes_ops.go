@@ -54,6 +54,7 @@ func init() {
 	RegisterShape("Pad", padShape)
 	RegisterShape("DepthToSpace", depthSpaceShape)
 	RegisterShape("SpaceToDepth", depthSpaceShape)
+	RegisterShape("ConvTranspose", convTransposeShape)
 	RegisterShape("Resize", resizeShape)
 	RegisterShape("Upsample", resizeShape)
 }
@@ -333,4 +334,22 @@ func preluShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) 
 		return nil, fmt.Errorf("slope %v does not broadcast to X %v", in[1], in[0])
 	}
 	return [][]int{out}, nil
+}
+
+func convTransposeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 2, 3, 1, 1); err != nil {
+		return nil, err
+	}
+	g, err := opspec.ResolveConvTranspose(in[0], in[1], opspec.ConvTransposeAttrs{
+		Group: l.Int("group", 1), KernelShape: l.Ints("kernel_shape", nil), Strides: l.Ints("strides", nil),
+		Dilations: l.Ints("dilations", nil), Pads: l.Ints("pads", nil), OutputPadding: l.Ints("output_padding", nil),
+		OutputShape: l.Ints("output_shape", nil), AutoPad: l.String("auto_pad", "NOTSET"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if present(l, 2) && !slices.Equal(in[2], []int{g.Channels}) {
+		return nil, fmt.Errorf("bias has shape %v, want [%d]", in[2], g.Channels)
+	}
+	return [][]int{append([]int{in[0][0], g.Channels}, g.Out...)}, nil
 }

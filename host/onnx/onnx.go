@@ -15,9 +15,21 @@
 // and every other occurrence of the same symbol takes the same size. Options.InputShapes
 // sets an input's whole shape, for instance from the .npy file it will be fed with.
 //
+// Shapes are static, so what decides them is computed when the model loads: layers whose
+// inputs are constants and that do shape arithmetic (Shape → Gather → Unsqueeze →
+// Concat → Reshape, as PyTorch's exporter writes them; ConstantOfShape, Range, Cast, ...)
+// become constants, and inputs that later opsets added in place of attributes (Slice's
+// starts, Pad's pads, Resize's scales, a reduction's axes) become those attributes again;
+// such an input computed at run time is refused. Options.Constants fixes graph inputs
+// that decide shapes (Summary.LoadTimeInputs lists them).
+//
 // Element types without a direct counterpart in clhost are converted when constants are
 // read: DOUBLE and BFLOAT16 become float32, BOOL becomes uint8, INT16 and UINT16 become
-// int32, UINT32 and UINT64 become int64.
+// int32, UINT32 and UINT64 become int64. Every activation is float32: integer, bool and
+// float16 graph inputs are fed as float32 values, integer constants kernels read become
+// float32 copies, and integer ops whose float result would differ (Div, Mod, Pow) are
+// refused. Opsets before 7 are read with their element-wise broadcast and PRelu slope
+// rules rewritten into numpy's.
 //
 // The importer accepts operator types clhost has no kernel for, since a custom layer may
 // supply one at run time; UnsupportedOps lists those the runtime does not know.

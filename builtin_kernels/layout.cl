@@ -217,3 +217,60 @@ __kernel void resize_axis(__global const float* restrict x, int x_off,
     }
     y[i] = exclude_outside ? acc / wsum : acc;
 }
+
+// GatherElements: y has the indices' shape, dimensions d0..d5 (d0 implied by n); element
+// i reads x at its own index with axis `axis` (0..5, after right-aligning) replaced by
+// the index there (negative from the end of the axis's len), x's strides s0..s5. An
+// index out of range gives NaN.
+//   global = (n)
+__kernel void gather_elements(__global const float* restrict x, int x_off,
+                              __global const float* restrict idx, int idx_off,
+                              __global float* restrict y, int y_off,
+                              int n, int axis, int len,
+                              int d1, int d2, int d3, int d4, int d5,
+                              int s0, int s1, int s2, int s3, int s4, int s5)
+{
+    x += x_off;
+    idx += idx_off;
+    y += y_off;
+    const int i = get_global_id(0);
+    if (i >= n) {
+        return;
+    }
+    int v = (int)idx[i];
+    if (v < 0) {
+        v += len;
+    }
+    if (v < 0 || v >= len) {
+        y[i] = NAN;
+        return;
+    }
+    int r = i;
+    int c[6];
+    c[5] = r % d5; r /= d5;
+    c[4] = r % d4; r /= d4;
+    c[3] = r % d3; r /= d3;
+    c[2] = r % d2; r /= d2;
+    c[1] = r % d1; r /= d1;
+    c[0] = r;
+    c[axis] = v;
+    y[i] = x[c[0] * s0 + c[1] * s1 + c[2] * s2 + c[3] * s3 + c[4] * s4 + c[5] * s5];
+}
+
+// Trilu: the last two axes are rows of len m and columns of len cols; element (i, j)
+// stays where j - i >= k (upper) or j - i <= k (lower), else 0.
+//   global = (n)
+__kernel void trilu(__global const float* restrict x, int x_off,
+                    __global float* restrict y, int y_off,
+                    int n, int m, int cols, int k, int upper)
+{
+    x += x_off;
+    y += y_off;
+    const int e = get_global_id(0);
+    if (e >= n) {
+        return;
+    }
+    const int j = e % cols, i = (e / cols) % m;
+    const int keep = upper ? (j - i >= k) : (j - i <= k);
+    y[e] = keep ? x[e] : 0.0f;
+}

@@ -280,3 +280,73 @@ __kernel void lrn(__global const float* restrict x, int x_off,
     }
     y[i] = x[i] / pow(bias + alpha / (float)size * s, beta);
 }
+
+// CumSum along one axis: row (a, b) is the n elements x[(a*n + k)*inner + b], summed in
+// order (or from the end: reverse), each sum with (inclusive) or without (exclusive) its
+// own element.
+//   global = (outer * inner)
+__kernel void cumsum(__global const float* restrict x, int x_off,
+                     __global float* restrict y, int y_off,
+                     int outer, int n, int inner, int exclusive, int reverse)
+{
+    x += x_off;
+    y += y_off;
+    const int g = get_global_id(0);
+    if (g >= outer * inner) {
+        return;
+    }
+    const int at = (g / inner) * n * inner + g % inner;
+    float s = 0.0f;
+    for (int t = 0; t < n; t++) {
+        const int k = reverse ? n - 1 - t : t;
+        const float v = x[at + k * inner];
+        if (!exclusive) {
+            s += v;
+        }
+        y[at + k * inner] = s;
+        if (exclusive) {
+            s += v;
+        }
+    }
+}
+
+// TopK along one axis: the k largest (largest 1) or smallest values of row (a, b), in
+// order, ties to the lower index, with their indices as floats. Each pick is the best
+// element ranked after the previous pick, so nothing is marked.
+//   global = (outer * inner)
+__kernel void topk(__global const float* restrict x, int x_off,
+                   __global float* restrict vals, int vals_off,
+                   __global float* restrict idxs, int idxs_off,
+                   int outer, int n, int inner, int k, int largest)
+{
+    x += x_off;
+    vals += vals_off;
+    idxs += idxs_off;
+    const int g = get_global_id(0);
+    if (g >= outer * inner) {
+        return;
+    }
+    const int a = g / inner, b = g % inner;
+    const int at = a * n * inner + b;
+    const int out = a * k * inner + b;
+    const float sign = largest ? 1.0f : -1.0f;
+    float pv = 0.0f; /* the previous pick, as sign·value, and its index */
+    int pi = -1;
+    for (int r = 0; r < k; r++) {
+        int best = -1;
+        float bv = 0.0f;
+        for (int j = 0; j < n; j++) {
+            const float v = sign * x[at + j * inner];
+            /* ranked after the previous pick: smaller value, or equal with a higher index */
+            const int after = pi < 0 || v < pv || (v == pv && j > pi);
+            if (after && (best < 0 || v > bv)) {
+                best = j;
+                bv = v;
+            }
+        }
+        pv = bv;
+        pi = best;
+        vals[out + r * inner] = sign * bv;
+        idxs[out + r * inner] = (float)best;
+    }
+}

@@ -156,6 +156,8 @@ func TestRegistered(t *testing.T) {
 		// layout.go, resize.go
 		"Transpose", "Slice", "Expand", "Tile", "DepthToSpace", "SpaceToDepth", "Split", "Pad",
 		"Gather", "Squeeze", "Unsqueeze", "Resize", "Upsample", "ConvTranspose",
+		// select.go
+		"GatherElements", "Trilu", "CumSum", "TopK",
 	}
 	for _, typ := range want {
 		op, ok := Lookup(typ)

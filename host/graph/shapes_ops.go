@@ -55,6 +55,10 @@ func init() {
 	RegisterShape("DepthToSpace", depthSpaceShape)
 	RegisterShape("SpaceToDepth", depthSpaceShape)
 	RegisterShape("ConvTranspose", convTransposeShape)
+	RegisterShape("GatherElements", gatherElementsShape)
+	RegisterShape("Trilu", sameShape(1, 1, 1, 1))
+	RegisterShape("CumSum", sameShape(1, 1, 1, 1))
+	RegisterShape("TopK", topKShape)
 	RegisterShape("Resize", resizeShape)
 	RegisterShape("Upsample", resizeShape)
 }
@@ -352,4 +356,35 @@ func convTransposeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int,
 		return nil, fmt.Errorf("bias has shape %v, want [%d]", in[2], g.Channels)
 	}
 	return [][]int{append([]int{in[0][0], g.Channels}, g.Out...)}, nil
+}
+
+func gatherElementsShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 2, 2, 1, 1); err != nil {
+		return nil, err
+	}
+	if len(in[0]) != len(in[1]) {
+		return nil, fmt.Errorf("data %v and indices %v differ in rank", in[0], in[1])
+	}
+	if _, err := axisAttr(l, 0, len(in[0]), 0); err != nil {
+		return nil, err
+	}
+	return [][]int{slices.Clone(in[1])}, nil
+}
+
+// topKShape: values and indices have the input's shape with k along the axis.
+func topKShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+	if err := arity(l, in, 1, 1, 2, 2); err != nil {
+		return nil, err
+	}
+	axis, err := axisAttr(l, -1, len(in[0]), 0)
+	if err != nil {
+		return nil, err
+	}
+	k := l.Int("k", 0)
+	if k < 1 || k > int64(in[0][axis]) {
+		return nil, fmt.Errorf("k %d: want 1 to the axis's %d", k, in[0][axis])
+	}
+	out := slices.Clone(in[0])
+	out[axis] = int(k)
+	return [][]int{out, slices.Clone(out)}, nil
 }

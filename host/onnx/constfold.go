@@ -149,7 +149,7 @@ var foldable = map[string]bool{
 	"Div": true, "Neg": true, "Abs": true, "Max": true, "Min": true, "Equal": true,
 	"Less": true, "Greater": true, "Not": true, "Where": true, "ConstantOfShape": true,
 	"Range": true, "Reshape": true, "Flatten": true, "Expand": true, "Transpose": true,
-	"Floor": true, "Ceil": true, "Sqrt": true, "ReduceProd": true,
+	"Floor": true, "Ceil": true, "Sqrt": true, "ReduceProd": true, "EyeLike": true,
 }
 
 // evalLayer computes a layer's outputs from constant inputs. in[i] is nil where input i
@@ -190,6 +190,27 @@ func evalLayer(l *model.Layer, in []*cval, shapes [][]int, opset int64) (*cval, 
 		}
 		out = newVal(model.Int64, []int{})
 		out.ints[0] = int64(elementsOf(shapes[0]))
+	case "EyeLike":
+		// Ones on diagonal k of a matrix of the input's shape: the values never matter.
+		if len(shapes) < 1 || len(shapes[0]) != 2 {
+			return nil, errNoFold
+		}
+		s := shapes[0]
+		typ := model.Float32
+		if l.Has("dtype") {
+			t, err := modelType(int32(l.Int("dtype", dtFloat)))
+			if err != nil {
+				return nil, err
+			}
+			typ = t
+		}
+		out = newVal(typ, s)
+		k := int(l.Int("k", 0))
+		for i := range s[0] {
+			if j := i + k; j >= 0 && j < s[1] {
+				out.set(i*s[1]+j, 1)
+			}
+		}
 	default:
 		for i := range in {
 			if i < len(l.Inputs) && l.Inputs[i] != "" && in[i] == nil {

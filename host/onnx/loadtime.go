@@ -38,6 +38,7 @@ var loadTimeSlots = map[string][]int{
 	"OneHot":          {1},
 	"CumSum":          {1},
 	"Dropout":         {2}, // training_mode
+	"Trilu":           {1},
 }
 
 // readsAtLoadTime reports whether input i of a default-domain node of type op is read when

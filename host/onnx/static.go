@@ -95,7 +95,7 @@ func (im *importer) fold(l *model.Layer, shapes map[string][]int) (bool, error) 
 			continue
 		}
 		ss[k] = shapes[name]
-		if c := im.consts[name]; c != nil && (l.Type != "Shape" && l.Type != "Size") {
+		if c := im.consts[name]; c != nil && l.Type != "Shape" && l.Type != "Size" && l.Type != "EyeLike" {
 			v, err := valOf(c)
 			if err != nil {
 				return false, fmt.Errorf("input %q: %w", name, err)
@@ -158,6 +158,11 @@ func (im *importer) loadTimeAttrs(l *model.Layer, shapes map[string][]int) error
 			a.Kind, a.Float = model.AttrFloat, fs[0]
 		case attr == "value":
 			return fmt.Errorf("input %d (%q) must hold one value", k, name)
+		case is != nil && (attr == "k" || attr == "axis"):
+			if len(is) != 1 {
+				return fmt.Errorf("input %d (%q) must hold one value", k, name)
+			}
+			a.Kind, a.Int = model.AttrInt, is[0]
 		case is != nil:
 			a.Kind, a.Ints = model.AttrInts, is
 		default:
@@ -189,8 +194,10 @@ func loadTimeAttrName(op string, k int) string {
 		return "shape"
 	case "Split":
 		return "split"
-	case "TopK":
+	case "TopK", "Trilu":
 		return "k"
+	case "CumSum":
+		return "axis"
 	}
 	return "axes"
 }

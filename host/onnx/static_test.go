@@ -39,6 +39,16 @@ func TestFoldShapeArithmetic(t *testing.T) {
 	wantShapes(t, m, map[string][]int{"y": {2, 12}})
 }
 
+// TestFoldEyeLike: EyeLike reads only its input's shape, so it is a constant when the
+// model loads; as a graph output it is written by an Identity of that constant.
+func TestFoldEyeLike(t *testing.T) {
+	g := graphOf(vinfo("x", dtFloat, 2, 3), vinfo("y", dtFloat),
+		addNode(node("EyeLike", "eye", []string{"x"}, []string{"y"}, intAttr("k", 1))))
+	m := decodeOK(t, onnxModel(13, g), Options{})
+	wantLayer(t, m, "Identity_y", "Identity", []string{"y/value"}, []string{"y"})
+	wantConst(t, m, "y/value", model.Float32, []int{2, 3}, f32bytes(0, 1, 0, 0, 0, 1))
+}
+
 // TestLoadTimeInputsBecomeAttributes: constant inputs that decide shapes (Slice's starts,
 // ends, axes) become the attributes of older opsets; computed ones are refused.
 func TestLoadTimeInputsBecomeAttributes(t *testing.T) {

@@ -60,6 +60,7 @@ func blockChannels(t *HostTensor, b int) *HostTensor {
 // bias, residual, activation and a fused global average pool, at vector widths 8 and
 // 16, with each of input and output blocked or NCHW.
 func TestConv1x1BlockedCPUPlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
 	pool := Attrs{opspec.FusedActivationAttr: opspec.ActRelu, opspec.FusedGlobalAveragePoolAttr: 1}

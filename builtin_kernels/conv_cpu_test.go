@@ -149,6 +149,7 @@ func checkConvPlans(t *testing.T, cases []opCase, plans func(ci int, geo convGeo
 // the fused work, so that each branch of the kernel (inside taps, edge taps, skipped
 // rows, the partial last tile) is taken.
 func TestConvCPUPlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	cases := []opCase{
 		{name: "3x3 pad1", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 8, 9, 11), sh(20, 8, 3, 3), sh(20)), out: shapes(sh(1, 20, 9, 11))},
@@ -183,6 +184,7 @@ func TestConvCPUPlan(t *testing.T) {
 // whose last one reaches past the output's width (the padded plane must hold its reads).
 // A 3 × 3 window keeps its in-place edge checks and launches no copy.
 func TestConvCPUPaddedCopy(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	cases := []opCase{
 		{name: "7x7 s2 p3", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{3, 3, 3, 3}, opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(2, 3, 17, 15), sh(20, 3, 7, 7), sh(20)), out: shapes(sh(2, 20, 9, 8))},
@@ -221,6 +223,7 @@ func TestConvCPUPaddedCopy(t *testing.T) {
 // private memory (8 lanes, a partial channel tile), a window, a residual and an
 // activation.
 func TestConvCPURowsPlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	relu := Attrs{opspec.FusedActivationAttr: opspec.ActRelu}
 	cases := []opCase{
@@ -307,6 +310,7 @@ func TestVecRows(t *testing.T) {
 // batches, asymmetric padding, the fused work, and work split into bands of rows or
 // grouped several planes per work-item.
 func TestConvDepthwiseCPUPlan(t *testing.T) {
+	t.Parallel()
 	dw := func(groups int, a Attrs) Attrs {
 		a["group"] = groups
 		return a
@@ -371,6 +375,7 @@ func TestConvDepthwiseCPUPlan(t *testing.T) {
 // checks that the stems get it as the tuner's second candidate, after the channel
 // tiles, while layers with many products per output do not get it.
 func TestConvWindowCPUPlan(t *testing.T) {
+	t.Parallel()
 	cases := []opCase{
 		{name: "stem s2", attrs: Attrs{"strides": []int{2, 2}, opspec.FusedActivationAttr: opspec.ActRelu}, in: shapes(sh(2, 3, 23, 41), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(2, 20, 11, 20))},
 		{name: "stem s2 p1", attrs: Attrs{"strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: float32(0), opspec.FusedMaxAttr: float32(0.5)}, in: shapes(sh(1, 3, 18, 18), sh(16, 3, 3, 3), sh(16)), out: shapes(sh(1, 16, 9, 9))},
@@ -424,6 +429,7 @@ func TestConvWindowCPUPlan(t *testing.T) {
 // stride 3, dilation, ceil mode (windows reaching past the input read the -INFINITY
 // padding), 2×2 windows, and work split into bands or planes grouped per work-item.
 func TestMaxPoolCPUPlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
 	cases := []opCase{
@@ -464,6 +470,7 @@ func TestMaxPoolCPUPlan(t *testing.T) {
 // TestConvCPUCandidates: the tuner's CPU candidates start with Plan's own choice, all
 // compute the same conv, and the heuristic fits the device's vector width.
 func TestConvCPUCandidates(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
 	c := opCase{name: "cands", attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu},
@@ -950,6 +957,7 @@ func BenchmarkConvDepthwiseCPU(b *testing.B) {
 // of the pixel tile, end in a partial tile, or are smaller than one tile; channel counts
 // that leave a partial channel tile; groups; batches; and the fused work.
 func TestConv1x1CPUPlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	cases := []opCase{
 		{name: "whole tiles", attrs: Attrs{}, in: shapes(sh(1, 5, 8, 8), sh(16, 5, 1, 1), sh(16)), out: shapes(sh(1, 16, 8, 8))},
@@ -1113,6 +1121,7 @@ func TestConv1x1CPUPlan(t *testing.T) {
 // a partial last block and a tail shorter than a vector, inputs of one row (axis 0) and
 // rows shorter than a vector (the last axis).
 func TestConcatCPUPlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
 	cases := []opCase{
@@ -1151,6 +1160,7 @@ func TestConcatCPUPlan(t *testing.T) {
 // bias as [N] or [1, N] or none, a fused activation) and checks that the other Gemm
 // forms keep gemm.cl.
 func TestGemmCPUPlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
 	tb := Attrs{"transB": 1}
@@ -1209,6 +1219,7 @@ func TestGemmCPUPlan(t *testing.T) {
 // work and an output batch stride; and where conv1x1 does not run it (a padded or
 // strided Conv, a GPU's plan), the plain plan and a second launch.
 func TestConv1x1PooledCPUPlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	pool := func(a Attrs) Attrs {
 		a[opspec.FusedGlobalAveragePoolAttr] = 1
@@ -1292,6 +1303,7 @@ func TestConv1x1PooledCPUPlan(t *testing.T) {
 // to many. Where the kernel does not run the layer (a residual, a 1-D Conv, a GPU's
 // plan), the plain plan and maxpool_after.
 func TestConvMaxPoolCPUPlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	pooled := func(a Attrs, pool Attrs) Attrs {
 		for k, v := range pool {
@@ -1388,6 +1400,7 @@ func TestConvMaxPoolCPUPlan(t *testing.T) {
 // the reference. The residual stays contiguous. The GPU's implicit GEMM runs too, with
 // and without a split K.
 func TestConvOutputBatchStride(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	with := func(a Attrs, per, extra int) Attrs {
 		a[opspec.OutputBatchStrideAttr] = per + extra
@@ -1465,6 +1478,7 @@ func TestConvOutputBatchStride(t *testing.T) {
 // work-group per compute unit, and runs every CPU conv kernel with its global size padded
 // to whole groups (the padding's work-items must do nothing) against the reference.
 func TestCPULaunchGroups(t *testing.T) {
+	t.Parallel()
 	dev := DeviceInfo{ComputeUnits: 16, MaxWorkGroupSize: 4096}
 	for _, c := range []struct {
 		global []int

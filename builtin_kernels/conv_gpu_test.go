@@ -12,6 +12,7 @@ import (
 // the CPU reference, over the tile configurations and the split-K path: the device facts
 // are varied so that every branch of the plan is taken whatever device runs the test.
 func TestConvGPUPlan(t *testing.T) {
+	t.Parallel()
 	env, q := deviceEnvQueue(t)
 	cases := []opCase{
 		{name: "3x3 pad1", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 8, 9, 7), sh(16, 8, 3, 3), sh(16)), out: shapes(sh(1, 16, 9, 7))},
@@ -57,6 +58,7 @@ func TestConvGPUPlan(t *testing.T) {
 // TestGemmGPUPlan: fully connected layers through the implicit-GEMM kernel, both weight
 // layouts, with and without bias and activation, against the Gemm reference.
 func TestGemmGPUPlan(t *testing.T) {
+	t.Parallel()
 	env, q := deviceEnvQueue(t)
 	cases := []opCase{
 		{name: "linear", attrs: Attrs{"transB": 1}, in: shapes(sh(3, 70), sh(33, 70), sh(33)), out: shapes(sh(3, 33))},
@@ -91,6 +93,7 @@ func TestGemmGPUPlan(t *testing.T) {
 
 // TestConvCandidatesAllCorrect: every plan the tuner may pick computes the same conv.
 func TestConvCandidatesAllCorrect(t *testing.T) {
+	t.Parallel()
 	env, q := deviceEnvQueue(t)
 	c := opCase{name: "cands", attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu},
 		in: shapes(sh(1, 24, 6, 6), sh(40, 24, 3, 3), sh(40)), out: shapes(sh(1, 40, 6, 6))}
@@ -129,6 +132,7 @@ func TestConvCandidatesAllCorrect(t *testing.T) {
 // are what conv_gpu.cl's float4 reads and loading loops assume, so each is checked
 // valid first.
 func TestGemmTilesAllCorrect(t *testing.T) {
+	t.Parallel()
 	env, q := deviceEnvQueue(t)
 	conv := opCase{name: "conv", attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu},
 		in: shapes(sh(1, 20, 13, 11), sh(136, 20, 3, 3), sh(136), sh(1, 136, 13, 11)), out: shapes(sh(1, 136, 13, 11))}

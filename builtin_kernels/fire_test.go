@@ -16,6 +16,7 @@ import (
 // narrower than a vector and a single row (runs shorter than a tile), each part's bias
 // and activation, and an output batch stride.
 func TestFirePlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
 	relu := Attrs{"pads": []int{1, 1, 1, 1}, opspec.SqueezeActivationAttr: opspec.ActRelu, opspec.Expand1ActivationAttr: opspec.ActRelu, opspec.FusedActivationAttr: opspec.ActRelu}

@@ -20,6 +20,7 @@ import (
 // residual and activation, partial channel blocks, stride 2); and the plain launches
 // (GPUs, dilated windows).
 func TestInvertedResidualPlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
 	clip := Attrs{opspec.ExpansionActivationAttr: opspec.ActClip, opspec.ExpansionMinAttr: float32(0), opspec.ExpansionMaxAttr: float32(6),
@@ -520,6 +521,7 @@ func BenchmarkBlockTilesCPU(b *testing.B) {
 // every group from a range's back, expanding its rows afresh, whatever order PoCL runs
 // the work-items in.
 func TestRollingClaims(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	q := mustQueue(t, env)
 	blockClip := Attrs{opspec.ExpansionActivationAttr: opspec.ActClip, opspec.ExpansionMinAttr: float32(0), opspec.ExpansionMaxAttr: float32(6),

@@ -42,6 +42,7 @@ func init() {
 // TestLayerNormStatistics runs LayerNormalization with its Mean and InvStdDev outputs,
 // which the harness's single-output table does not reach, against the reference.
 func TestLayerNormStatistics(t *testing.T) {
+	t.Parallel()
 	env, q := deviceEnvQueue(t)
 	c := opCase{name: "stats", typ: layerNormType, attrs: Attrs{"axis": 1}, in: shapes(sh(3, 4, 5), sh(4, 5), sh(4, 5)), gen: "wrr",
 		out: shapes(sh(3, 4, 5), sh(3, 1, 1), sh(3, 1, 1))}

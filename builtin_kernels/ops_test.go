@@ -432,6 +432,7 @@ func checkLaunches(t *testing.T, p *Plan, dev DeviceInfo) {
 // CLHOST_TEST_CASES narrows it to cases whose "type/name" contains the given text (for
 // slow simulators such as oclgrind).
 func TestOpsMatchReference(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	filter := os.Getenv("CLHOST_TEST_CASES")
 	targets := []struct {

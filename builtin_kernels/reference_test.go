@@ -303,6 +303,7 @@ func checkErr(t *testing.T, what, typ string, err error, want string) {
 // TestRunPlanRefusesBadPlans checks RunPlan's own guards, which the CLI's --check relies
 // on when a plan and its inputs disagree.
 func TestRunPlanRefusesBadPlans(t *testing.T) {
+	t.Parallel()
 	env, q := deviceEnvQueue(t)
 	op, _ := Lookup("Relu")
 	plan, err := op.Plan(nil, shapes(sh(4)), shapes(sh(4)), env.dev)

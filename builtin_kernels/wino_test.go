@@ -16,6 +16,7 @@ import (
 // partial channel chunks and channel blocks, several register tiles, asymmetric and no
 // padding, batches, the fused work, and an output batch stride.
 func TestConvWinogradCPUPlan(t *testing.T) {
+	t.Parallel()
 	env := deviceEnv(t)
 	pad1 := []int{1, 1, 1, 1}
 	cases := []opCase{

@@ -90,7 +90,7 @@ func (o convTransposeOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan,
 	if err != nil {
 		return nil, err
 	}
-	gl, lo := launchSize([]int{numel(shapes[0])}, dev)
+	gl, lo := flatLaunch(numel(shapes[0]), dev)
 	return &Plan{Source: src, Launches: []Launch{{Kernel: "conv_transpose", Global: gl, Local: lo, Args: args}}, AliasInput: -1}, nil
 }
 

@@ -53,7 +53,7 @@ func (v view) launch(typ string, in, out int, dev DeviceInfo) (Launch, error) {
 	for _, x := range append(append(d[1:], m[:]...), s[:]...) {
 		args = append(args, Arg{Kind: ArgInt, Int: int32(x)})
 	}
-	gl, lo := launchSize([]int{n}, dev)
+	gl, lo := flatLaunch(n, dev)
 	return Launch{Kernel: "strided_copy", Global: gl, Local: lo, Args: args}, nil
 }
 
@@ -445,7 +445,7 @@ func (o padOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	for _, v := range append(append(append(d[1:], xs[:]...), pre[:]...), s[:]...) {
 		args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
 	}
-	gl, lo := launchSize([]int{n}, dev)
+	gl, lo := flatLaunch(n, dev)
 	return layoutPlan(Launch{Kernel: "pad", Global: gl, Local: lo, Args: args})
 }
 
@@ -531,7 +531,7 @@ func (o gatherOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 	x := in[0]
 	axis, _ := normAxis("Gather", "axis", paramsOr(p).Int("axis", 0), len(x))
 	outer, n, inner, k := numel(x[:axis]), x[axis], numel(x[axis+1:]), numel(in[1])
-	gl, lo := launchSize([]int{outer * k * inner}, dev)
+	gl, lo := flatLaunch(outer*k*inner, dev)
 	return layoutPlan(Launch{Kernel: "gather_axis", Global: gl, Local: lo, Args: []Arg{
 		{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}, {Kind: ArgOutput, Index: 0},
 		{Kind: ArgInt, Int: int32(outer)}, {Kind: ArgInt, Int: int32(n)}, {Kind: ArgInt, Int: int32(inner)}, {Kind: ArgInt, Int: int32(k)},

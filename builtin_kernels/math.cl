@@ -16,7 +16,10 @@ float round_to_bits(float v, int bits, int min_exp, float max_finite)
     return fabs(r) > max_finite ? copysign(INFINITY, v) : r;
 }
 
-float unary_f(int op, float v, float a, float b)
+// unary_f and binary_f stay functions of their own: inlined, their switches of
+// transcendental functions made every kernel that calls them seconds slower to compile
+// on PoCL, and element-wise kernels wait on memory, not on the call.
+__attribute__((noinline)) float unary_f(int op, float v, float a, float b)
 {
     switch (op) {
     case 0: return fabs(v);
@@ -88,7 +91,7 @@ __kernel void unary_op(__global const float* restrict x, int x_off,
     }
 }
 
-float binary_f(int op, float u, float v, float s)
+__attribute__((noinline)) float binary_f(int op, float u, float v, float s)
 {
     switch (op) {
     case 0: return u + v;

@@ -269,7 +269,7 @@ func (o mathUnaryOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, err
 		return nil, err
 	}
 	n := numel(in[0])
-	gl, lo := launchSize([]int{n}, dev)
+	gl, lo := flatLaunch(n, dev)
 	return &Plan{
 		Source: src,
 		Launches: []Launch{{Kernel: "unary_op", Global: gl, Local: lo, Args: []Arg{
@@ -412,7 +412,7 @@ func bcastArgs(typ string, ys []int, operands ...[]int) ([]Arg, error) {
 // binaryLaunch is y = f(input a, input b) into output 0 of shape ys.
 func binaryLaunch(typ string, code int, a, b int, s float32, ys, as, bs []int, dev DeviceInfo) (Launch, error) {
 	n := numel(ys)
-	gl, lo := launchSize([]int{n}, dev)
+	gl, lo := flatLaunch(n, dev)
 	args := []Arg{{Kind: ArgInput, Index: a}, {Kind: ArgInput, Index: b}, {Kind: ArgOutput, Index: 0},
 		{Kind: ArgInt, Int: int32(n)}, {Kind: ArgInt, Int: int32(code)}, {Kind: ArgFloat, Float: s}}
 	if sameShape(as, ys) && sameShape(bs, ys) {
@@ -428,7 +428,7 @@ func binaryLaunch(typ string, code int, a, b int, s float32, ys, as, bs []int, d
 // accLaunch is y = f(y, input b) on output 0 of shape ys.
 func accLaunch(typ string, code int, b int, s float32, ys, bs []int, dev DeviceInfo) (Launch, error) {
 	n := numel(ys)
-	gl, lo := launchSize([]int{n}, dev)
+	gl, lo := flatLaunch(n, dev)
 	more, err := bcastArgs(typ, ys, bs)
 	if err != nil {
 		return Launch{}, err
@@ -519,7 +519,7 @@ func (o variadicOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, erro
 	if len(in) == 1 {
 		// One operand: its copy (the mean of one value is itself).
 		n := numel(ys)
-		gl, lo := launchSize([]int{n}, dev)
+		gl, lo := flatLaunch(n, dev)
 		return mathPlan(Launch{Kernel: "unary_op", Global: gl, Local: lo, Args: []Arg{
 			{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)},
 			{Kind: ArgInt, Int: 40}, {Kind: ArgFloat}, {Kind: ArgFloat}}})
@@ -604,7 +604,7 @@ func (o whereOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) 
 		return nil, err
 	}
 	n := numel(ys)
-	gl, lo := launchSize([]int{n}, dev)
+	gl, lo := flatLaunch(n, dev)
 	args := append([]Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}, {Kind: ArgInput, Index: 2},
 		{Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)}}, more...)
 	return mathPlan(Launch{Kernel: "where_bcast", Global: gl, Local: lo, Args: args})
@@ -683,7 +683,7 @@ func (o clipOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		ls = append(ls, l)
 	default:
 		n := numel(ys)
-		gl, lo := launchSize([]int{n}, dev)
+		gl, lo := flatLaunch(n, dev)
 		ls = append(ls, Launch{Kernel: "unary_op", Global: gl, Local: lo, Args: []Arg{
 			{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)},
 			{Kind: ArgInt, Int: 40}, {Kind: ArgFloat}, {Kind: ArgFloat}}})
@@ -737,4 +737,17 @@ func init() {
 		Register(typ, variadicOp{typ: typ})
 	}
 	Register("Where", whereOp{})
+}
+
+// flatLaunch is a one-dimensional launch of n work-items in work-groups of one size
+// whatever n is (64, or the device's limit), the global size rounded up to a multiple:
+// PoCL compiles a kernel once per work-group size it meets, so the kernels of math.cl,
+// reduce.cl, layout.cl and deconv.cl, which check their ids against n, compile once per
+// device rather than once for every small tensor's size.
+func flatLaunch(n int, dev DeviceInfo) ([]int, []int) {
+	if dev.MaxWorkGroupSize <= 0 {
+		return []int{n}, nil
+	}
+	l := min(64, dev.MaxWorkGroupSize)
+	return []int{ceilDiv(n, l) * l}, []int{l}
 }

@@ -94,7 +94,7 @@ func (o layerNormOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
-	gl, lo := launchSize([]int{outer}, dev)
+	gl, lo := flatLaunch(outer, dev)
 	ls := []Launch{{Kernel: "layernorm", Global: gl, Local: lo, Args: []Arg{
 		{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}, {Kind: ArgInput, Index: bias}, {Kind: ArgOutput, Index: 0},
 		{Kind: ArgInt, Int: int32(outer)}, {Kind: ArgInt, Int: int32(n)}, {Kind: ArgFloat, Float: eps},
@@ -199,7 +199,7 @@ func (o instanceNormOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, 
 	if err != nil {
 		return nil, err
 	}
-	gl, lo := launchSize([]int{rows}, dev)
+	gl, lo := flatLaunch(rows, dev)
 	return &Plan{Source: src, Launches: []Launch{{Kernel: "instancenorm", Global: gl, Local: lo, Args: []Arg{
 		{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}, {Kind: ArgInput, Index: 2}, {Kind: ArgOutput, Index: 0},
 		{Kind: ArgInt, Int: int32(rows)}, {Kind: ArgInt, Int: int32(n)}, {Kind: ArgInt, Int: int32(x[1])},
@@ -257,7 +257,7 @@ func (o lrnOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	gl, lo := launchSize([]int{total}, dev)
+	gl, lo := flatLaunch(total, dev)
 	return &Plan{Source: src, Launches: []Launch{{Kernel: "lrn", Global: gl, Local: lo, Args: []Arg{
 		{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(total)},
 		{Kind: ArgInt, Int: int32(x[1])}, {Kind: ArgInt, Int: int32(numel(x[2:]))}, {Kind: ArgInt, Int: int32(p.Int("size", 0))},

@@ -114,7 +114,7 @@ func (o reduceOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 	if err != nil {
 		return nil, err
 	}
-	gl, lo := launchSize([]int{n}, dev)
+	gl, lo := flatLaunch(n, dev)
 	return &Plan{Source: src, Launches: []Launch{{Kernel: "reduce_axes", Global: gl, Local: lo, Args: args}}, AliasInput: -1}, nil
 }
 
@@ -245,7 +245,7 @@ func (o softmaxLikeOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, e
 	if err != nil {
 		return nil, err
 	}
-	gl, lo := launchSize([]int{outer * inner}, dev)
+	gl, lo := flatLaunch(outer*inner, dev)
 	return &Plan{Source: src, Launches: []Launch{{Kernel: "softmax_like", Global: gl, Local: lo, Args: []Arg{
 		{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(outer)},
 		{Kind: ArgInt, Int: int32(n)}, {Kind: ArgInt, Int: int32(inner)}, {Kind: ArgInt, Int: int32(op)},
@@ -339,7 +339,7 @@ func (o mvnOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	gl, lo := launchSize([]int{n}, dev)
+	gl, lo := flatLaunch(n, dev)
 	return &Plan{Source: src, Launches: []Launch{{Kernel: "mvn_axes", Global: gl, Local: lo, Args: args}}, AliasInput: -1}, nil
 }
 

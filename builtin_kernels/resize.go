@@ -155,7 +155,7 @@ func (o resizeOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 			biggest = max(biggest, numel(next))
 		}
 		total := outer * a.out * inner
-		gl, lo := launchSize([]int{total}, dev)
+		gl, lo := flatLaunch(total, dev)
 		plan.Launches = append(plan.Launches, Launch{Kernel: "resize_axis", Global: gl, Local: lo, Args: []Arg{
 			src, dst, {Kind: ArgInt, Int: int32(outer)}, {Kind: ArgInt, Int: int32(a.in)}, {Kind: ArgInt, Int: int32(a.out)},
 			{Kind: ArgInt, Int: int32(inner)}, {Kind: ArgInt, Int: int32(rp.mode)}, {Kind: ArgInt, Int: int32(rp.cmode)},

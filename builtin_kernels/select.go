@@ -51,7 +51,7 @@ func (o gatherElementsOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan
 	for _, v := range append(d[1:], st[:]...) {
 		args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
 	}
-	gl, lo := launchSize([]int{n}, dev)
+	gl, lo := flatLaunch(n, dev)
 	return layoutPlan(Launch{Kernel: "gather_elements", Global: gl, Local: lo, Args: args})
 }
 
@@ -109,7 +109,7 @@ func (o triluOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) 
 	n := numel(x)
 	k := paramsOr(p).Int("k", 0)
 	k = max(min(k, int64(maxElements)), -int64(maxElements))
-	gl, lo := launchSize([]int{n}, dev)
+	gl, lo := flatLaunch(n, dev)
 	return layoutPlan(Launch{Kernel: "trilu", Global: gl, Local: lo, Args: []Arg{
 		{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)},
 		{Kind: ArgInt, Int: int32(x[len(x)-2])}, {Kind: ArgInt, Int: int32(x[len(x)-1])},
@@ -176,7 +176,7 @@ func (o cumSumOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 		return nil, err
 	}
 	p = paramsOr(p)
-	gl, lo := launchSize([]int{outer * inner}, dev)
+	gl, lo := flatLaunch(outer*inner, dev)
 	return &Plan{Source: src, Launches: []Launch{{Kernel: "cumsum", Global: gl, Local: lo, Args: []Arg{
 		{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(outer)},
 		{Kind: ArgInt, Int: int32(n)}, {Kind: ArgInt, Int: int32(inner)},
@@ -267,7 +267,7 @@ func (o topKOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	gl, lo := launchSize([]int{outer * inner}, dev)
+	gl, lo := flatLaunch(outer*inner, dev)
 	return &Plan{Source: src, Launches: []Launch{{Kernel: "topk", Global: gl, Local: lo, Args: []Arg{
 		{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgOutput, Index: 1},
 		{Kind: ArgInt, Int: int32(outer)}, {Kind: ArgInt, Int: int32(n)}, {Kind: ArgInt, Int: int32(inner)},

@@ -97,15 +97,21 @@ func (o copyOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 }
 
 func (o copyOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
-	shapes, err := o.OutputShapes(p, in)
+	return viewPlan(o.typ, o.OutputShapes, o.view, p, in, out, dev)
+}
+
+// viewPlan is the plan of an op that copies its input through one strided view: the
+// output shapes checked against out, then one launch of the view.
+func viewPlan(typ string, shapes func(Params, [][]int) ([][]int, error), view func(Params, []int) (view, error), p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
+	want, err := shapes(p, in)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOut(o.typ, out, shapes); err != nil {
+	if err := checkOut(typ, out, want); err != nil {
 		return nil, err
 	}
-	v, _ := o.view(paramsOr(p), in[0])
-	l, err := v.launch(o.typ, 0, 0, dev)
+	v, _ := view(paramsOr(p), in[0])
+	l, err := v.launch(typ, 0, 0, dev)
 	if err != nil {
 		return nil, err
 	}
@@ -240,19 +246,7 @@ func (o depthSpaceOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
 }
 
 func (o depthSpaceOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
-	shapes, err := o.OutputShapes(p, in)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkOut(o.typ, out, shapes); err != nil {
-		return nil, err
-	}
-	v, _ := o.view(paramsOr(p), in[0])
-	l, err := v.launch(o.typ, 0, 0, dev)
-	if err != nil {
-		return nil, err
-	}
-	return layoutPlan(l)
+	return viewPlan(o.typ, o.OutputShapes, o.view, p, in, out, dev)
 }
 
 func (o depthSpaceOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {

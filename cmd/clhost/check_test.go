@@ -8,32 +8,7 @@ import (
 )
 
 // captureStdout runs f with os.Stdout redirected and returns what it wrote.
-func captureStdout(t *testing.T, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stdout
-	os.Stdout = w
-	done := make(chan string)
-	go func() {
-		var b strings.Builder
-		buf := make([]byte, 4096)
-		for {
-			n, err := r.Read(buf)
-			b.Write(buf[:n])
-			if err != nil {
-				break
-			}
-		}
-		done <- b.String()
-	}()
-	f()
-	w.Close()
-	os.Stdout = old
-	return <-done
-}
+func captureStdout(t *testing.T, f func()) string { return capture(t, &os.Stdout, f) }
 
 const sampleDir = "../../samples/onnx_custom_op"
 

@@ -10,14 +10,18 @@ import (
 )
 
 // captureStderr runs f with os.Stderr redirected and returns what it wrote.
-func captureStderr(t *testing.T, f func()) string {
+func captureStderr(t *testing.T, f func()) string { return capture(t, &os.Stderr, f) }
+
+// capture runs f with *file (os.Stdout or os.Stderr) redirected to a pipe and returns
+// what f wrote there.
+func capture(t *testing.T, file **os.File, f func()) string {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := os.Stderr
-	os.Stderr = w
+	old := *file
+	*file = w
 	done := make(chan string)
 	go func() {
 		var b strings.Builder
@@ -33,7 +37,7 @@ func captureStderr(t *testing.T, f func()) string {
 	}()
 	f()
 	w.Close()
-	os.Stderr = old
+	*file = old
 	return <-done
 }
 

@@ -151,17 +151,17 @@ func (v *validation) release() {
 }
 
 // buildRepresentative builds each layer with every tensor of the representative shape
-// and its defines' defaults (a placeholder of 1 where a define has none).
+// and its defines' defaults (1 where a define has no default).
 func (v *validation) buildRepresentative(layers []*customlayer.Layer) {
 	ok := 0
-	var placeholders []string
+	var defaulted []string
 	for _, l := range layers {
 		who := fmt.Sprintf("layer type %q (%s)", l.Name, l.Where())
 		params := jit.ParamMap{}
 		for _, d := range l.Defines {
 			if d.Param != "" && !d.HasDefault {
-				params[d.Param] = placeholder(d.Type)
-				placeholders = append(placeholders, fmt.Sprintf("%s.%s", l.Name, d.Name))
+				params[d.Param] = standIn(d.Type)
+				defaulted = append(defaulted, fmt.Sprintf("%s.%s", l.Name, d.Name))
 			}
 		}
 		inst := jit.Instance{Name: l.Name, Params: params}
@@ -184,8 +184,8 @@ func (v *validation) buildRepresentative(layers []*customlayer.Layer) {
 		}
 	}
 	s := fmt.Sprintf("built on %s: each layer with every tensor %s and its defines' defaults; entry and argument count against the Buffers: %d of %d ok", v.dev.Name, dims(representative), ok, len(layers))
-	if len(placeholders) > 0 {
-		s += fmt.Sprintf(" (defines without a default took 1: %s)", strings.Join(placeholders, ", "))
+	if len(defaulted) > 0 {
+		s += fmt.Sprintf(" (defines without a default took 1: %s)", strings.Join(defaulted, ", "))
 	}
 	v.ran(s)
 }
@@ -252,9 +252,9 @@ func (v *validation) finish() error {
 	return nil
 }
 
-// placeholder is the value a define without a default takes when validate builds a
+// standIn is the value a define without a default takes when validate builds a
 // layer without a model.
-func placeholder(t customlayer.DefineType) jit.Value {
+func standIn(t customlayer.DefineType) jit.Value {
 	switch t {
 	case customlayer.Float:
 		return jit.Float(1)

@@ -150,6 +150,8 @@ var foldable = map[string]bool{
 	"Less": true, "Greater": true, "Not": true, "Where": true, "ConstantOfShape": true,
 	"Range": true, "Reshape": true, "Flatten": true, "Expand": true, "Transpose": true,
 	"Floor": true, "Ceil": true, "Sqrt": true, "ReduceProd": true, "EyeLike": true,
+	"Mod": true, "Pow": true, "LessOrEqual": true, "GreaterOrEqual": true, "And": true,
+	"Or": true, "Xor": true, "Sign": true, "Reciprocal": true,
 }
 
 // evalLayer computes a layer's outputs from constant inputs. in[i] is nil where input i
@@ -252,7 +254,7 @@ func evalData(l *model.Layer, in []*cval, opset int64) (*cval, error) {
 			out.set(i, f)
 		}
 		return out, nil
-	case "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Not":
+	case "Neg", "Abs", "Floor", "Ceil", "Sqrt", "Not", "Sign", "Reciprocal":
 		out := newVal(x.typ, x.shape)
 		for i := range out.n() {
 			f := x.f(i)
@@ -269,6 +271,13 @@ func evalData(l *model.Layer, in []*cval, opset int64) (*cval, error) {
 				f = math.Sqrt(f)
 			case "Not":
 				f = b2f(f == 0)
+			case "Sign":
+				f = b2f(f > 0) - b2f(f < 0)
+			case "Reciprocal":
+				f = 1 / f
+			}
+			if x.isInt() && l.Type == "Reciprocal" {
+				return nil, errNoFold // integer Reciprocal is not an ONNX type
 			}
 			if x.isInt() && l.Type != "Sqrt" {
 				out.ints[i] = int64(f)
@@ -280,14 +289,19 @@ func evalData(l *model.Layer, in []*cval, opset int64) (*cval, error) {
 			out.set(i, f)
 		}
 		return out, nil
-	case "Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Less", "Greater":
+	case "Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Less", "Greater", "LessOrEqual",
+		"GreaterOrEqual", "And", "Or", "Xor", "Mod", "Pow":
 		if len(in) != 2 || in[1] == nil {
 			if l.Type == "Max" || l.Type == "Min" {
 				return variadic(l.Type, in)
 			}
 			return nil, errNoFold
 		}
-		return binaryVals(l.Type, in[0], in[1])
+		op := l.Type
+		if op == "Mod" && l.Int("fmod", 0) != 0 {
+			op = "fmod"
+		}
+		return binaryVals(op, in[0], in[1])
 	case "Where":
 		if len(in) != 3 || in[1] == nil || in[2] == nil {
 			return nil, errNoFold
@@ -522,8 +536,10 @@ func variadic(op string, in []*cval) (*cval, error) {
 	return acc, nil
 }
 
-// binaryVals applies an arithmetic or comparison op with numpy broadcasting; integers
-// stay integers (Div truncates, as ONNX's integer Div does).
+// binaryVals applies an arithmetic, logical or comparison op with numpy broadcasting;
+// integers stay integers (Div truncates, as ONNX's integer Div does). "Mod" is ONNX's Mod
+// with fmod 0 (the result takes the divisor's sign, as Python's %), "fmod" the one with
+// fmod 1 (the dividend's sign, as C's fmod).
 func binaryVals(op string, a, b *cval) (*cval, error) {
 	s, err := broadcastAll(a.shape, b.shape)
 	if err != nil {
@@ -534,67 +550,119 @@ func binaryVals(op string, a, b *cval) (*cval, error) {
 	if !isInt {
 		typ = model.Float32
 	}
-	cmp := op == "Equal" || op == "Less" || op == "Greater"
-	if cmp {
+	if op == "Pow" {
+		typ, isInt = a.typ, a.isInt() // Pow's result has the base's type
+	}
+	if boolResult[op] {
 		typ = model.Uint8
 	}
 	out := newVal(typ, s)
 	ia, ib := bcastIndex(a.shape, s), bcastIndex(b.shape, s)
 	for i := range out.n() {
 		if isInt {
-			x, y := a.ints[ia(i)], b.ints[ib(i)]
-			var r int64
-			switch op {
-			case "Add":
-				r = x + y
-			case "Sub":
-				r = x - y
-			case "Mul":
-				r = x * y
-			case "Div":
-				if y == 0 {
-					return nil, fmt.Errorf("integer division by zero")
-				}
-				r = x / y
-			case "Max":
-				r = max(x, y)
-			case "Min":
-				r = min(x, y)
-			case "Equal":
-				r = int64(b2f(x == y))
-			case "Less":
-				r = int64(b2f(x < y))
-			case "Greater":
-				r = int64(b2f(x > y))
+			r, err := intBinary(op, a.ints[ia(i)], b.i(ib(i)))
+			if err != nil {
+				return nil, err
 			}
 			out.ints[i] = r
 			continue
 		}
-		x, y := a.f(ia(i)), b.f(ib(i))
-		var r float64
-		switch op {
-		case "Add":
-			r = x + y
-		case "Sub":
-			r = x - y
-		case "Mul":
-			r = x * y
-		case "Div":
-			r = x / y
-		case "Max":
-			r = math.Max(x, y)
-		case "Min":
-			r = math.Min(x, y)
-		case "Equal":
-			r = b2f(x == y)
-		case "Less":
-			r = b2f(x < y)
-		case "Greater":
-			r = b2f(x > y)
-		}
-		out.set(i, r)
+		out.set(i, floatBinary(op, a.f(ia(i)), b.f(ib(i))))
 	}
 	return out, nil
+}
+
+// boolResult lists the binary ops whose result is bool (uint8 0/1) whatever their inputs.
+var boolResult = map[string]bool{
+	"Equal": true, "Less": true, "Greater": true, "LessOrEqual": true, "GreaterOrEqual": true,
+	"And": true, "Or": true, "Xor": true,
+}
+
+func intBinary(op string, x, y int64) (int64, error) {
+	switch op {
+	case "Add":
+		return x + y, nil
+	case "Sub":
+		return x - y, nil
+	case "Mul":
+		return x * y, nil
+	case "Div", "Mod", "fmod":
+		if y == 0 {
+			return 0, fmt.Errorf("integer division by zero")
+		}
+		switch op {
+		case "Div":
+			return x / y, nil
+		case "fmod":
+			return x % y, nil
+		}
+		r := x % y
+		if r != 0 && (r < 0) != (y < 0) {
+			r += y
+		}
+		return r, nil
+	case "Pow":
+		if y < 0 {
+			return 0, fmt.Errorf("integer Pow with a negative exponent %d", y)
+		}
+		r := int64(1)
+		for ; y > 0; y >>= 1 { // by squaring; wraps on overflow as C's integers do
+			if y&1 != 0 {
+				r *= x
+			}
+			x *= x
+		}
+		return r, nil
+	case "Max":
+		return max(x, y), nil
+	case "Min":
+		return min(x, y), nil
+	}
+	return int64(floatBinary(op, float64(x), float64(y))), nil
+}
+
+func floatBinary(op string, x, y float64) float64 {
+	switch op {
+	case "Add":
+		return x + y
+	case "Sub":
+		return x - y
+	case "Mul":
+		return x * y
+	case "Div":
+		return x / y
+	case "fmod":
+		return math.Mod(x, y)
+	case "Mod":
+		r := math.Mod(x, y)
+		if r != 0 && (r < 0) != (y < 0) {
+			r += y
+		}
+		return r
+	case "Pow":
+		return math.Pow(x, y)
+	case "Max":
+		return math.Max(x, y)
+	case "Min":
+		return math.Min(x, y)
+	case "Equal":
+		return b2f(x == y)
+	case "Less":
+		return b2f(x < y)
+	case "Greater":
+		return b2f(x > y)
+	case "LessOrEqual":
+		return b2f(x <= y)
+	case "GreaterOrEqual":
+		return b2f(x >= y)
+	case "And":
+		return b2f(x != 0 && y != 0)
+	case "Or":
+		return b2f(x != 0 || y != 0)
+	case "Xor":
+		return b2f((x != 0) != (y != 0))
+	}
+	return math.NaN()
 }
 
 func stridesOf(s []int) []int {

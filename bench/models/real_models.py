@@ -54,6 +54,16 @@ MODELS = {
 }
 
 
+def nonzero_weights(model):
+    """Gives every all-zero weight (two or more dimensions) seeded normal values: torchvision's
+    ViT starts its classifier head and class token at zero, which makes its output all zeros
+    and any comparison with it vacuous."""
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2 and not p.any():
+                p.normal_(0, 0.02)
+
+
 def calibrate(model, x):
     """Sets every BatchNorm's running statistics to those of x, so that activations keep a
     unit scale through the network (random weights with the default statistics shrink a deep
@@ -110,6 +120,7 @@ def main():
             continue
         torch.manual_seed(0)
         model = ctor().eval()
+        nonzero_weights(model)
         calibrate(model, torch.randn(4, *shape))
         for b in args.batch:
             stem = os.path.join(args.out, f"{name}_b{b}")

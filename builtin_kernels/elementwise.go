@@ -44,7 +44,7 @@ func hardSwishAttrs(Params) (float32, float32, error) { return 1.0 / 6, 0.5, nil
 
 // clipAttrs reads min and max from attributes (Clip before opset 11). From opset 11 they
 // are optional inputs 1 and 2; the importer turns constant ones into these attributes,
-// and clipOp (math.go) takes the others.
+// and clipOp (math_clip.go) takes the others.
 func clipAttrs(p Params) (float32, float32, error) {
 	lo := p.Float("min", -math.MaxFloat32)
 	hi := p.Float("max", math.MaxFloat32)

@@ -2,18 +2,19 @@ package host
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/host/model"
 )
+
+// Checking an inference: what a check reports, and Network.CheckNetwork, which runs the
+// checks; check_reference.go, check_expect.go, check_other.go and check_compare.go hold
+// their parts, check_report.go the report's text.
 
 // Tolerance is how far a device value may lie from its reference: |d - r| ≤ Abs + Rel·|r|
 // for every element (numpy's allclose). NaN matches only NaN.
@@ -326,44 +327,6 @@ func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, o
 	return r, outs, nil
 }
 
-// runOther runs the inputs through the other network and returns a reader of its
-// tensors; the other network stays locked for nothing after this.
-func (n *Network) runOther(ctx context.Context, o *Network, inputs map[string]*Tensor) (*checker, error) {
-	if o == n {
-		return nil, errors.New("the network to compare with is the network itself")
-	}
-	if !o.engine.opts.KeepIntermediates && o.engine.opts.DumpTensors == "" {
-		return nil, fmt.Errorf("the network on %s to compare with needs an engine opened with Options.KeepIntermediates", o.engine.Device.Name)
-	}
-	if _, err := o.Infer(ctx, inputs); err != nil {
-		return nil, fmt.Errorf("on %s: %w", o.engine.Device.Name, err)
-	}
-	return &checker{n: o, tol: DefaultTolerance, device: map[string]*builtinkernels.HostTensor{}}, nil
-}
-
-// compareOther compares each output of layer l with the other network's value of the
-// same tensor, where the other network computes it (its fusion passes may differ).
-func (c *checker) compareOther(other *checker, l *model.Layer) ([]OutputError, error) {
-	other.n.mu.Lock()
-	defer other.n.mu.Unlock()
-	var out []OutputError
-	for _, name := range l.Outputs {
-		if t, ok := other.n.tensors[name]; !ok || t.buf == nil {
-			continue
-		}
-		want, err := other.read(name)
-		if err != nil {
-			return nil, fmt.Errorf("on %s: %w", other.n.engine.Device.Name, err)
-		}
-		got, err := c.read(name)
-		if err != nil {
-			return nil, fmt.Errorf("layer %q: %w", l.Name, err)
-		}
-		out = append(out, compare(name, got.Data, want.Data, got.Shape, c.tol))
-	}
-	return out, nil
-}
-
 // noteWrittenInputs marks the layers whose outputs a custom layer writes into: the
 // inference ran that kernel on them, so their values on the device are not theirs.
 func (r *CheckReport) noteWrittenInputs(n *Network) {
@@ -379,224 +342,6 @@ func (r *CheckReport) noteWrittenInputs(n *Network) {
 	}
 }
 
-// resolveExpect maps each expectation to the tensor it names (a tensor, or a layer of
-// one output) and checks its shape.
-func (n *Network) resolveExpect(exp map[string]*Tensor, kept bool) (map[string]*Tensor, error) {
-	out := map[string]*Tensor{}
-	outputs := map[string]bool{}
-	for _, t := range n.outputs {
-		outputs[t.name] = true
-	}
-	for name, t := range exp {
-		tensor := name
-		if _, ok := n.tensors[name]; !ok {
-			if l := n.layer(name); l != nil && len(l.Outputs) == 1 {
-				tensor = l.Outputs[0]
-			}
-		}
-		dt, ok := n.tensors[tensor]
-		switch {
-		case !ok && n.Model.Tensor(tensor) != nil:
-			return nil, fmt.Errorf("expected tensor %q: the compiled network has no buffer of it (a fusion pass removed it; Options.NoFuse keeps every layer)", name)
-		case !ok:
-			return nil, fmt.Errorf("expected tensor %q: no tensor or single-output layer of that name in the network", name)
-		case slices.Contains(n.Model.Inputs, tensor):
-			return nil, fmt.Errorf("expected tensor %q: a graph input, which nothing computes", name)
-		case n.isConstant(tensor):
-			return nil, fmt.Errorf("expected tensor %q: a constant of the model, which nothing computes", name)
-		case !kept && !outputs[tensor]:
-			return nil, fmt.Errorf("expected tensor %q: an intermediate tensor, which only an engine opened with Options.KeepIntermediates keeps", name)
-		case t == nil || len(t.Data) != elements(dt.shape):
-			return nil, fmt.Errorf("expected tensor %q: the reference has shape %v, the tensor %v", name, shapeOf(t), dt.shape)
-		}
-		if _, dup := out[tensor]; dup {
-			return nil, fmt.Errorf("expected tensor %q: given twice (by its name and its layer's)", tensor)
-		}
-		out[tensor] = t
-	}
-	return out, nil
-}
-
-func shapeOf(t *Tensor) []int {
-	if t == nil {
-		return nil
-	}
-	return t.Shape
-}
-
-// checker reads the device's values of tensors after an inference (each once).
-type checker struct {
-	n      *Network
-	tol    Tolerance
-	device map[string]*builtinkernels.HostTensor
-}
-
-// read returns a tensor's value: the device's for activations, the model's for constants.
-func (c *checker) read(name string) (*builtinkernels.HostTensor, error) {
-	if v, ok := c.device[name]; ok {
-		return v, nil
-	}
-	n := c.n
-	t, ok := n.tensors[name]
-	if !ok || t.buf == nil || n.isConstant(name) {
-		mt := n.Model.Tensor(name)
-		if mt == nil || !mt.IsConst() {
-			return nil, fmt.Errorf("tensor %q has no value on the device", name)
-		}
-		v := &builtinkernels.HostTensor{Shape: mt.Shape, Data: constFloats(mt)}
-		c.device[name] = v
-		return v, nil
-	}
-	data := make([]float32, elements(t.shape))
-	if err := n.engine.queue.Read(t.buf, t.byteOff(), float32Bytes(data), nil); err != nil {
-		return nil, fmt.Errorf("reading %q: %w", name, err)
-	}
-	v := &builtinkernels.HostTensor{Shape: t.shape, Data: data}
-	c.device[name] = v
-	return v, nil
-}
-
-// refJob is one built-in layer's CPU reference with the device's values of its inputs
-// and outputs, read beforehand so that jobs run in parallel.
-type refJob struct {
-	at       int // the layer's index in CheckReport.Layers
-	l        *model.Layer
-	op       builtinkernels.Op
-	ins, got []*builtinkernels.HostTensor
-	shapes   [][]int
-}
-
-// referenceJob reads what layer l's reference needs from the device.
-func (c *checker) referenceJob(l *model.Layer, at int) (*refJob, error) {
-	op, ok := builtinkernels.Lookup(l.Type)
-	if !ok {
-		return nil, fmt.Errorf("no built-in layer type %q", l.Type)
-	}
-	j := &refJob{at: at, l: l, op: op, ins: make([]*builtinkernels.HostTensor, len(l.Inputs))}
-	for i, name := range l.Inputs {
-		if name == "" {
-			continue
-		}
-		v, err := c.read(name)
-		if err != nil {
-			return nil, err
-		}
-		j.ins[i] = v
-	}
-	for _, name := range l.Outputs {
-		j.shapes = append(j.shapes, c.n.Model.Tensor(name).Shape)
-		v, err := c.read(name)
-		if err != nil {
-			return nil, err
-		}
-		j.got = append(j.got, v)
-	}
-	return j, nil
-}
-
-// run computes the layer's CPU reference and compares each output with the device's.
-func (j *refJob) run(tol Tolerance) ([]OutputError, error) {
-	ref, err := j.op.Reference(j.l, j.ins, j.shapes)
-	if err != nil {
-		return nil, fmt.Errorf("CPU reference: %v", err)
-	}
-	var out []OutputError
-	for i, name := range j.l.Outputs {
-		if i >= len(ref) {
-			break
-		}
-		out = append(out, compare(name, j.got[i].Data, ref[i].Data, j.got[i].Shape, tol))
-	}
-	return out, nil
-}
-
-// wholeNetwork computes the graph outputs on the CPU path — built-in layers by their
-// references, custom layers by their expected values or else the device's — and
-// compares them with the device's outputs.
-func (c *checker) wholeNetwork(r *CheckReport, inputs, outs map[string]*Tensor, expect map[string]*Tensor) error {
-	n := c.n
-	values := map[string]*builtinkernels.HostTensor{}
-	for name, t := range inputs {
-		values[name] = &builtinkernels.HostTensor{Shape: t.Shape, Data: t.Data}
-	}
-	get := func(name string) (*builtinkernels.HostTensor, error) {
-		if v, ok := values[name]; ok {
-			return v, nil
-		}
-		t := n.Model.Tensor(name)
-		if t == nil || !t.IsConst() {
-			return nil, fmt.Errorf("tensor %q has no value on the CPU path", name)
-		}
-		v := &builtinkernels.HostTensor{Shape: t.Shape, Data: constFloats(t)}
-		values[name] = v
-		return v, nil
-	}
-	for _, s := range n.steps {
-		l := n.layer(s.layer)
-		if l == nil {
-			continue
-		}
-		if s.custom {
-			all := true
-			for _, name := range l.Outputs {
-				_, ok := expect[name]
-				all = all && ok
-			}
-			for _, name := range l.Outputs {
-				if all {
-					e := expect[name]
-					values[name] = &builtinkernels.HostTensor{Shape: n.Model.Tensor(name).Shape, Data: e.Data}
-					continue
-				}
-				v, err := c.read(name)
-				if err != nil {
-					return fmt.Errorf("layer %q: %w", l.Name, err)
-				}
-				values[name] = v
-			}
-			if all {
-				r.FromExpected = append(r.FromExpected, l.Name)
-			} else {
-				r.FromDevice = append(r.FromDevice, l.Name)
-			}
-			continue
-		}
-		op, _ := builtinkernels.Lookup(l.Type)
-		ins := make([]*builtinkernels.HostTensor, len(l.Inputs))
-		for i, name := range l.Inputs {
-			if name == "" {
-				continue
-			}
-			v, err := get(name)
-			if err != nil {
-				return fmt.Errorf("layer %q: %w", l.Name, err)
-			}
-			ins[i] = v
-		}
-		outShapes := make([][]int, len(l.Outputs))
-		for i, name := range l.Outputs {
-			outShapes[i] = n.Model.Tensor(name).Shape
-		}
-		res, err := op.Reference(l, ins, outShapes)
-		if err != nil {
-			return fmt.Errorf("layer %q (%s): CPU reference: %w", l.Name, l.Type, err)
-		}
-		for i, name := range l.Outputs {
-			if i < len(res) {
-				values[name] = res[i]
-			}
-		}
-	}
-	for _, t := range n.outputs {
-		ref, ok := values[t.name]
-		if !ok {
-			return fmt.Errorf("output %q: no CPU reference value", t.name)
-		}
-		r.Outputs = append(r.Outputs, compare(t.name, outs[t.name].Data, ref.Data, t.shape, c.tol))
-	}
-	return nil
-}
-
 func (n *Network) layer(name string) *model.Layer {
 	for i := range n.Model.Layers {
 		if n.Model.Layers[i].Name == name {
@@ -604,91 +349,4 @@ func (n *Network) layer(name string) *model.Layer {
 		}
 	}
 	return nil
-}
-
-// compare measures got against want element by element under tol.
-func compare(name string, got, want []float32, shape []int, tol Tolerance) OutputError {
-	e := OutputError{Output: name, Worst: -1, Count: len(got), Shape: shape}
-	if len(got) != len(want) {
-		e.MaxAbs, e.MaxRel, e.Bad = math.Inf(1), math.Inf(1), max(len(got), 1)
-		return e
-	}
-	for i := range got {
-		g, w := float64(got[i]), float64(want[i])
-		var d float64
-		switch gn, wn := math.IsNaN(g), math.IsNaN(w); {
-		case gn && wn:
-			d = 0
-		case gn || wn:
-			d = math.Inf(1)
-		default:
-			d = math.Abs(g - w)
-			if math.IsInf(g, 0) && g == w {
-				d = 0
-			}
-		}
-		if d > e.MaxAbs || e.Worst < 0 {
-			e.MaxAbs, e.Worst = d, i
-		}
-		if r := d / math.Max(math.Abs(w), 1e-6); r > e.MaxRel || math.IsInf(d, 1) {
-			e.MaxRel = r
-			if math.IsNaN(r) {
-				e.MaxRel = math.Inf(1)
-			}
-		}
-		if !(d <= tol.Abs+tol.Rel*math.Abs(w)) {
-			e.Bad++
-		}
-	}
-	return e
-}
-
-// constFloats converts a constant tensor's data to float32, whatever its element type.
-func constFloats(t *model.Tensor) []float32 {
-	n := t.Elements()
-	out := make([]float32, n)
-	d := t.Data
-	for i := 0; i < n; i++ {
-		switch t.Type {
-		case model.Float32:
-			if 4*i+4 <= len(d) {
-				out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:]))
-			}
-		case model.Float16:
-			if 2*i+2 <= len(d) {
-				out[i] = model.HalfToFloat32(binary.LittleEndian.Uint16(d[2*i:]))
-			}
-		case model.Int8:
-			if i < len(d) {
-				out[i] = float32(int8(d[i]))
-			}
-		case model.Uint8:
-			if i < len(d) {
-				out[i] = float32(d[i])
-			}
-		case model.Int32:
-			if 4*i+4 <= len(d) {
-				out[i] = float32(int32(binary.LittleEndian.Uint32(d[4*i:])))
-			}
-		case model.Int64:
-			if 8*i+8 <= len(d) {
-				out[i] = float32(int64(binary.LittleEndian.Uint64(d[8*i:])))
-			}
-		}
-	}
-	return out
-}
-
-// coords names flat index i of a C-order tensor of the given shape, e.g. [0,4,0,0].
-func coords(shape []int, i int) string {
-	if len(shape) == 0 {
-		return fmt.Sprintf("[%d]", i)
-	}
-	c := make([]string, len(shape))
-	for k := len(shape) - 1; k >= 0; k-- {
-		d := max(shape[k], 1)
-		c[k] = fmt.Sprint(i % d)
-		i /= d
-	}
-	return "[" + strings.Join(c, ",") + "]"
 }

@@ -14,7 +14,9 @@
 #
 #   MODEL    a model file (.onnx with a dynamic batch, .clm or .json); "mlp" builds the
 #            small model of bench/servemodel (custom ReLU from samples/custom_relu;
-#            MLP_WIDTH sets its width, default 2048)
+#            MLP_WIDTH sets its width, default 2048; MLP_IMAGE=3x224x224 gives it an image
+#            input of that shape, averaged per channel: ResNet-18's request size at
+#            almost no compute, which shows the server's cost per byte)
 #   DEVICES  serve's -d list: gpu:0,gpu:1 or cpu (the bare network runs on the first)
 #   MAX_BATCH  --max-batch (default 16)
 #
@@ -51,7 +53,7 @@ if [ -z "${CLHOST:-}" ]; then
 fi
 if [ "$model" = mlp ]; then
 	model=$out/mlp.clm
-	go run ./bench/servemodel -width "${MLP_WIDTH:-2048}" -o "$model" >/dev/null
+	go run ./bench/servemodel -width "${MLP_WIDTH:-2048}" -image "${MLP_IMAGE:-}" -o "$model" >/dev/null
 	configs="$configs -c samples/custom_relu/custom_layer_example.xml"
 fi
 name=$(basename "$model")

@@ -134,6 +134,15 @@ func encodeRaw(dst []byte, dt string, src []float32) []byte {
 	return dst
 }
 
+// rawBytes is src as little-endian values of datatype dt: FP32 values on a
+// little-endian machine are their own memory, not a copy.
+func rawBytes(dt string, src []float32) []byte {
+	if dt == "FP32" && littleEndian {
+		return floatBytes(src)
+	}
+	return encodeRaw(nil, dt, src)
+}
+
 func grow(b []byte, n int) []byte {
 	if cap(b)-len(b) < n {
 		nb := make([]byte, len(b), len(b)+n)

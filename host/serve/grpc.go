@@ -109,7 +109,7 @@ func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest)
 		}
 		data := rep.outputs[i]
 		if raw {
-			res.RawOutputContents = append(res.RawOutputContents, encodeRaw(nil, t.datatype, data))
+			res.RawOutputContents = append(res.RawOutputContents, rawBytes(t.datatype, data))
 		} else {
 			o.Contents = typedContents(t.datatype, data)
 		}
@@ -165,11 +165,14 @@ func grpcInputs(req *pb.ModelInferRequest) ([]wireInput, error) {
 		case len(raw) > 0 && in.GetContents() != nil:
 			return nil, errorf(KindInvalid, "input %q has contents while the request carries raw_input_contents", in.GetName())
 		case len(raw) > 0:
-			wi.fill = rawFill(in.GetName(), in.GetDatatype(), raw[i])
+			wi.fill, wi.raw = rawFill(in.GetName(), in.GetDatatype(), raw[i]), raw[i]
 		case in.GetContents() == nil:
 			return nil, errorf(KindInvalid, "input %q has no contents and the request no raw_input_contents", in.GetName())
 		default:
 			wi.fill = typedFill(in.GetName(), in.GetDatatype(), in.GetContents())
+			if in.GetDatatype() == "FP32" {
+				wi.floats = in.GetContents().GetFp32Contents()
+			}
 		}
 		out[i] = wi
 	}

@@ -3,9 +3,7 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 )
@@ -130,11 +128,15 @@ type restOutput struct {
 func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 	var req restRequest
 	var outs []outputChoice
+	// The request's inputs may be views of the body's buffer until it is answered.
+	var buf *bodyBuffer
+	defer func() { buf.release() }()
 	parse := func(m *servedModel) ([]wireInput, error) {
-		body, err := s.readBody(w, r)
+		body, b, err := s.readBody(w, r)
 		if err != nil {
 			return nil, err
 		}
+		buf = b
 		header, binary, err := splitBody(r, body)
 		if err != nil {
 			return nil, err
@@ -156,23 +158,6 @@ func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeInferResponse(w, m, &req, outs, rep)
-}
-
-// readBody reads the body within the size limit.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	limit := s.opts.MaxBodyBytes
-	if r.ContentLength > limit {
-		return nil, errorf(KindTooLarge, "request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, errorf(KindTooLarge, "request body exceeds the limit of %d bytes", limit)
-	}
-	if err != nil {
-		return nil, errorf(KindInvalid, "reading the request body: %v", err)
-	}
-	return body, nil
 }
 
 // splitBody separates the JSON header from the binary tensor data that follows it.
@@ -237,7 +222,8 @@ func restInputs(inputs []restInput, binary []byte) ([]wireInput, error) {
 			if len(in.Data) > 0 {
 				return nil, errorf(KindInvalid, "%s has both data and %s", where, paramBinarySize)
 			}
-			wi.fill = rawFill(in.Name, in.Datatype, binary[off:off+int(size)])
+			wi.raw = binary[off : off+int(size)]
+			wi.fill = rawFill(in.Name, in.Datatype, wi.raw)
 			off += int(size)
 		} else {
 			if len(in.Data) == 0 {
@@ -357,7 +343,7 @@ func writeInferResponse(w http.ResponseWriter, m *servedModel, req *restRequest,
 		b = append(b, ']')
 		params := echoParams(o.params, paramBinary)
 		if o.binary {
-			blob := encodeRaw(nil, t.datatype, data)
+			blob := rawBytes(t.datatype, data)
 			blobs = append(blobs, blob)
 			params = addParam(params, paramBinarySize, strconv.Itoa(len(blob)))
 		}

@@ -13,6 +13,28 @@ type wireInput struct {
 	datatype string
 	shape    []int64
 	fill     func(dst []float32) error
+	// raw is the input's binary data (little-endian), floats its typed FP32 contents,
+	// when it came that way: FP32 data is then used where it lies (view).
+	raw    []byte
+	floats []float32
+}
+
+// view returns the input's data without a copy when it is FP32 data of exactly elems
+// values that the machine reads as float32 where it lies; nil otherwise.
+func (in *wireInput) view(elems int) []float32 {
+	if in.datatype != "FP32" || elems == 0 {
+		return nil
+	}
+	if in.floats != nil {
+		if len(in.floats) == elems {
+			return in.floats
+		}
+		return nil
+	}
+	if len(in.raw) != 4*elems {
+		return nil
+	}
+	return floatView(in.raw)
 }
 
 // unknownModel labels metrics of requests for models the server does not have, so a
@@ -110,9 +132,12 @@ func (s *Server) decode(ctx context.Context, m *servedModel, ins []wireInput) (*
 			return nil, errorf(KindInvalid, "input %q: batch of %d, other inputs have %d (dim 0 must agree)", in.name, items, r.items)
 		}
 		r.items = items
-		data := make([]float32, elems)
-		if err := in.fill(data); err != nil {
-			return nil, errorf(KindInvalid, "%v", err)
+		data := in.view(elems)
+		if data == nil {
+			data = make([]float32, elems)
+			if err := in.fill(data); err != nil {
+				return nil, errorf(KindInvalid, "%v", err)
+			}
 		}
 		r.inputs[i] = data
 	}

@@ -1,0 +1,95 @@
+package serve
+
+import (
+	"errors"
+	"io"
+	"math/bits"
+	"net/http"
+	"strconv"
+	"sync"
+	"unsafe"
+)
+
+// Request bodies are read into pooled buffers. At a few thousand requests a second of
+// a few hundred kilobytes each (an image), a fresh buffer per request, zeroed and then
+// grown as the body is read, cost more than the network's own inference, most of it in
+// the garbage collector. A buffer returns to its pool once its request is answered:
+// the request's inputs may be views of it (wireInput.view).
+
+// bodyAlign is where a body's binary tensor data starts in its buffer: FP32 data is
+// then read in place as float32 values, and CPU devices read it where it lies (the
+// host borrows inputs aligned to 64 bytes).
+const bodyAlign = 64
+
+// minBodyClass is the smallest pooled buffer, as a power of two.
+const minBodyClass = 10
+
+// bodyPools holds free buffers by size class: a buffer of class c has 1<<c bytes.
+var bodyPools [48]sync.Pool
+
+// bodyBuffer is a pooled buffer holding one request body.
+type bodyBuffer struct {
+	mem   []byte
+	class int
+}
+
+// getBodyBuffer returns a buffer of at least n bytes.
+func getBodyBuffer(n int) *bodyBuffer {
+	class := max(bits.Len(uint(n-1)), minBodyClass)
+	if b, ok := bodyPools[class].Get().(*bodyBuffer); ok {
+		return b
+	}
+	return &bodyBuffer{mem: make([]byte, 1<<class), class: class}
+}
+
+// release returns the buffer to its pool; nil does nothing.
+func (b *bodyBuffer) release() {
+	if b != nil {
+		bodyPools[b.class].Put(b)
+	}
+}
+
+// readBody reads the body within the size limit. A body of known length is read into
+// a pooled buffer, placed so that the binary data after a JSON header of the length
+// the extension's header gives starts at bodyAlign; the caller releases the buffer
+// once nothing refers to the body. Otherwise the buffer returned is nil.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *bodyBuffer, error) {
+	limit := s.opts.MaxBodyBytes
+	if r.ContentLength > limit {
+		return nil, nil, errorf(KindTooLarge, "request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
+	}
+	if r.ContentLength < 0 {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, nil, errorf(KindTooLarge, "request body exceeds the limit of %d bytes", limit)
+		}
+		if err != nil {
+			return nil, nil, errorf(KindInvalid, "reading the request body: %v", err)
+		}
+		return body, nil, nil
+	}
+	n := int(r.ContentLength)
+	header := 0
+	if v, err := strconv.Atoi(r.Header.Get(headerJSONLength)); err == nil && v >= 0 && v <= n {
+		header = v // a bad value is reported by splitBody
+	}
+	buf := getBodyBuffer(n + bodyAlign - 1)
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(buf.mem))) + uintptr(header)
+	pad := int((bodyAlign - start%bodyAlign) % bodyAlign)
+	body := buf.mem[pad : pad+n : pad+n]
+	if _, err := io.ReadFull(r.Body, body); err != nil {
+		buf.release()
+		return nil, nil, errorf(KindInvalid, "reading the request body: %v", err)
+	}
+	return body, buf, nil
+}
+
+// floatView is b as float32 values where they lie, or nil when b's bytes are not the
+// machine's float32 or not aligned for them.
+func floatView(b []byte) []float32 {
+	if !littleEndian || len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(float32(0)) != 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}

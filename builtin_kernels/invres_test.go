@@ -542,7 +542,7 @@ func TestRollingClaims(t *testing.T) {
 		if len(plan.Counters) != 1 {
 			t.Fatalf("%+v: counters %v, want one buffer", tile, plan.Counters)
 		}
-		prog, err := env.ctx.BuildProgram(plan.Source, plan.Options)
+		prog, err := env.ctx.BuildProgram(plan.Source, strings.TrimSpace(plan.Options+" "+testBuildOptions))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,6 +64,10 @@ func deviceEnvB(t testing.TB) *testEnv {
 		}
 		envVal = &testEnv{ctx: ctx, dev: DeviceInfoOf(d)}
 		envNote = note
+		if quickBuilds && d.Platform != nil && strings.Contains(d.Platform.Name, "Portable Computing Language") {
+			testBuildOptions = "-cl-opt-disable"
+			envNote += "; programs built with -cl-opt-disable (CLHOST_TEST_OPTIMIZE=1 or CLHOST_TEST_FULL=1 builds them as clhost does)"
+		}
 	})
 	if envErr != nil {
 		t.Fatal(envErr)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/clhost/clhost/host/cl"
 )
@@ -12,6 +13,10 @@ import (
 // buildLogged, where set (by this package's tests, which hold built-in kernels to
 // compiling without warnings), sees the build log of every program RunPlan compiles.
 var buildLogged func(plan *Plan, log string)
+
+// testBuildOptions, where set (by this package's tests: see quickBuilds), is added to the
+// options of every program RunPlan compiles.
+var testBuildOptions string
 
 // RunPlan runs one plan by itself: it builds the plan's program, uploads the inputs,
 // runs the launches in order and reads back outputs of the given shapes. It is the
@@ -42,7 +47,7 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 	var prog *cl.Program
 	if len(plan.Launches)+len(plan.Setup) > 0 {
 		var err error
-		if prog, err = ctx.BuildProgram(plan.Source, plan.Options); err != nil {
+		if prog, err = ctx.BuildProgram(plan.Source, strings.TrimSpace(plan.Options+" "+testBuildOptions)); err != nil {
 			return nil, fmt.Errorf("RunPlan: building the plan's program: %w", err)
 		}
 		defer prog.Release()

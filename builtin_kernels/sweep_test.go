@@ -10,6 +10,15 @@ import (
 // of compiling on a new machine, so `make test` runs each variant on some cases only.
 var fullSweeps = os.Getenv("CLHOST_TEST_FULL") != ""
 
+// quickBuilds compiles the programs of this package's tests on PoCL with
+// -cl-opt-disable, unless CLHOST_TEST_OPTIMIZE=1 or fullSweeps. These tests check each
+// kernel's source against its CPU reference over many tiles and shapes, and PoCL compiles
+// a program five times faster without its optimizer, which is most of what makes the
+// suite fit a new machine's few minutes. What users run, the optimized builds, is tested
+// by the network, sample and command tests of the other packages (which build programs
+// as clhost does), by make test-full, and oclgrind's run of this package is unaffected.
+var quickBuilds = !fullSweeps && os.Getenv("CLHOST_TEST_OPTIMIZE") != "1"
+
 // sweep picks which of n variants each case of a plan test runs. Under fullSweeps every
 // case runs all of them; otherwise case ci runs per of them in turn, so that across the
 // cases every variant still runs (each tile parameter, each edge case the tiles make)

@@ -89,6 +89,10 @@ type programCache struct {
 	building map[string]*pendingBuild
 	// peakBuilding is the most builds that were ever in progress at once.
 	peakBuilding int
+	// extra is CLHOST_BUILD_OPTIONS, added to every program's options (and so to its
+	// cache key): "-g -cl-opt-disable" to step through kernels in a debugger on PoCL, or
+	// to compile in a fraction of the time where speed does not matter.
+	extra string
 }
 
 // pendingBuild is a build in progress; done closes when it ends.
@@ -99,7 +103,16 @@ type pendingBuild struct {
 }
 
 func newProgramCache(ctx *cl.Context, dir string, store bool, logf func(string, ...any)) *programCache {
-	return &programCache{ctx: ctx, dir: dir, store: store, logf: logf, programs: map[string]*program{}, building: map[string]*pendingBuild{}}
+	return &programCache{ctx: ctx, dir: dir, store: store, logf: logf, programs: map[string]*program{}, building: map[string]*pendingBuild{},
+		extra: strings.TrimSpace(os.Getenv("CLHOST_BUILD_OPTIONS"))}
+}
+
+// withExtra is options with CLHOST_BUILD_OPTIONS added.
+func (c *programCache) withExtra(options string) string {
+	if c.extra == "" {
+		return options
+	}
+	return strings.TrimSpace(options + " " + c.extra)
 }
 
 // key is the cache key of a program: device, driver, source and options.
@@ -110,7 +123,7 @@ func (c *programCache) key(source, options string) string {
 
 // built reports whether the program is built already, so that it costs nothing.
 func (c *programCache) built(source, options string) bool {
-	key := c.key(source, options)
+	key := c.key(source, c.withExtra(options))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_, ok := c.programs[key]
@@ -120,6 +133,7 @@ func (c *programCache) built(source, options string) bool {
 // get returns the built program for source and options, building it on first use.
 // A failed build is not remembered: the next caller tries again and gets the error.
 func (c *programCache) get(layerType, source, options string) (*program, error) {
+	options = c.withExtra(options)
 	key := c.key(source, options)
 	c.mu.Lock()
 	if p, ok := c.programs[key]; ok {

@@ -51,7 +51,11 @@ func TestBorrowedInputs(t *testing.T) {
 		t.Errorf("activations without reuse: %d bytes borrowing, %d copying: the input must not count", bn.SumBytes, cn.SumBytes)
 	}
 	rng := rand.New(rand.NewSource(9))
-	for run, shift := range []int{0, 1, 0, 3} {
+	shifts := []int{0, 1, 0, 3}
+	if simulated() {
+		shifts = shifts[:2] // read in place, then through the staging copy
+	}
+	for run, shift := range shifts {
 		x := randomTensor(rng, batch, 8, 12, 12)
 		// shift floats into a larger slice: 4, 12 bytes past an aligned start.
 		raw := alignedFloats(len(x.Data)+shift, borrowAlign)

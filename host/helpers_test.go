@@ -18,6 +18,11 @@ func testDeviceSpec() string {
 	return "cpu"
 }
 
+// simulated reports whether the tests run on oclgrind's simulator (make check-kernels),
+// where an inference costs a thousand times what it does on PoCL and repeating one with
+// the same kernels and buffers checks no memory access the first did not.
+func simulated() bool { return os.Getenv("CLHOST_TEST_DEVICE") == "oclgrind" }
+
 func writeFile(t testing.TB, dir, name, text string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {

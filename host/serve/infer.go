@@ -70,7 +70,7 @@ func (s *Server) modelNames() string {
 // infer runs one request: it finds the model, counts the request in (unless the server
 // drains), lets parse read the request's inputs, checks and decodes them, queues the
 // request and waits for its answer. The reply's outputs follow the model's output order.
-// While parse runs the model's batcher knows a request is arriving.
+// While parse runs, the model's batches know a request is arriving.
 func (s *Server) infer(ctx context.Context, name, version string, parse func(m *servedModel) ([]wireInput, error)) (*servedModel, *reply, error) {
 	m, err := s.lookup(name, version)
 	if err != nil {
@@ -82,25 +82,29 @@ func (s *Server) infer(ctx context.Context, name, version string, parse func(m *
 		return m, nil, err
 	}
 	defer s.done()
-	m.arriving.Add(1)
+	m.begun.Add(1)
 	ins, err := parse(m)
 	var r *request
 	if err == nil {
 		r, err = s.decode(ctx, m, ins)
 	}
 	if err != nil {
-		m.arriving.Add(-1)
-		m.q.signal()
+		m.ended.Add(1)
+		m.q.signal() // a batch may be waiting for this request
 		s.metrics.rejected(m.name, err)
 		return m, nil, err
 	}
-	// Arrived before queued: the push wakes the batcher, which must not then wait
-	// for this request as one still arriving.
-	m.arriving.Add(-1)
-	if d := s.claimAlone(m, r); d != nil {
-		s.execute(d, job{inst: m.instances[d.index], reqs: []*request{r}, items: r.items})
-	} else {
-		m.q.push(r)
+	// Queued before it counts as arrived, so that no batch that waits for it leaves
+	// without it. The handler then runs the model's next batch itself when it is due
+	// and the device for it is free: a lone request runs at once, without the
+	// hand-offs to the batcher and a device's worker. The batcher is told of what is
+	// left.
+	m.q.push(r)
+	m.ended.Add(1)
+	nb := s.next(m, nil)
+	m.q.signalIfWaiting()
+	if nb.dev != nil {
+		s.execute(nb.dev, nb.job)
 	}
 	rep := <-r.done
 	s.metrics.answered(m.name, r, rep)
@@ -148,22 +152,4 @@ func (s *Server) decode(ctx context.Context, m *servedModel, ins []wireInput) (*
 	}
 	r.arrived = time.Now()
 	return r, nil
-}
-
-// claimAlone returns a free device for a request that has nothing to batch with: no
-// request of its model waits or is arriving, and the device expected to finish it first
-// is free. The request then runs in its handler's goroutine, saving the hand-offs to
-// the batcher and the device's worker.
-func (s *Server) claimAlone(m *servedModel, r *request) *device {
-	if m.arriving.Load() > 0 {
-		return nil
-	}
-	if items, _, _ := m.q.state(); items > 0 {
-		return nil
-	}
-	d, ok, _ := s.sched.claim(m, r.items)
-	if !ok {
-		return nil
-	}
-	return d
 }

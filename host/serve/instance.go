@@ -21,6 +21,9 @@ type instance struct {
 	// staging holds, per batch size, input tensors that batches of several requests
 	// are packed into; only the device's worker uses them, one batch at a time.
 	staging map[int]map[string]*host.Tensor
+	// dirty holds, per batch size and model input, how many leading values of the
+	// staged input may be other than zero.
+	dirty map[int][]int
 
 	mu sync.Mutex
 	// est is the estimated time of one inference per batch size, in seconds: the
@@ -141,12 +144,18 @@ func (in *instance) runChunk(size int, segs []segment) (map[string]*host.Tensor,
 			inputs[t.name] = &host.Tensor{Shape: stage.Shape, Data: segs[0].r.inputs[i]}
 			continue
 		}
-		used := 0
-		for _, sg := range segs {
-			copy(stage.Data[sg.chunkRow*t.row:], sg.r.inputs[i][sg.from*t.row:(sg.from+sg.n)*t.row])
-			used = max(used, (sg.chunkRow+sg.n)*t.row)
+		srcs := make([][]float32, len(segs))
+		for k, sg := range segs {
+			srcs[k] = sg.r.inputs[i][sg.from*t.row : (sg.from+sg.n)*t.row]
 		}
-		clear(stage.Data[used:])
+		used := concat(stage.Data, srcs)
+		// Rows past the batch's items are zero: cleared where an earlier batch (or
+		// the start-up checks) left values.
+		dirty := &in.dirty[size][i]
+		if *dirty > used {
+			clear(stage.Data[used:*dirty])
+		}
+		*dirty = used
 		inputs[t.name] = stage
 	}
 	res, err := net.Infer(context.Background(), inputs)

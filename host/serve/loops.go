@@ -6,17 +6,16 @@ import (
 	"time"
 )
 
-// batch is a model's batcher: it forms batches from the model's queue and hands each
-// to the device the scheduler picks. It returns once the queue is closed and empty.
+// batch is a model's batcher: it hands the model's batches to the devices' workers
+// whenever no other goroutine (a request's handler, or a worker that just finished
+// one) has, and times the wait for requests still arriving. It returns once the queue
+// is closed and empty.
 func (s *Server) batch(m *servedModel) {
 	defer s.batchers.Done()
-	limit := s.opts.MaxBatch
-	if !m.batched {
-		limit = 0 // one request per inference
-	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	wait := func(until time.Time, extra <-chan struct{}) {
+		var tc <-chan time.Time
 		if !until.IsZero() {
 			timer.Reset(time.Until(until))
 			defer func() {
@@ -27,9 +26,6 @@ func (s *Server) batch(m *servedModel) {
 					}
 				}
 			}()
-		}
-		var tc <-chan time.Time
-		if !until.IsZero() {
 			tc = timer.C
 		}
 		select {
@@ -39,38 +35,56 @@ func (s *Server) batch(m *servedModel) {
 		}
 	}
 	for {
-		items, oldest, closed := m.q.state()
-		if items == 0 {
-			if closed {
-				return
-			}
-			wait(time.Time{}, nil)
-			continue
+		nb := s.next(m, nil)
+		switch {
+		case nb.dev != nil:
+			nb.dev.jobs <- nb.job
+		case nb.closed:
+			return
+		default:
+			wait(nb.hold, nb.changed)
 		}
-		// Hold a batch that is not full while requests are still being read, up to
-		// the maximum delay after its oldest request arrived.
-		if m.batched && items < limit && m.arriving.Load() > 0 {
-			if deadline := oldest.Add(s.opts.MaxDelay); time.Now().Before(deadline) {
-				wait(deadline, nil)
-				continue
-			}
-		}
-		n := m.q.batchItems(limit)
-		d, ok, changed := s.sched.claim(m, n)
-		if !ok {
-			// The device that would finish first is busy: wait for a device to
-			// become free, or for more requests, which make the batch larger.
-			wait(time.Time{}, changed)
-			continue
-		}
-		reqs, items := m.q.take(limit)
-		reqs, items = s.dropCanceled(reqs, items)
-		if len(reqs) == 0 {
-			s.sched.release(d, false)
-			continue
-		}
-		d.jobs <- job{inst: m.instances[d.index], reqs: reqs, items: items}
 	}
+}
+
+// nextBatch is what next decided: a batch to run on a device claimed for it, or why
+// none runs now.
+type nextBatch struct {
+	job job
+	dev *device
+	// hold: a batch waits until then for requests still arriving; changed: for a
+	// device to become free. Neither: the queue is empty (closed: for good).
+	hold    time.Time
+	changed <-chan struct{}
+	closed  bool
+}
+
+// next takes the model's next batch from its queue when one is due and the device
+// expected to finish it first is free, and claims that device; with only, the batch is
+// taken only when that device is the one. Any goroutine may run the batch it returns.
+func (s *Server) next(m *servedModel, only *device) nextBatch {
+	limit := s.opts.MaxBatch
+	if !m.batched {
+		limit = 0 // one request per inference
+	}
+	items, hold, closed := m.q.due(limit, m, s.opts.MaxDelay)
+	if items == 0 || !hold.IsZero() {
+		return nextBatch{hold: hold, closed: closed && items == 0}
+	}
+	d, ok, changed := s.sched.claimOn(m, items, only)
+	if !ok {
+		// The device that would finish first is busy (or not the one asked for):
+		// wait for a device to become free, or for more requests, which make the
+		// batch larger.
+		return nextBatch{changed: changed}
+	}
+	reqs, n := m.q.take(limit)
+	reqs, n = s.dropCanceled(reqs, n)
+	if len(reqs) == 0 {
+		s.sched.release(d, false)
+		return nextBatch{}
+	}
+	return nextBatch{job: job{inst: m.instances[d.index], reqs: reqs, items: n}, dev: d}
 }
 
 // dropCanceled answers the requests whose clients have gone and returns the others.
@@ -87,11 +101,21 @@ func (s *Server) dropCanceled(reqs []*request, items int) ([]*request, int) {
 	return kept, items
 }
 
-// work is a device's worker: it runs the batches sent to it, one at a time.
+// work is a device's worker: it runs the batches sent to it, one at a time. After each
+// it takes the model's next batch itself when this device is the one for it, so that a
+// busy device goes from batch to batch without waiting on the batcher.
 func (s *Server) work(d *device) {
 	defer s.workers.Done()
 	for j := range d.jobs {
-		s.execute(d, j)
+		for {
+			m := j.inst.model
+			s.execute(d, j)
+			nb := s.next(m, d)
+			if nb.dev == nil {
+				break
+			}
+			j = nb.job
+		}
 	}
 }
 

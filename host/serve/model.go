@@ -47,9 +47,10 @@ type servedModel struct {
 	sizes     []int
 	instances []*instance // by device index
 	q         queue
-	// arriving counts requests for the model being read and checked by a handler:
-	// the batcher waits for them (within the maximum delay) before it closes a batch.
-	arriving atomic.Int64
+	// begun and ended count the requests for the model whose reading and checking by
+	// a handler has begun and ended: a batch may wait for those arriving when it
+	// became due (queue.due).
+	begun, ended atomic.Int64
 }
 
 func newTensorMetas(m *model.Model, names []string, batched bool) ([]tensorMeta, error) {

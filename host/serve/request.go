@@ -52,6 +52,9 @@ type queue struct {
 	// wake has room for one signal: a request arrived or one stopped arriving.
 	wake   chan struct{}
 	closed bool
+	// holdMark, when not zero, is the model's count of requests begun when the batch
+	// at the front began to wait for those arriving: it waits until as many have ended.
+	holdMark int64
 }
 
 func (q *queue) signal() {
@@ -61,22 +64,52 @@ func (q *queue) signal() {
 	}
 }
 
+// push queues a request; the caller signals whoever is to form its batch.
 func (q *queue) push(r *request) {
 	q.mu.Lock()
 	q.reqs = append(q.reqs, r)
 	q.items += r.items
 	q.mu.Unlock()
-	q.signal()
 }
 
-// state returns the number of waiting items and the arrival of the oldest request.
-func (q *queue) state() (items int, oldest time.Time, closed bool) {
+// signalIfWaiting signals when requests wait.
+func (q *queue) signalIfWaiting() {
+	q.mu.Lock()
+	waiting := len(q.reqs) > 0
+	q.mu.Unlock()
+	if waiting {
+		q.signal()
+	}
+}
+
+// due returns the items of the batch take(limit) would return and, when that batch
+// is to wait for requests of m still arriving, until when. A batch that is not full
+// waits, up to maxDelay after its oldest request arrived, for the requests that were
+// arriving when it began to wait, not for later ones: under a steady stream of
+// requests it would otherwise always wait the whole delay while a device is free.
+func (q *queue) due(limit int, m *servedModel, maxDelay time.Duration) (items int, hold time.Time, closed bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.reqs) > 0 {
-		oldest = q.reqs[0].arrived
+	if len(q.reqs) == 0 {
+		q.holdMark = 0
+		return 0, time.Time{}, q.closed
 	}
-	return q.items, oldest, q.closed
+	for n := 0; n < len(q.reqs) && (n == 0 || (limit > 0 && items+q.reqs[n].items <= limit)); n++ {
+		items += q.reqs[n].items
+	}
+	if limit > 0 && q.items < limit && maxDelay > 0 {
+		ended := m.ended.Load()
+		begun := m.begun.Load()
+		if q.holdMark == 0 && begun > ended {
+			q.holdMark = begun
+		}
+		if q.holdMark != 0 && ended < q.holdMark {
+			if deadline := q.reqs[0].arrived.Add(maxDelay); time.Now().Before(deadline) {
+				return items, deadline, false
+			}
+		}
+	}
+	return items, time.Time{}, q.closed
 }
 
 // take removes requests from the front while their items fit in limit, at least one
@@ -93,18 +126,8 @@ func (q *queue) take(limit int) (reqs []*request, items int) {
 	clear(q.reqs[:n])
 	q.reqs = q.reqs[n:]
 	q.items -= items
+	q.holdMark = 0
 	return reqs, items
-}
-
-// batchItems is the number of items take(limit) would return.
-func (q *queue) batchItems(limit int) int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	items := 0
-	for n := 0; n < len(q.reqs) && (n == 0 || (limit > 0 && items+q.reqs[n].items <= limit)); n++ {
-		items += q.reqs[n].items
-	}
-	return items
 }
 
 func (q *queue) close() {

@@ -51,6 +51,12 @@ const (
 // claim picks the device for a batch of items of model m. When that device is free it
 // is marked busy and returned with ok; otherwise the caller waits on changed.
 func (s *scheduler) claim(m *servedModel, items int) (d *device, ok bool, changed <-chan struct{}) {
+	return s.claimOn(m, items, nil)
+}
+
+// claimOn is claim, except that with only the device is claimed only when it is the
+// one picked.
+func (s *scheduler) claimOn(m *servedModel, items int, only *device) (d *device, ok bool, changed <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -81,7 +87,7 @@ func (s *scheduler) claim(m *servedModel, items int) (d *device, ok bool, change
 			best, bestFinish, bestCost = d, finish, cost
 		}
 	}
-	if !best.busy {
+	if !best.busy && (only == nil || best == only) {
 		best.busy = true
 		best.busyUntil = now.Add(time.Duration(bestCost * float64(time.Second)))
 		return best, true, nil

@@ -2,12 +2,14 @@
 // over HTTP/REST and gRPC, in front of a set of models compiled on every device of the
 // host.
 //
-// Each model has one queue. A batcher per model gathers the requests that arrive while
-// the devices are busy, or within Options.MaxDelay, into batches of up to
-// Options.MaxBatch items (rows of the batch dimension); a scheduler sends each batch to
-// the device expected to finish it first; the device's worker splits the batch into
-// inferences of the batch sizes compiled there (padding the last) and splits the results
-// back per request. Batching is checked at load: a model whose batched results differ
+// Each model has one queue. The requests that arrive while the devices are busy, or
+// within Options.MaxDelay while others are still being received, are run together in
+// batches of up to Options.MaxBatch items (rows of the batch dimension); a scheduler
+// sends each batch to the device expected to finish it first, which splits the batch
+// into inferences of the batch sizes compiled there (padding the last) and splits the
+// results back per request. A batch runs on the goroutine that finds it due with its
+// device free: the handler of its last request, the device's worker after its previous
+// batch, or else the model's batcher hands it to the device's worker. Batching is checked at load: a model whose batched results differ
 // from its single-item results beyond a stated tolerance is served one item at a time.
 //
 // A request is answered exactly once. Drain stops new requests (HTTP 503, gRPC
@@ -44,9 +46,10 @@ type Options struct {
 	Engine host.Options
 	// MaxBatch is the most items one batch holds (default 8).
 	MaxBatch int
-	// MaxDelay is how long a batch that is not full may wait for requests still
-	// arriving (default 2 ms). A batch never waits for requests that have not reached
-	// the server while a device is free.
+	// MaxDelay is how long after its oldest request a batch that is not full may
+	// wait for requests that were being received when it began to wait (default
+	// 2 ms). A batch never waits for requests that have not reached the server, nor
+	// for those that began arriving after it began to wait, while a device is free.
 	MaxDelay time.Duration
 	// BatchSizes are the batch sizes compiled per device for a model that batches
 	// (default: 1, the powers of 4 below MaxBatch, and MaxBatch); a batch runs as
@@ -287,7 +290,7 @@ func (s *Server) compileOn(m *servedModel, src Source, d *device, byBatch map[in
 		return nil, fmt.Errorf("model %q on %s: %w", m.name, d.name, err)
 	}
 	in := &instance{model: m, dev: d, engine: e, nets: map[int]*host.Network{},
-		staging: map[int]map[string]*host.Tensor{}, est: map[int]float64{}}
+		staging: map[int]map[string]*host.Tensor{}, dirty: map[int][]int{}, est: map[int]float64{}}
 	for _, b := range m.sizes {
 		n, err := e.Compile(byBatch[b])
 		if err != nil {
@@ -300,6 +303,10 @@ func (s *Server) compileOn(m *servedModel, src Source, d *device, byBatch map[in
 			st[t.Name] = &host.Tensor{Shape: t.Shape, Data: make([]float32, elements(t.Shape))}
 		}
 		in.staging[b] = st
+		in.dirty[b] = make([]int, len(m.inputs))
+		for i, t := range m.inputs {
+			in.dirty[b][i] = len(st[t.name].Data) // the start-up checks fill it
+		}
 	}
 	return in, nil
 }

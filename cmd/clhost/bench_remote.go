@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -11,7 +12,9 @@ import (
 	"io"
 	"math"
 	"math/rand"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -99,6 +102,15 @@ func runRemoteBench(f *benchFlags) error {
 		}
 		return nil
 	}
+	// Timed requests go over a connection per client, written and read on the client's
+	// own goroutine where the URL is plain HTTP (benchConn).
+	newSender := func() (func() error, func()) { return send, func() {} }
+	if u, err := neturl.Parse(url); err == nil && u.Scheme == "http" {
+		newSender = func() (func() error, func()) {
+			b := newBenchConn(u, header, body)
+			return b.send, b.close
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	for i := 0; i < *f.warmup && ctx.Err() == nil; i++ {
@@ -117,6 +129,8 @@ func runRemoteBench(f *benchFlags) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			send, done := newSender()
+			defer done()
 			for next.Add(1) <= int64(*f.n) && ctx.Err() == nil {
 				t := time.Now()
 				if err := send(); err != nil {
@@ -248,4 +262,72 @@ func randomBlob(datatype string, n int, rng *rand.Rand) ([]byte, error) {
 		return b, nil
 	}
 	return nil, fmt.Errorf("datatype %s: bench sends FP32 and integer tensors only", datatype)
+}
+
+// benchConn is one client's keep-alive connection to the server. Requests are written
+// and responses read on the client's own goroutine: net/http's Transport hands each
+// request to a writing and a reading goroutine of the connection's own, whose wake-ups
+// cost a loaded machine more time per request than a small model's whole inference,
+// and the client would time them as the server's.
+type benchConn struct {
+	addr string
+	head []byte // the request line and headers
+	body []byte
+	c    net.Conn
+	br   *bufio.Reader
+}
+
+func newBenchConn(u *neturl.URL, jsonLength string, body []byte) *benchConn {
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/octet-stream\r\n"+
+		"Inference-Header-Content-Length: %s\r\nContent-Length: %d\r\n\r\n", u.RequestURI(), u.Host, jsonLength, len(body))
+	return &benchConn{addr: addr, head: []byte(head), body: body}
+}
+
+// send sends one request and reads its whole response, connecting first if need be.
+func (b *benchConn) send() error {
+	if b.c == nil {
+		c, err := net.Dial("tcp", b.addr)
+		if err != nil {
+			return err
+		}
+		b.c, b.br = c, bufio.NewReaderSize(c, 64<<10)
+	}
+	bufs := net.Buffers{b.head, b.body}
+	_, err := bufs.WriteTo(b.c)
+	var resp *http.Response
+	if err == nil {
+		resp, err = http.ReadResponse(b.br, nil)
+	}
+	if err != nil {
+		b.close()
+		return err
+	}
+	var text []byte
+	if resp.StatusCode == http.StatusOK {
+		_, err = io.Copy(io.Discard, resp.Body)
+	} else {
+		text, err = io.ReadAll(resp.Body)
+	}
+	resp.Body.Close()
+	if err != nil || resp.Close {
+		b.close()
+	}
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(text))
+	}
+	return nil
+}
+
+func (b *benchConn) close() {
+	if b.c != nil {
+		b.c.Close()
+		b.c = nil
+	}
 }

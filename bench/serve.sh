@@ -21,8 +21,9 @@
 #   MAX_BATCH  --max-batch (default 16)
 #
 # Environment: N (requests per run, default 2000), ROUNDS (default 3), PORT (default 18080), DELAY
-# (--max-delay, default 2ms), CLHOST (the binary; default: built into bin/clhost), OUT
-# (folder of the JSON results, default a temporary one).
+# (--max-delay, default 2ms), CLHOST (the binary; default: built into bin/clhost), CLIENT
+# (the binary whose `bench --url` sends the requests; default CLHOST), OUT (folder of the
+# JSON results, default a temporary one).
 #
 # On the GPU machine (two GPUs, ResNet-18 from bench/models/make_models.py):
 #   python3 bench/models/make_models.py /tmp/models
@@ -51,6 +52,7 @@ bin=${CLHOST:-bin/clhost}
 if [ -z "${CLHOST:-}" ]; then
 	go build -o "$bin" ./cmd/clhost
 fi
+client=${CLIENT:-$bin}
 if [ "$model" = mlp ]; then
 	model=$out/mlp.clm
 	go run ./bench/servemodel -width "${MLP_WIDTH:-2048}" -image "${MLP_IMAGE:-}" -o "$model" >/dev/null
@@ -110,7 +112,7 @@ serve() {
 }
 
 remote() {
-	"$bin" bench --url "http://127.0.0.1:$port" -m "$name" --concurrency "$1" -n "$n" -warmup 50 -json >"$out/$2.json" 2>/dev/null
+	"$client" bench --url "http://127.0.0.1:$port" -m "$name" --concurrency "$1" -n "$n" -warmup 50 -json >"$out/$2.json" 2>/dev/null
 	echo "$(field "$out/$2.json" requests_per_s) $(field "$out/$2.json" p50_ms) $(field "$out/$2.json" p99_ms)"
 }
 

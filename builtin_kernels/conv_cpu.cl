@@ -8,7 +8,8 @@
 // input values, for NV*PXT vector fused multiply-adds held in registers: the shape of a
 // register-blocked GEMM micro-kernel, with the im2col matrix read in place.
 //
-// conv_pack: weights M × CG × KH × KW → per group, per tile of VEC*NV channels, per tap,
+// conv_pack: weights M × CG × KH × KW (or, with PACK_KN, KK × M) → per group, per tile
+//   of VEC*NV channels, per tap,
 //   VEC*NV channels (channels past MG are zero).  global = (VEC*NV, CG*KH*KW, G*MB)
 // conv2d_vec: global = (ceil(OW/PXT), OH, N*G*MB).  Arguments: x, packed w, [bias],
 //   [residual], y.
@@ -27,6 +28,9 @@
 // packed weights stay in the L1 cache for all the rows, where one row at a time reads
 // the tile's weights for every input channel (123 KB for 960) from L2 or beyond once
 // per row. The rows' partial sums wait in private memory between chunks.
+#ifndef PACK_KN
+#define PACK_KN 0
+#endif
 #ifndef RPW
 #define RPW 1
 #endif
@@ -47,7 +51,12 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
     }
     const int mg = (z % MB) * TILE + i;
     const int g = z / MB;
+#if PACK_KN
+    /* W as (KK, G*MG): a MatMul's or an untransposed Gemm's B, K rows of N columns. */
+    wp[(z * KK + k) * TILE + i] = mg < MG ? w[k * (G * MG) + g * MG + mg] : 0.0f;
+#else
     wp[(z * KK + k) * TILE + i] = mg < MG ? w[(g * MG + mg) * KK + k] : 0.0f;
+#endif
 }
 
 // STEP accumulates one tap (c, ky, kx) into every register of the tile; XV(p) is the input

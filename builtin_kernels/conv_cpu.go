@@ -297,8 +297,9 @@ func packedConvPlan(g convGeom, t cpuConvTile, kernel string, global []int, more
 // heuristic's weight vectors for up to 8 images, fewer where that would leave under four
 // work-items per compute unit. conv2d_vec ran such a layer one image per work-item,
 // reading every weight once per image, far slower
-// (docs/kernels/conv-cpu.md#fc_vec-fully-connected-layers).
-func cpuFCPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
+// (docs/kernels/conv-cpu.md#fc_vec-fully-connected-layers). With kn the weights are
+// (K, N), a MatMul's right operand, and conv_pack transposes them as it packs.
+func cpuFCPlan(g convGeom, kn bool, dev DeviceInfo) (*Plan, error) {
 	t := heuristicCPUTile(g, dev)
 	tile := t.vec * t.weightVecs
 	mb := ceilDiv(g.mg, tile)
@@ -310,6 +311,7 @@ func cpuFCPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
 	d.int("PXT", 1)
 	d.int("MB", mb)
 	d.int("FC_ROWS", rows)
+	d.bool("PACK_KN", kn)
 	src, err := d.program("conv_cpu.cl")
 	if err != nil {
 		return nil, err

@@ -146,11 +146,11 @@ func (o gemmOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		if plan, ok, err := gemmGPUPlan(g, p, dev); ok || err != nil {
 			return plan, err
 		}
-	} else if fullyConnected(g, p) && g.transB {
-		// CPUs: a fully connected layer with B as (N, K), the layout of a conv's
-		// weights, is a 1×1 convolution over M images: conv_cpu.cl packs B once and
-		// runs vectors of output channels, where gemm.cl would run scalars.
-		return cpuFCPlan(gemmAsConv(g), dev)
+	} else if fullyConnected(g, p) {
+		// CPUs: a fully connected layer is a 1×1 convolution over M images: conv_cpu.cl
+		// packs B once (transposing a K×N one) and runs vectors of output channels,
+		// where gemm.cl would run scalars.
+		return cpuFCPlan(gemmAsConv(g), !g.transB, dev)
 	}
 	plan, err := g.plan(dev)
 	if err != nil {
@@ -218,19 +218,22 @@ func (o gemmOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 
 // matmulOp is ONNX MatMul, numpy's matmul: [..., M, K] × [..., K, N] with the leading
 // (batch) dimensions broadcast; a 1-D A is a row [1, K] and a 1-D B a column [K, 1],
-// and that dimension is dropped from the result.
+// and that dimension is dropped from the result. An optional input 2, a bias [N] added
+// along the last axis, is the following Add that host/graph's fusion folds in (a
+// Linear layer as PyTorch exports it); it needs B of rank 2 or more.
 type matmulOp struct{}
 
 type matmulShape struct {
 	geom  gemmGeom
 	out   []int
 	batch []int // the output's batch dimensions
+	flat  bool  // B is one matrix for every batch: A's rows run as one [batch·M, K] matrix
 }
 
 func (matmulOp) shape(in [][]int) (matmulShape, error) {
 	const typ = "MatMul"
 	var r matmulShape
-	if err := checkCounts(typ, in, nil, 2, 2, 0); err != nil {
+	if err := checkCounts(typ, in, nil, 2, 3, 0); err != nil {
 		return r, err
 	}
 	a, b := in[0], in[1]
@@ -281,8 +284,24 @@ func (matmulOp) shape(in [][]int) (matmulShape, error) {
 	for i := range dims {
 		g.bd[off+i], g.asb[off+i], g.bsb[off+i] = dims[i], st[0][i], st[1][i]
 	}
+	if len(in) == 3 {
+		if len(b) < 2 || len(in[2]) != 1 || in[2][0] != n {
+			return r, fmt.Errorf("%s: bias %v must be [%d] (N of B %v, which needs rank 2 or more)", typ, in[2], n, b)
+		}
+		g.hasC, g.csm, g.csn = true, 0, 1
+	}
 	r.geom = g
+	r.flat = len(a) >= 2 && numel(bb) == 1
 	return r, nil
+}
+
+// flatGemm is a MatMul whose B is one matrix as a plain Gemm over A's rows: A's batch
+// dimensions are contiguous, and so are the output's.
+func (s matmulShape) flatGemm() gemmGeom {
+	g := s.geom
+	g.m *= g.nb
+	g.nb, g.bd, g.asb, g.bsb = 1, [4]int{1, 1, 1, 1}, [4]int{}, [4]int{}
+	return g
 }
 
 func (o matmulOp) OutputShapes(_ Params, in [][]int) ([][]int, error) {
@@ -301,13 +320,38 @@ func (o matmulOp) Plan(_ Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 	if err := checkOut("MatMul", out, [][]int{s.out}); err != nil {
 		return nil, err
 	}
+	if s.flat {
+		// A Linear layer: the tiled kernels of a fully connected Gemm, B packed once
+		// on CPUs.
+		fc := s.flatGemm()
+		if dev.IsGPU {
+			if plan, ok, err := gemmGPUPlan(fc, Attrs{}, dev); ok || err != nil {
+				return plan, err
+			}
+		} else {
+			return cpuFCPlan(gemmAsConv(fc), true, dev)
+		}
+	}
 	plan, err := s.geom.plan(dev)
 	if err != nil {
 		return nil, err
 	}
 	l := &plan.Launches[0]
-	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: 1}, Arg{Kind: ArgFloat, Float: 0})
+	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: 1}, Arg{Kind: ArgFloat, Float: 1})
 	return plan, nil
+}
+
+// Candidates implements Tunable for MatMuls the implicit GEMM runs (see gemmOp's).
+func (o matmulOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan, error) {
+	plan, err := o.Plan(p, in, out, dev)
+	if err != nil {
+		return nil, err
+	}
+	if !dev.IsGPU || len(plan.Launches) == 0 || plan.Launches[0].Kernel != "conv_gemm" {
+		return []*Plan{plan}, nil
+	}
+	s, _ := o.shape(in)
+	return gemmCandidates(gemmAsConv(s.flatGemm()), true, dev)
 }
 
 func (o matmulOp) Reference(_ Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
@@ -353,6 +397,9 @@ func (o matmulOp) Reference(_ Params, in []*HostTensor, out [][]int) ([]*HostTen
 				var acc float64
 				for k := 0; k < K; k++ {
 					acc += float64(a.Data[ao+m*K+k]) * float64(b.Data[bo+k*N+n])
+				}
+				if len(in) == 3 {
+					acc += float64(in[2].Data[n])
 				}
 				y[(z*M+m)*N+n] = float32(acc)
 			}

@@ -1,0 +1,56 @@
+package builtinkernels
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestMatMulLinearPlan: a MatMul whose B is one matrix for every batch (a Linear layer,
+// with or without the bias host/graph folds in) runs on the fully connected kernels,
+// fc_vec on CPUs and the implicit GEMM on GPUs, over A's rows flattened; a MatMul of
+// batched B keeps gemm.cl. Each against the CPU reference.
+func TestMatMulLinearPlan(t *testing.T) {
+	t.Parallel()
+	env, q := deviceEnvQueue(t)
+	cases := []struct {
+		c      opCase
+		linear bool
+	}{
+		{opCase{name: "rows bias", in: shapes(sh(3, 11, 20), sh(20, 37), sh(37)), out: shapes(sh(3, 11, 37))}, true},
+		{opCase{name: "4-D no bias", in: shapes(sh(2, 1, 5, 9), sh(9, 16)), out: shapes(sh(2, 1, 5, 16))}, true},
+		{opCase{name: "batched B bias", in: shapes(sh(2, 5, 9), sh(2, 9, 16), sh(16)), out: shapes(sh(2, 5, 16))}, false},
+	}
+	devs := []DeviceInfo{
+		{ComputeUnits: 2, FloatVectorWidth: 8},
+		{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 256},
+	}
+	for _, tc := range cases {
+		c := tc.c
+		ins := c.inputs()
+		want, err := matmulOp{}.Reference(nil, ins, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		for _, dev := range devs {
+			plan, err := matmulOp{}.Plan(nil, c.in, c.out, dev)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			kernel := plan.Launches[0].Kernel
+			wantKernel := "gemm"
+			if tc.linear && dev.IsGPU {
+				wantKernel = "conv_gemm"
+			} else if tc.linear {
+				wantKernel = "fc_vec"
+			}
+			if kernel != wantKernel {
+				t.Fatalf("%s (GPU %v): planned %s, want %s", c.name, dev.IsGPU, kernel, wantKernel)
+			}
+			got, err := RunPlan(env.ctx, q, plan, ins, c.out)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			compare(t, fmt.Sprintf("%s (%s)", c.name, kernel), got[0], want[0])
+		}
+	}
+}

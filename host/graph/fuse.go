@@ -19,11 +19,12 @@ type FuseStats struct {
 	ConvMaxPool      int // MaxPools folded into the Conv before them
 	ConcatMaxPool    int // MaxPools of a Concat folded into the Convs that feed it
 	Fire             int // fire modules (a squeeze, two expansions and their Concat) made one layer
+	MatMulBias       int // Adds of a constant bias folded into the MatMul before them
 }
 
 // Layers is the number of layers Fuse removed.
 func (s FuseStats) Layers() int {
-	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.InvertedResidual + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool + 3*s.Fire
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.InvertedResidual + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool + 3*s.Fire + s.MatMulBias
 }
 
 func (s FuseStats) String() string {
@@ -45,6 +46,9 @@ func (s FuseStats) String() string {
 	}
 	if s.Fire > 0 {
 		out += fmt.Sprintf(", %d fire modules", s.Fire)
+	}
+	if s.MatMulBias > 0 {
+		out += fmt.Sprintf(", %d MatMul+bias", s.MatMulBias)
 	}
 	return out
 }
@@ -143,6 +147,8 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     its activation and nothing more) read, whose outputs only a channel Concat of the
 //     two, the 1×1 one's first, reads: one FireType layer in the Concat's place, which
 //     takes the Concat's output. Nothing more fuses into it.
+//   - A MatMul whose B has rank 2 or more → Add of a constant float bias [N], N the
+//     output's last axis (in either input slot): the bias becomes the MatMul's input 2.
 //
 // The fused layer keeps its name, takes the last absorbed layer's output and its place in
 // m.Layers; the removed layers' intermediate tensors leave m.Tensors. Layers with a
@@ -270,6 +276,7 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 	if opts.Fire {
 		stats.Fire = f.fires(keep, dead)
 	}
+	stats.MatMulBias = f.matmulBiases(keep, dead)
 	if stats.Layers() == 0 {
 		return stats, nil
 	}

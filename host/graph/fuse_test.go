@@ -575,6 +575,7 @@ var testModels = []struct {
 	{"head", headModel, 1},
 	{"stem", stemModel, 1},
 	{"fire", fireModel, 1},
+	{"linear", linearModel, 1},
 }
 
 // TestFusedMatchesUnfusedReference: the CPU references of the fused model give the

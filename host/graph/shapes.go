@@ -524,7 +524,7 @@ func gemmShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 // matmulShape follows numpy.matmul: a 1-D operand is a row (A) or a column (B) whose
 // added axis is dropped from the result, and the axes before the last two broadcast.
 func matmulShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 2, 2, 1, 1); err != nil {
+	if err := arity(l, in, 2, 3, 1, 1); err != nil {
 		return nil, err
 	}
 	a, b := in[0], in[1]
@@ -552,6 +552,10 @@ func matmulShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error)
 	}
 	if len(b) > 1 {
 		out = append(out, bb[rb-1])
+	}
+	// Input 2 is the bias a fusion folds in (fuse_matmul.go).
+	if len(in) == 3 && (len(b) < 2 || !slices.Equal(in[2], []int{bb[rb-1]})) {
+		return nil, fmt.Errorf("bias %v must be [%d], the last axis of B %v (of rank 2 or more)", in[2], bb[rb-1], b)
 	}
 	return [][]int{out}, nil
 }

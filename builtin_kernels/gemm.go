@@ -60,6 +60,54 @@ func (g gemmGeom) plan(dev DeviceInfo) (*Plan, error) {
 	}, nil
 }
 
+// cpuVecPlan plans gemm_cpu.cl's gemm_vec for a batched MatMul on CPUs (A and B not
+// transposed, C absent or a bias [N]): TM rows of A by NV vectors of B's columns per
+// work-item, with two vectors where N fills them.
+func (g gemmGeom) cpuVecPlan(dev DeviceInfo) (*Plan, error) {
+	vec := dev.FloatVectorWidth
+	if vec != 4 && vec != 8 && vec != 16 {
+		vec = 8
+	}
+	vec = max(min(vec, nextPow2(g.n)), 4)
+	nv := 1
+	if g.n >= 2*vec && vec < 16 {
+		nv = 2
+	}
+	tm := min(4, g.m)
+	var d defines
+	d.int("M", g.m)
+	d.int("N", g.n)
+	d.int("K", g.k)
+	d.bool("HAS_C", g.hasC)
+	g.act.define(&d)
+	d.int("VEC", vec)
+	d.int("NV", nv)
+	d.int("TM", tm)
+	d.int("NB", g.nb)
+	for i := 1; i < maxBatchDims; i++ {
+		d.int(fmt.Sprintf("BD%d", i), g.bd[i])
+	}
+	for i := 0; i < maxBatchDims; i++ {
+		d.int(fmt.Sprintf("ASB%d", i), g.asb[i])
+		d.int(fmt.Sprintf("BSB%d", i), g.bsb[i])
+	}
+	src, err := d.program("gemm_cpu.cl")
+	if err != nil {
+		return nil, err
+	}
+	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
+	if g.hasC {
+		args = append(args, Arg{Kind: ArgInput, Index: 2})
+	}
+	args = append(args, Arg{Kind: ArgOutput, Index: 0})
+	global := []int{ceilDiv(g.n, vec*nv), ceilDiv(g.m, tm), g.nb}
+	return &Plan{
+		Source:     src,
+		Launches:   []Launch{cpuLaunch("gemm_vec", global, g.nb*g.m*g.n*g.k, args, dev)},
+		AliasInput: -1,
+	}, nil
+}
+
 // gemmOp is ONNX Gemm: Y = alpha·A'·B' + beta·C, A' = transA ? Aᵀ : A (M×K),
 // B' = transB ? Bᵀ : B (K×N), C optional and broadcast to M×N; with a fused activation
 // (fused.go), Y = act(alpha·A'·B' + beta·C).
@@ -331,6 +379,9 @@ func (o matmulOp) Plan(_ Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 		} else {
 			return cpuFCPlan(gemmAsConv(fc), true, dev)
 		}
+	}
+	if !dev.IsGPU {
+		return s.geom.cpuVecPlan(dev)
 	}
 	plan, err := s.geom.plan(dev)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 // TestMatMulLinearPlan: a MatMul whose B is one matrix for every batch (a Linear layer,
 // with or without the bias host/graph folds in) runs on the fully connected kernels,
 // fc_vec on CPUs and the implicit GEMM on GPUs, over A's rows flattened; a MatMul of
-// batched B keeps gemm.cl. Each against the CPU reference.
+// batched B runs gemm_vec on CPUs and gemm.cl on GPUs. Each against the CPU reference.
 func TestMatMulLinearPlan(t *testing.T) {
 	t.Parallel()
 	env, q := deviceEnvQueue(t)
@@ -19,6 +19,8 @@ func TestMatMulLinearPlan(t *testing.T) {
 		{opCase{name: "rows bias", in: shapes(sh(3, 11, 20), sh(20, 37), sh(37)), out: shapes(sh(3, 11, 37))}, true},
 		{opCase{name: "4-D no bias", in: shapes(sh(2, 1, 5, 9), sh(9, 16)), out: shapes(sh(2, 1, 5, 16))}, true},
 		{opCase{name: "batched B bias", in: shapes(sh(2, 5, 9), sh(2, 9, 16), sh(16)), out: shapes(sh(2, 5, 16))}, false},
+		// A partial last tile of columns and of rows.
+		{opCase{name: "batched edges", in: shapes(sh(3, 6, 9), sh(3, 9, 21), sh(21)), out: shapes(sh(3, 6, 21))}, false},
 	}
 	devs := []DeviceInfo{
 		{ComputeUnits: 2, FloatVectorWidth: 8},
@@ -37,7 +39,7 @@ func TestMatMulLinearPlan(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			kernel := plan.Launches[0].Kernel
-			wantKernel := "gemm"
+			wantKernel := map[bool]string{false: "gemm_vec", true: "gemm"}[dev.IsGPU]
 			if tc.linear && dev.IsGPU {
 				wantKernel = "conv_gemm"
 			} else if tc.linear {

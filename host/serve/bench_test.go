@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/rand"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 )
 
@@ -74,4 +75,26 @@ func BenchmarkHTTPInferParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkHandlerInfer times one binary-tensor inference of the relu test model
+// through the HTTP handler in-process, without a connection: the server's own work
+// per request (parsing, queueing, the network, the response) above
+// BenchmarkBareInfer's.
+func BenchmarkHandlerInfer(b *testing.B) {
+	ts := startServer(b, []Source{reluSource()}, 1, Options{MaxBatch: 4})
+	img := randomImage(rand.New(rand.NewSource(1)), 1)
+	body, h := binaryRequest(b, map[string]any{"inputs": []map[string]any{{"name": "image", "datatype": "FP32", "shape": []int{1, imgC, imgH, imgW},
+		"parameters": map[string]any{paramBinarySize: 4 * len(img)}}}, "parameters": map[string]any{"binary_data_output": true}}, float32Bytes(img))
+	handler := ts.Handler()
+	b.ResetTimer()
+	for range b.N {
+		req := httptest.NewRequest("POST", "/v2/models/relu/infer", bytes.NewReader(body))
+		req.Header.Set(headerJSONLength, h[headerJSONLength])
+		w := httptest.NewRecorder()
+		handler.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
 }

@@ -141,7 +141,7 @@ func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal(header, &req); err != nil {
+		if err := parseRequest(header, &req); err != nil {
 			return nil, errorf(KindInvalid, "request JSON: %v", err)
 		}
 		if err := checkParams("request", req.Parameters); err != nil {
@@ -381,9 +381,17 @@ func writeInferResponse(w http.ResponseWriter, m *servedModel, req *restRequest,
 	}
 }
 
+// appendJSONString appends s as a JSON string, as encoding/json writes it.
 func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // echoParams is the JSON object of params without the extension's own parameter

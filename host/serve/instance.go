@@ -25,6 +25,9 @@ type instance struct {
 	// staged input may be other than zero.
 	dirty map[int][]int
 
+	// series are the model's metrics on the device.
+	series *series
+
 	mu sync.Mutex
 	// est is the estimated time of one inference per batch size, in seconds: the
 	// warm-up's, then a moving average of what the device took.
@@ -124,7 +127,7 @@ func (in *instance) run(reqs []*request, items int) (compute time.Duration, err 
 		}
 	}
 	for i, r := range reqs {
-		r.answer(&reply{outputs: outs[i], device: in.dev.name})
+		r.answer(&reply{outputs: outs[i], device: in.dev.name, series: in.series})
 	}
 	return compute, nil
 }

@@ -127,14 +127,14 @@ func (s *Server) execute(d *device, j job) {
 		r.started = start
 	}
 	compute, err := j.inst.run(j.reqs, j.items)
-	s.metrics.batch(j.inst.model.name, d.name, j.items, compute)
+	j.inst.series.batch(j.items, compute)
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {
 			err = errorf(KindInternal, "%v", err)
 		}
 		for _, r := range j.reqs {
-			r.answer(&reply{err: err, device: d.name})
+			r.answer(&reply{err: err, device: d.name, series: j.inst.series})
 		}
 	}
 	s.sched.release(d, err != nil)

@@ -66,14 +66,27 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-// batch records one batch a device ran.
-func (m *metrics) batch(model, device string, items int, compute time.Duration) {
-	m.compute.WithLabelValues(model, device).Observe(compute.Seconds())
-	m.batchSize(model, device, items)
+// series are one model's series on one device, looked up once: a lookup by label
+// values hashes them again on every request.
+type series struct {
+	requests                         prometheus.Counter
+	queue, compute, batches, latency prometheus.Observer
 }
 
-func (m *metrics) batchSize(model, device string, items int) {
-	m.batches.WithLabelValues(model, device).Observe(float64(items))
+func (m *metrics) seriesFor(model, device string) *series {
+	return &series{
+		requests: m.requests.WithLabelValues(model, device),
+		queue:    m.queue.WithLabelValues(model, device),
+		compute:  m.compute.WithLabelValues(model, device),
+		batches:  m.batches.WithLabelValues(model, device),
+		latency:  m.latency.WithLabelValues(model, device),
+	}
+}
+
+// batch records one batch a device ran.
+func (sr *series) batch(items int, compute time.Duration) {
+	sr.compute.Observe(compute.Seconds())
+	sr.batches.Observe(float64(items))
 }
 
 // answered records a request's answer.
@@ -82,13 +95,20 @@ func (m *metrics) answered(model string, r *request, rep *reply) {
 	if dev == "" {
 		dev = noDevice
 	}
-	m.requests.WithLabelValues(model, dev).Inc()
+	sr := rep.series
+	if sr == nil {
+		sr = &series{requests: m.requests.WithLabelValues(model, dev)}
+	}
+	sr.requests.Inc()
 	if rep.err != nil {
 		m.failures.WithLabelValues(model, dev, kindOf(rep.err).label()).Inc()
 	}
 	if r != nil && !r.started.IsZero() {
-		m.queue.WithLabelValues(model, dev).Observe(r.started.Sub(r.arrived).Seconds())
-		m.latency.WithLabelValues(model, dev).Observe(time.Since(r.arrived).Seconds())
+		if sr.queue == nil {
+			sr.queue, sr.latency = m.queue.WithLabelValues(model, dev), m.latency.WithLabelValues(model, dev)
+		}
+		sr.queue.Observe(r.started.Sub(r.arrived).Seconds())
+		sr.latency.Observe(time.Since(r.arrived).Seconds())
 	}
 }
 

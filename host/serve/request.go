@@ -29,7 +29,9 @@ type reply struct {
 	// outputs holds, per model output, the request's items × row values.
 	outputs [][]float32
 	device  string
-	err     error
+	// series are the model's metrics on the device, when one ran the request.
+	series *series
+	err    error
 }
 
 // doubleAnswers counts answers given to requests already answered: a bug the tests

@@ -290,7 +290,8 @@ func (s *Server) compileOn(m *servedModel, src Source, d *device, byBatch map[in
 		return nil, fmt.Errorf("model %q on %s: %w", m.name, d.name, err)
 	}
 	in := &instance{model: m, dev: d, engine: e, nets: map[int]*host.Network{},
-		staging: map[int]map[string]*host.Tensor{}, dirty: map[int][]int{}, est: map[int]float64{}}
+		staging: map[int]map[string]*host.Tensor{}, dirty: map[int][]int{}, est: map[int]float64{},
+		series: s.metrics.seriesFor(m.name, d.name)}
 	for _, b := range m.sizes {
 		n, err := e.Compile(byBatch[b])
 		if err != nil {

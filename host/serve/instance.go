@@ -85,9 +85,11 @@ func (in *instance) plan(items int) (sizes []int, seconds float64) {
 	return plan, cost[items]
 }
 
-// segment is rows [from, from+n) of a request's items, placed in a chunk.
+// segment is rows [from, from+n) of a request's items, placed in a chunk; ri is the
+// request's index in its batch.
 type segment struct {
 	r        *request
+	ri       int
 	from, n  int
 	chunkRow int
 }
@@ -96,17 +98,13 @@ type segment struct {
 func (in *instance) run(reqs []*request, items int) (compute time.Duration, err error) {
 	plan, _ := in.plan(items)
 	outs := make([][][]float32, len(reqs)) // per request, per output
-	idx := map[*request]int{}
-	for i, r := range reqs {
-		idx[r] = i
-	}
 	ri, from := 0, 0
 	for _, size := range plan {
 		var segs []segment
 		for row := 0; row < size && ri < len(reqs); {
 			r := reqs[ri]
 			n := min(size-row, r.items-from)
-			segs = append(segs, segment{r: r, from: from, n: n, chunkRow: row})
+			segs = append(segs, segment{r: r, ri: ri, from: from, n: n, chunkRow: row})
 			row += n
 			from += n
 			if from == r.items {
@@ -122,8 +120,7 @@ func (in *instance) run(reqs []*request, items int) (compute time.Duration, err 
 		}
 		in.observe(size, d)
 		for _, sg := range segs {
-			o := &outs[idx[sg.r]]
-			in.scatter(o, res, sg, size)
+			in.scatter(&outs[sg.ri], res, sg, size)
 		}
 	}
 	for i, r := range reqs {

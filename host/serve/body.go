@@ -49,16 +49,22 @@ func (b *bodyBuffer) release() {
 	}
 }
 
-// readBody reads the body within the size limit. A body of known length is read into
-// a pooled buffer, placed so that the binary data after a JSON header of the length
-// the extension's header gives starts at bodyAlign; the caller releases the buffer
-// once nothing refers to the body. Otherwise the buffer returned is nil.
+// maxPooledBody is the largest body read into a buffer of its whole length before its
+// bytes arrive: a client that announces a larger one and sends it slowly must not hold
+// more memory than it has sent.
+const maxPooledBody = 16 << 20
+
+// readBody reads the body within the size limit. A body of known length (up to
+// maxPooledBody) is read into a pooled buffer, placed so that the binary data after a
+// JSON header of the length the extension's header gives starts at bodyAlign; the
+// caller releases the buffer once nothing refers to the body. Otherwise the buffer
+// returned is nil.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *bodyBuffer, error) {
 	limit := s.opts.MaxBodyBytes
 	if r.ContentLength > limit {
 		return nil, nil, errorf(KindTooLarge, "request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
 	}
-	if r.ContentLength < 0 {
+	if r.ContentLength < 0 || r.ContentLength > maxPooledBody {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {

@@ -15,7 +15,7 @@ import (
 // that is not the machine's float32 where it lies (integers, a chunked body's
 // unaligned data) is decoded into a copy with the same values.
 func TestBodyInPlace(t *testing.T) {
-	s := &Server{opts: Options{MaxBodyBytes: 1 << 20}}
+	s := &Server{opts: Options{MaxBodyBytes: 64 << 20}}
 	m := &servedModel{name: "m", batched: true, inputs: []tensorMeta{
 		{name: "a", datatype: "FP32", shape: []int{1, 5}, row: 5},
 		{name: "b", datatype: "INT32", shape: []int{1, 3}, row: 3},
@@ -67,8 +67,15 @@ func TestBodyInPlace(t *testing.T) {
 			buf.release()
 		}
 	}
+	// A body announced larger than maxPooledBody is read as it comes, not into a
+	// buffer of the announced length.
+	big := bytes.Repeat([]byte{7}, maxPooledBody+1)
+	req := httptest.NewRequest("POST", "/v2/models/m/infer", bytes.NewReader(big))
+	if body, buf, err := s.readBody(httptest.NewRecorder(), req); err != nil || buf != nil || !bytes.Equal(body, big) {
+		t.Errorf("a body of %d bytes: error %v, pooled %v, read intact %v", len(big), err, buf != nil, bytes.Equal(body, big))
+	}
 	// A body shorter than its Content-Length is a bad request.
-	req := httptest.NewRequest("POST", "/v2/models/m/infer", bytes.NewReader([]byte("{}")))
+	req = httptest.NewRequest("POST", "/v2/models/m/infer", bytes.NewReader([]byte("{}")))
 	req.ContentLength = 10
 	if _, _, err := s.readBody(httptest.NewRecorder(), req); kindOf(err) != KindInvalid {
 		t.Errorf("short body: %v, want an invalid request", err)

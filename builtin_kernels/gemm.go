@@ -36,6 +36,23 @@ func (g gemmGeom) plan(dev DeviceInfo) (*Plan, error) {
 	d.int("TM", tm)
 	d.int("TN", tn)
 	d.int("NB", g.nb)
+	g.batchDefines(&d)
+	src, err := d.program("gemm.cl")
+	if err != nil {
+		return nil, err
+	}
+	args := g.args()
+	gl, lo := launchSize([]int{ceilDiv(g.n, tn), ceilDiv(g.m, tm), g.nb}, dev)
+	return &Plan{
+		Source:     src,
+		Launches:   []Launch{{Kernel: "gemm", Global: gl, Local: lo, Args: args}},
+		AliasInput: -1,
+	}, nil
+}
+
+// batchDefines declares the batch dimensions (BD1…) and A's and B's batch strides
+// (ASB…, BSB…) that gemm.cl and gemm_cpu.cl index batches with.
+func (g gemmGeom) batchDefines(d *defines) {
 	for i := 1; i < maxBatchDims; i++ {
 		d.int(fmt.Sprintf("BD%d", i), g.bd[i])
 	}
@@ -43,21 +60,15 @@ func (g gemmGeom) plan(dev DeviceInfo) (*Plan, error) {
 		d.int(fmt.Sprintf("ASB%d", i), g.asb[i])
 		d.int(fmt.Sprintf("BSB%d", i), g.bsb[i])
 	}
-	src, err := d.program("gemm.cl")
-	if err != nil {
-		return nil, err
-	}
+}
+
+// args is the kernels' arguments: A, B, C where there is one, the output.
+func (g gemmGeom) args() []Arg {
 	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
 	if g.hasC {
 		args = append(args, Arg{Kind: ArgInput, Index: 2})
 	}
-	args = append(args, Arg{Kind: ArgOutput, Index: 0})
-	gl, lo := launchSize([]int{ceilDiv(g.n, tn), ceilDiv(g.m, tm), g.nb}, dev)
-	return &Plan{
-		Source:     src,
-		Launches:   []Launch{{Kernel: "gemm", Global: gl, Local: lo, Args: args}},
-		AliasInput: -1,
-	}, nil
+	return append(args, Arg{Kind: ArgOutput, Index: 0})
 }
 
 // cpuVecPlan plans gemm_cpu.cl's gemm_vec for a batched MatMul on CPUs (A and B not
@@ -84,22 +95,12 @@ func (g gemmGeom) cpuVecPlan(dev DeviceInfo) (*Plan, error) {
 	d.int("NV", nv)
 	d.int("TM", tm)
 	d.int("NB", g.nb)
-	for i := 1; i < maxBatchDims; i++ {
-		d.int(fmt.Sprintf("BD%d", i), g.bd[i])
-	}
-	for i := 0; i < maxBatchDims; i++ {
-		d.int(fmt.Sprintf("ASB%d", i), g.asb[i])
-		d.int(fmt.Sprintf("BSB%d", i), g.bsb[i])
-	}
+	g.batchDefines(&d)
 	src, err := d.program("gemm_cpu.cl")
 	if err != nil {
 		return nil, err
 	}
-	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}}
-	if g.hasC {
-		args = append(args, Arg{Kind: ArgInput, Index: 2})
-	}
-	args = append(args, Arg{Kind: ArgOutput, Index: 0})
+	args := g.args()
 	global := []int{ceilDiv(g.n, vec*nv), ceilDiv(g.m, tm), g.nb}
 	return &Plan{
 		Source:     src,

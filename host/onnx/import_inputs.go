@@ -3,6 +3,7 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/clhost/clhost/host/model"
 )
@@ -185,7 +186,7 @@ func (im *importer) readDeclaredShapes() error {
 			if err != nil {
 				return fmt.Errorf("%s %q: %w", l.what, v.name, err)
 			}
-			if prev, ok := im.declared[name]; ok && !equalShapes(prev.Shape, shape) {
+			if prev, ok := im.declared[name]; ok && !slices.Equal(prev.Shape, shape) {
 				return fmt.Errorf("%s %q: declared shape %v contradicts the earlier %v", l.what, v.name, shape, prev.Shape)
 			}
 			im.declare(model.Tensor{Name: name, Type: typ, Shape: shape})
@@ -207,16 +208,4 @@ func (im *importer) staticShape(v *valueInfo) ([]int, bool) {
 		}
 	}
 	return shape, true
-}
-
-func equalShapes(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

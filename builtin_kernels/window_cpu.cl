@@ -25,7 +25,8 @@
 // (the length of one phase), RING = (NR-1)*SH + (KH-1)*DH + 1, ROWS (a multiple of NR),
 // BANDS = ceil(OH / ROWS), PLANES.
 // CONV: a grouped convolution (as conv.cl: the geometry, HAS_BIAS, HAS_RESIDUAL,
-//   APPLY_ACT) plus MT and MB = ceil(MG / MT). Arguments: x, w, [bias], [residual], y.
+//   APPLY_ACT) plus MT (at most MG) and MB = ceil(MG / MT). Arguments: x, w, [bias],
+//   [residual], y.
 // MAXPOOL: max pooling over NC planes. Arguments: x, y.
 
 #ifndef YN
@@ -195,11 +196,13 @@ __kernel void conv2d_window(__global const float* restrict x, int x_off,
         const int g = (z / MB) % G;
         const int n = z / (MB * G);
         const __global float* xu = x + (n * C + g * CG) * (H * W);
-        /* Output channels past MG (in a partial last block) compute with the last one's
-           weights and are not stored. */
+        /* A partial last block moves back to end at channel MG (MT <= MG), so that every
+           lane reads weights inside w; its lanes below mb*MT repeat channels the block
+           before stored, and are not stored again. */
+        const int c0 = min(mb * MT, MG - MT);
         int m[MT];
         _Pragma("unroll") for (int t = 0; t < MT; t++) {
-            m[t] = g * MG + min(mb * MT + t, MG - 1);
+            m[t] = g * MG + c0 + t;
         }
         const __global float* wu = w + m[0] * (CG * KH * KW);
         FOR_BAND_ROWS(oy, band) {
@@ -214,7 +217,7 @@ __kernel void conv2d_window(__global const float* restrict x, int x_off,
                 FOR_TAPS(CONV_TAP);
                 _Pragma("unroll") for (int t = 0; t < MT; t++) {
                     _Pragma("unroll") for (int r = 0; r < NR; r++) {
-                        if (mb * MT + t < MG && oy + r < BAND_END(band)) {
+                        if (c0 + t >= mb * MT && oy + r < BAND_END(band)) {
                             const int at = ((n * M + m[t]) * OH + oy + r) * OW;
                             __global float* yrow = y + n * YN + (m[t] * OH + oy + r) * OW;
 #if HAS_RESIDUAL

@@ -97,8 +97,10 @@ func depthwiseRows(oh int) int {
 }
 
 // cpuWindowConvPlan plans window_cpu.cl's convolution with units of mt output channels
-// of a group, nr output rows at a time.
+// of a group (at most the group's mg: the kernel moves a partial last block back to end
+// at mg), nr output rows at a time.
 func cpuWindowConvPlan(g convGeom, mt, nr, vec int, dev DeviceInfo) (*Plan, bool, error) {
+	mt = min(mt, g.mg)
 	mb := ceilDiv(g.mg, mt)
 	var d defines
 	g.define(&d)

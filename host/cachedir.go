@@ -62,8 +62,8 @@ func ReadCacheStats(dir string) (CacheStats, error) {
 	return st, nil
 }
 
-// ClearCache removes the program binaries, their logs, tuning choices and unfinished
-// writes from a cache folder, and nothing else: the folder may be one the user shares
+// ClearCache removes the program binaries, their logs, tuning choices, the marks of
+// programs compiled on PoCL and unfinished writes from a cache folder, and nothing else: the folder may be one the user shares
 // with other files. It returns the number of files removed.
 func ClearCache(dir string) (int, error) {
 	if dir == "" {
@@ -87,6 +87,15 @@ func ClearCache(dir string) (int, error) {
 			return removed, fmt.Errorf("cache folder: %w", err)
 		}
 		removed++
+	}
+	// The marks of programs compiled into PoCL's cache (precompile.go): without them the
+	// next cold Compile starts its workers again.
+	marks := filepath.Join(dir, precompileMarkers)
+	if list, err := os.ReadDir(marks); err == nil {
+		if err := os.RemoveAll(marks); err != nil {
+			return removed, fmt.Errorf("cache folder: %w", err)
+		}
+		removed += len(list)
 	}
 	return removed, nil
 }

@@ -91,11 +91,15 @@ func (n *Network) prebuild(prepared []*preparedLayer) (*progress, error) {
 		seen[key] = true
 		reqs = append(reqs, buildRequest{layer: p.l.Name, layerType: p.l.Type, source: plan.Source, options: plan.Options})
 	}
+	if len(reqs) > 0 {
+		n.precompile(prepared)
+	}
 	prog := e.progress("programs", len(reqs)+custom)
 	for i, err := range e.programs.buildAll(reqs, buildThreads(), prog.step) {
 		if err != nil {
 			return nil, buildErrorf(reqs[i].layer, reqs[i].layerType, err)
 		}
 	}
+	n.markBuilt(prepared)
 	return prog, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,5 +89,33 @@ func TestBenchFirstRun(t *testing.T) {
 	}
 	if res.FirstRunMs <= 0 || res.CompileMs <= 0 {
 		t.Errorf("first_run_ms %v, compile_ms %v: want both", res.FirstRunMs, res.CompileMs)
+	}
+}
+
+// TestRunCompilesInWorkers: on PoCL with a cold cache, `clhost run` compiles its built-in
+// layers in worker processes of its own binary (the hidden compile-worker command), every
+// layer's in them, and the run still writes its output.
+func TestRunCompilesInWorkers(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outDir := t.TempDir()
+	// A PoCL cache of its own, so that the programs are not there from other tests.
+	cmd := exec.Command(self, "run", "-m", dynamicONNX, "-d", "cpu", "-o", outDir, "--cache-dir", t.TempDir())
+	cmd.Env = append(os.Environ(), "CLHOST_AS_MAIN=1", "CLHOST_COMPILE_WORKERS=2", "POCL_CACHE_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !strings.Contains(string(out), "Portable Computing Language") && !strings.Contains(string(out), "pthread") {
+		t.Skipf("not PoCL:\n%s", out)
+	}
+	m := regexp.MustCompile(`compiled (\d+) of (\d+) layers' kernels in 2 worker processes`).FindStringSubmatch(string(out))
+	if m == nil || m[1] != m[2] || m[1] == "0" {
+		t.Fatalf("want every layer compiled in 2 worker processes:\n%s", out)
+	}
+	if entries, _ := os.ReadDir(outDir); len(entries) == 0 {
+		t.Errorf("no outputs written:\n%s", out)
 	}
 }

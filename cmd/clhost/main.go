@@ -12,6 +12,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/clhost/clhost/host"
 )
 
 // command is one subcommand of clhost.
@@ -85,6 +87,10 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'clhost <command> -h' for the flags of a command.")
 }
 
+// compileWorkerCommand is the hidden command that runs host.RunCompileWorker: the engine
+// starts this binary with it to compile on PoCL in several processes at once.
+const compileWorkerCommand = "compile-worker"
+
 func main() {
 	os.Exit(runMain(os.Args[1:]))
 }
@@ -98,6 +104,13 @@ func runMain(args []string) int {
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		printUsage(os.Stdout)
+		return 0
+	}
+	if args[0] == compileWorkerCommand && len(args) == 2 {
+		if err := host.RunCompileWorker(args[1]); err != nil {
+			fmt.Fprintf(os.Stderr, "clhost %s: %v\n", compileWorkerCommand, err)
+			return 1
+		}
 		return 0
 	}
 	c, ok := commands[args[0]]

@@ -169,6 +169,9 @@ func (ef *engineFlags) options(o host.Options) (host.Options, error) {
 	o.KeepFires = !*ef.fuseFire
 	o.SplitBatch = mode(ef.split, host.SplitAuto, host.SplitOn, host.SplitOff)
 	o.Arena = mode(ef.arena, host.ArenaAuto, host.ArenaOn, host.ArenaOff)
+	if exe, err := os.Executable(); err == nil {
+		o.WorkerCommand = []string{exe, compileWorkerCommand}
+	}
 	return o, nil
 }
 

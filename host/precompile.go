@@ -1,0 +1,243 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/host/cl"
+)
+
+// PoCL compiles under one lock per process: clBuildProgram and each kernel's work-group
+// function (compiled at its first launch) run one at a time however many threads ask.
+// On a cold cache, a network's built-in layers therefore compile in worker processes
+// (Options.WorkerCommand), one per core: each runs its share of the layers' plans once
+// on zeros, which leaves the programs and kernels in PoCL's cache, where this process
+// then finds them. docs/runtime.md#compiling-in-worker-processes has the design.
+
+// precompileJobs is the file the workers read: the device and the plans to run.
+type precompileJobs struct {
+	Platform string
+	Device   string
+	Jobs     []precompileJob
+}
+
+// precompileJob is one built-in layer's plan with the shapes of its tensors.
+type precompileJob struct {
+	Layer   string
+	Plan    *builtinkernels.Plan
+	Inputs  [][]int
+	Outputs [][]int
+}
+
+// precompileMarkers is the folder under CacheDir that records the programs a run built
+// on PoCL, whose kernels are then in PoCL's cache: no workers start for them.
+const precompileMarkers = "pocl-built"
+
+// precompile runs the built-in layers' plans in worker processes where the device is
+// PoCL, workers are configured and some program is not marked built. Failures only cost
+// the time: this process builds whatever the workers left out.
+func (n *Network) precompile(prepared []*preparedLayer) {
+	e := n.engine
+	if len(e.opts.WorkerCommand) == 0 || !isPoCL(e.Device) || e.opts.CacheDir == "" {
+		return
+	}
+	var jobs []precompileJob
+	cold := false
+	seen := map[string]bool{}
+	for si, p := range prepared {
+		if p.custom != nil || p.half != nil || p.plan == nil || n.inPlace[si] || len(p.plan.Launches) == 0 {
+			continue
+		}
+		key := e.programs.key(p.plan.Source, e.programs.withExtra(p.plan.Options))
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		in, out, err := n.layerShapes(p.l)
+		if err != nil || hasNil(in) {
+			continue // an absent optional input: this process compiles the layer
+		}
+		if _, err := os.Stat(filepath.Join(e.opts.CacheDir, precompileMarkers, key)); err != nil {
+			cold = true
+		}
+		plan := *p.plan
+		plan.Options = e.programs.withExtra(plan.Options)
+		jobs = append(jobs, precompileJob{Layer: p.l.Name, Plan: &plan, Inputs: in, Outputs: out})
+	}
+	workers := min(precompileWorkers(), len(jobs))
+	if !cold || workers < 2 {
+		return
+	}
+	start := time.Now()
+	done, err := runPrecompileWorkers(e.opts.WorkerCommand, precompileJobs{Platform: e.Device.Platform.Name, Device: e.Device.Name, Jobs: jobs}, workers, e.progress(fmt.Sprintf("kernels in %d processes", workers), len(jobs)))
+	if err != nil {
+		e.logf("compiling in worker processes: %v; this process compiles the rest", err)
+	}
+	e.logf("compiled %d of %d layers' kernels in %d worker processes in %.1f s", done, len(jobs), workers, time.Since(start).Seconds())
+}
+
+// markBuilt records that the programs of the network's built-in layers are in PoCL's
+// cache, so that the next Compile of them starts no workers.
+func (n *Network) markBuilt(prepared []*preparedLayer) {
+	e := n.engine
+	if len(e.opts.WorkerCommand) == 0 || !isPoCL(e.Device) || e.opts.CacheDir == "" {
+		return
+	}
+	dir := filepath.Join(e.opts.CacheDir, precompileMarkers)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return
+	}
+	for _, p := range prepared {
+		if p.custom == nil && p.half == nil && p.plan != nil && len(p.plan.Launches) > 0 {
+			key := e.programs.key(p.plan.Source, e.programs.withExtra(p.plan.Options))
+			_ = os.WriteFile(filepath.Join(dir, key), nil, 0o644)
+		}
+	}
+}
+
+func hasNil(shapes [][]int) bool {
+	for _, s := range shapes {
+		if s == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// precompileWorkers is how many worker processes start: one per CPU, or
+// CLHOST_COMPILE_WORKERS (0 or 1 turns them off).
+func precompileWorkers() int {
+	if v, err := strconv.Atoi(os.Getenv("CLHOST_COMPILE_WORKERS")); err == nil && v >= 0 {
+		return v
+	}
+	return runtime.NumCPU()
+}
+
+// runPrecompileWorkers writes the jobs to a temporary folder, starts the workers on it
+// and waits for them, stepping prog as jobs finish. It returns how many finished.
+func runPrecompileWorkers(command []string, jobs precompileJobs, workers int, prog *progress) (int, error) {
+	dir, err := os.MkdirTemp("", "clhost-precompile-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	b, err := json.Marshal(jobs)
+	if err != nil {
+		return 0, err
+	}
+	file := filepath.Join(dir, "jobs.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return 0, err
+	}
+	for _, sub := range []string{"claimed", "done"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			return 0, err
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		cmd := exec.Command(command[0], append(command[1:len(command):len(command)], file)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			return 0, fmt.Errorf("starting %s: %w", command[0], err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := cmd.Wait(); err != nil {
+				errs[w] = fmt.Errorf("worker %d: %v: %s", w, err, bytes.TrimSpace(stderr.Bytes()))
+			}
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	count := func() int {
+		entries, _ := os.ReadDir(filepath.Join(dir, "done"))
+		return len(entries)
+	}
+	reported := 0
+	for waiting := true; waiting; {
+		select {
+		case <-finished:
+			waiting = false
+		case <-time.After(100 * time.Millisecond):
+		}
+		for c := count(); reported < c; reported++ {
+			prog.step()
+		}
+	}
+	return reported, errors.Join(errs...)
+}
+
+// RunCompileWorker is the worker process of Options.WorkerCommand: it runs, on zeros,
+// each plan of the jobs file that no other worker has claimed, so that PoCL compiles its
+// program and kernels into its cache. Its results are thrown away.
+func RunCompileWorker(jobsFile string) error {
+	b, err := os.ReadFile(jobsFile)
+	if err != nil {
+		return err
+	}
+	var jobs precompileJobs
+	if err := json.Unmarshal(b, &jobs); err != nil {
+		return fmt.Errorf("%s: %w", jobsFile, err)
+	}
+	dev, err := findDevice(jobs.Platform, jobs.Device)
+	if err != nil {
+		return err
+	}
+	ctx, err := cl.NewContext(dev)
+	if err != nil {
+		return err
+	}
+	defer ctx.Release()
+	q, err := ctx.NewQueue(cl.QueueOptions{})
+	if err != nil {
+		return err
+	}
+	defer q.Release()
+	dir := filepath.Dir(jobsFile)
+	var errs []error
+	for i, job := range jobs.Jobs {
+		// Claiming by creating a file: whichever worker creates it runs the job.
+		f, err := os.OpenFile(filepath.Join(dir, "claimed", strconv.Itoa(i)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			continue
+		}
+		f.Close()
+		inputs := make([]*builtinkernels.HostTensor, len(job.Inputs))
+		for k, s := range job.Inputs {
+			inputs[k] = &builtinkernels.HostTensor{Shape: s, Data: make([]float32, elements(s))}
+		}
+		if _, err := builtinkernels.RunPlan(ctx, q, job.Plan, inputs, job.Outputs); err != nil {
+			errs = append(errs, fmt.Errorf("layer %q: %w", job.Layer, err))
+		}
+		_ = os.WriteFile(filepath.Join(dir, "done", strconv.Itoa(i)), nil, 0o644)
+	}
+	return errors.Join(errs...)
+}
+
+// findDevice is the device of the named platform and name.
+func findDevice(platform, name string) (*cl.Device, error) {
+	all, err := cl.AllDevices()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range all {
+		if d.Platform != nil && d.Platform.Name == platform && d.Name == name {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("no device %q of platform %q", name, platform)
+}

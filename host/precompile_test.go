@@ -1,0 +1,135 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clhost/clhost/host/model"
+)
+
+// precompileWorkerEnv makes this test binary a compile worker (TestMain), as the CLI's
+// compile-worker command is.
+const precompileWorkerEnv = "CLHOST_TEST_COMPILE_WORKER"
+
+// syncLog is a Log that a test reads while the engine writes.
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	at  map[string]time.Time // when a line containing a key was written
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.at == nil {
+		l.at = map[string]time.Time{}
+	}
+	l.at[string(p)] = time.Now()
+	return l.buf.Write(p)
+}
+
+// TestCompileWorkersFillPoCLCache: on PoCL with a cold cache, the built-in layers'
+// programs and kernels compile in worker processes, this process then compiles none of
+// them (no kernel file in PoCL's cache is newer than the workers' end), the outputs
+// match an engine without workers, and a second Compile starts no workers.
+func TestCompileWorkersFillPoCLCache(t *testing.T) {
+	probe := newTestEngine(t, Options{NoGlobalConfig: true})
+	if !isPoCL(probe.Device) {
+		t.Skip("compile workers run on PoCL only")
+	}
+	t.Setenv(precompileWorkerEnv, "1")
+	t.Setenv("CLHOST_COMPILE_WORKERS", "2")
+	// Shapes no other test uses, so that their programs are not in PoCL's cache yet (the
+	// clock picks the input channels, so that a rerun on the same cache is cold too).
+	c := 5 + int(time.Now().UnixNano()%7)
+	build := func() *model.Model {
+		b := model.NewBuilder("precompile")
+		w := uniformConsts(b, rand.New(rand.NewSource(4)), 0.3)
+		x := b.Input("x", model.Float32, 1, c, 11, 13)
+		c1 := b.Layer("Conv", "c1", []string{x, w("w1", 7, c, 3, 3), w("b1", 7)}, model.IntsAttr("pads", 1, 1, 1, 1))
+		r := b.Layer("Relu", "r", []string{c1})
+		c2 := b.Layer("Conv", "c2", []string{r, w("w2", 9, 7, 1, 1), w("b2", 9)})
+		b.Output(b.Layer("MaxPool", "p", []string{c2}, model.IntsAttr("kernel_shape", 2, 2), model.IntsAttr("strides", 2, 2)))
+		m, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := build()
+	cache := t.TempDir()
+	log := &syncLog{}
+	e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: cache, WorkerCommand: []string{os.Args[0]}, Log: log})
+	n, err := e.Compile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.mu.Lock()
+	text := log.buf.String()
+	var workersEnd time.Time
+	for line, at := range log.at {
+		if regexp.MustCompile(`worker processes in`).MatchString(line) {
+			workersEnd = at
+		}
+	}
+	log.mu.Unlock()
+	got := regexp.MustCompile(`compiled (\d+) of (\d+) layers' kernels in 2 worker processes`).FindStringSubmatch(text)
+	if got == nil {
+		t.Fatalf("no workers ran; log:\n%s", text)
+	}
+	if done, all := got[1], got[2]; done != all || done == "0" {
+		t.Fatalf("workers compiled %s of %s layers; log:\n%s", done, all, text)
+	}
+	in := map[string]*Tensor{"x": randomTensor(rand.New(rand.NewSource(2)), 1, c, 11, 13)}
+	out, err := n.Infer(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every kernel this process ran was in PoCL's cache already.
+	var newer []string
+	filepath.WalkDir(PoCLCacheDir(), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(path) == ".so" {
+			if info, err := d.Info(); err == nil && info.ModTime().After(workersEnd) {
+				newer = append(newer, path)
+			}
+		}
+		return nil
+	})
+	if len(newer) > 0 {
+		t.Errorf("%d kernels compiled by this process after the workers ended: %v", len(newer), newer)
+	}
+	plain := newTestEngine(t, Options{NoGlobalConfig: true})
+	pn, err := plain.Compile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := pn.Infer(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range want {
+		for i, v := range w.Data {
+			if d := math.Abs(float64(out[name].Data[i] - v)); d > 1e-5 {
+				t.Fatalf("output %s[%d]: %g, the engine without workers %g", name, i, out[name].Data[i], v)
+			}
+		}
+	}
+	// Marked built: the same model compiles again with no workers.
+	again := &syncLog{}
+	e2 := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: cache, WorkerCommand: []string{os.Args[0]}, Log: again})
+	if _, err := e2.Compile(m); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(again.buf.Bytes(), []byte("worker processes")) {
+		t.Errorf("second compile started workers:\n%s", again.buf.String())
+	}
+}

@@ -52,6 +52,7 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 		return
 	}
 	var jobs []precompileJob
+	var origin []*preparedLayer // the layer of each job
 	cold := false
 	seen := map[string]bool{}
 	for si, p := range prepared {
@@ -73,13 +74,30 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 		plan := *p.plan
 		plan.Options = e.programs.withExtra(plan.Options)
 		jobs = append(jobs, precompileJob{Layer: p.l.Name, Plan: &plan, Inputs: in, Outputs: out})
+		origin = append(origin, p)
 	}
 	workers := min(precompileWorkers(), len(jobs))
 	if !cold || workers < 2 {
 		return
 	}
 	start := time.Now()
-	done, err := runPrecompileWorkers(e.opts.WorkerCommand, precompileJobs{Platform: e.Device.Platform.Name, Device: e.Device.Name, Jobs: jobs}, workers, e.progress(fmt.Sprintf("kernels in %d processes", workers), len(jobs)))
+	// This process builds each program as soon as its job is done, from PoCL's cache,
+	// while the workers compile the rest; a failed build here is made again, and
+	// reported, by prebuild.
+	finished := make(chan int, len(jobs))
+	var builder sync.WaitGroup
+	builder.Add(1)
+	go func() {
+		defer builder.Done()
+		for i := range finished {
+			p := origin[i]
+			_, _ = e.programs.get(p.l.Type, p.plan.Source, p.plan.Options)
+		}
+	}()
+	done, err := runPrecompileWorkers(e.opts.WorkerCommand, precompileJobs{Platform: e.Device.Platform.Name, Device: e.Device.Name, Jobs: jobs}, workers,
+		e.progress(fmt.Sprintf("kernels in %d processes", workers), len(jobs)), func(i int) { finished <- i })
+	close(finished)
+	builder.Wait()
 	if err != nil {
 		e.logf("compiling in worker processes: %v; this process compiles the rest", err)
 	}
@@ -125,7 +143,7 @@ func precompileWorkers() int {
 
 // runPrecompileWorkers writes the jobs to a temporary folder, starts the workers on it
 // and waits for them, stepping prog as jobs finish. It returns how many finished.
-func runPrecompileWorkers(command []string, jobs precompileJobs, workers int, prog *progress) (int, error) {
+func runPrecompileWorkers(command []string, jobs precompileJobs, workers int, prog *progress, jobDone func(i int)) (int, error) {
 	dir, err := os.MkdirTemp("", "clhost-precompile-")
 	if err != nil {
 		return 0, err
@@ -163,19 +181,22 @@ func runPrecompileWorkers(command []string, jobs precompileJobs, workers int, pr
 	}
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
-	count := func() int {
-		entries, _ := os.ReadDir(filepath.Join(dir, "done"))
-		return len(entries)
-	}
+	seen := make([]bool, len(jobs.Jobs))
 	reported := 0
 	for waiting := true; waiting; {
 		select {
 		case <-finished:
 			waiting = false
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 		}
-		for c := count(); reported < c; reported++ {
-			prog.step()
+		entries, _ := os.ReadDir(filepath.Join(dir, "done"))
+		for _, de := range entries {
+			if i, err := strconv.Atoi(de.Name()); err == nil && i >= 0 && i < len(seen) && !seen[i] {
+				seen[i] = true
+				reported++
+				prog.step()
+				jobDone(i)
+			}
 		}
 	}
 	return reported, errors.Join(errs...)

@@ -56,22 +56,32 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 	cold := false
 	seen := map[string]bool{}
 	for si, p := range prepared {
-		if p.custom != nil || p.half != nil || p.plan == nil || n.inPlace[si] || len(p.plan.Launches) == 0 {
+		built := p.built()
+		if built == nil || n.inPlace[si] {
 			continue
 		}
-		key := e.programs.key(p.plan.Source, e.programs.withExtra(p.plan.Options))
+		key := e.programs.key(built.Source, e.programs.withExtra(built.Options))
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		in, out, err := n.layerShapes(p.l)
-		if err != nil || hasNil(in) {
+		var in, out [][]int
+		var err error
+		if p.half != nil {
+			var ok bool
+			if in, out, ok = n.halfShapes(p.l, 2); !ok {
+				continue
+			}
+		} else if in, out, err = n.layerShapes(p.l); err != nil {
+			continue
+		}
+		if hasNil(in) {
 			continue // an absent optional input: this process compiles the layer
 		}
 		if _, err := os.Stat(filepath.Join(e.opts.CacheDir, precompileMarkers, key)); err != nil {
 			cold = true
 		}
-		plan := *p.plan
+		plan := *built
 		plan.Options = e.programs.withExtra(plan.Options)
 		jobs = append(jobs, precompileJob{Layer: p.l.Name, Plan: &plan, Inputs: in, Outputs: out})
 		origin = append(origin, p)
@@ -90,8 +100,8 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 	go func() {
 		defer builder.Done()
 		for i := range finished {
-			p := origin[i]
-			_, _ = e.programs.get(p.l.Type, p.plan.Source, p.plan.Options)
+			p, built := origin[i], origin[i].built()
+			_, _ = e.programs.get(p.l.Type, built.Source, built.Options)
 		}
 	}()
 	done, err := runPrecompileWorkers(e.opts.WorkerCommand, precompileJobs{Platform: e.Device.Platform.Name, Device: e.Device.Name, Jobs: jobs}, workers,
@@ -116,11 +126,24 @@ func (n *Network) markBuilt(prepared []*preparedLayer) {
 		return
 	}
 	for _, p := range prepared {
-		if p.custom == nil && p.half == nil && p.plan != nil && len(p.plan.Launches) > 0 {
-			key := e.programs.key(p.plan.Source, e.programs.withExtra(p.plan.Options))
+		if built := p.built(); built != nil {
+			key := e.programs.key(built.Source, e.programs.withExtra(built.Options))
 			_ = os.WriteFile(filepath.Join(dir, key), nil, 0o644)
 		}
 	}
+}
+
+// built is the plan of a built-in layer whose program the network builds (its half's,
+// where it runs in halves), or nil: a custom layer, or one that launches nothing.
+func (p *preparedLayer) built() *builtinkernels.Plan {
+	plan := p.plan
+	if p.half != nil {
+		plan = p.half
+	}
+	if p.custom != nil || plan == nil || len(plan.Launches) == 0 {
+		return nil
+	}
+	return plan
 }
 
 func hasNil(shapes [][]int) bool {

@@ -48,13 +48,21 @@ func TestCompileWorkersFillPoCLCache(t *testing.T) {
 	}
 	t.Setenv(precompileWorkerEnv, "1")
 	t.Setenv("CLHOST_COMPILE_WORKERS", "2")
+	t.Run("whole", func(t *testing.T) { checkCompileWorkers(t, Options{NoGlobalConfig: true}, 1) })
+	// Layers that run in halves: the workers compile the half plans.
+	t.Run("halves", func(t *testing.T) {
+		checkCompileWorkers(t, Options{NoGlobalConfig: true, SplitBatch: SplitOn, Queue: QueueOutOfOrder}, 2)
+	})
+}
+
+func checkCompileWorkers(t *testing.T, opts Options, batch int) {
 	// Shapes no other test uses, so that their programs are not in PoCL's cache yet (the
 	// clock picks the input channels, so that a rerun on the same cache is cold too).
 	c := 5 + int(time.Now().UnixNano()%7)
 	build := func() *model.Model {
 		b := model.NewBuilder("precompile")
 		w := uniformConsts(b, rand.New(rand.NewSource(4)), 0.3)
-		x := b.Input("x", model.Float32, 1, c, 11, 13)
+		x := b.Input("x", model.Float32, batch, c, 11, 13)
 		c1 := b.Layer("Conv", "c1", []string{x, w("w1", 7, c, 3, 3), w("b1", 7)}, model.IntsAttr("pads", 1, 1, 1, 1))
 		r := b.Layer("Relu", "r", []string{c1})
 		c2 := b.Layer("Conv", "c2", []string{r, w("w2", 9, 7, 1, 1), w("b2", 9)})
@@ -68,8 +76,13 @@ func TestCompileWorkersFillPoCLCache(t *testing.T) {
 	m := build()
 	cache := t.TempDir()
 	log := &syncLog{}
-	e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: cache, WorkerCommand: []string{os.Args[0]}, Log: log})
+	o := opts
+	o.CacheDir, o.WorkerCommand, o.Log = cache, []string{os.Args[0]}, log
+	e := newTestEngine(t, o)
 	n, err := e.Compile(m)
+	if batch > 1 && len(n.SplitLayers()) == 0 {
+		t.Fatal("no layer runs in halves")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +102,7 @@ func TestCompileWorkersFillPoCLCache(t *testing.T) {
 	if done, all := got[1], got[2]; done != all || done == "0" {
 		t.Fatalf("workers compiled %s of %s layers; log:\n%s", done, all, text)
 	}
-	in := map[string]*Tensor{"x": randomTensor(rand.New(rand.NewSource(2)), 1, c, 11, 13)}
+	in := map[string]*Tensor{"x": randomTensor(rand.New(rand.NewSource(2)), batch, c, 11, 13)}
 	out, err := n.Infer(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +120,7 @@ func TestCompileWorkersFillPoCLCache(t *testing.T) {
 	if len(newer) > 0 {
 		t.Errorf("%d kernels compiled by this process after the workers ended: %v", len(newer), newer)
 	}
-	plain := newTestEngine(t, Options{NoGlobalConfig: true})
+	plain := newTestEngine(t, opts)
 	pn, err := plain.Compile(m)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +138,8 @@ func TestCompileWorkersFillPoCLCache(t *testing.T) {
 	}
 	// Marked built: the same model compiles again with no workers.
 	again := &syncLog{}
-	e2 := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: cache, WorkerCommand: []string{os.Args[0]}, Log: again})
+	o.Log = again
+	e2 := newTestEngine(t, o)
 	if _, err := e2.Compile(m); err != nil {
 		t.Fatal(err)
 	}

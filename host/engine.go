@@ -52,7 +52,7 @@ type Options struct {
 	NoFuse bool
 	// KeepFires keeps a fire module (a squeeze Conv, its two expansion Convs and their
 	// Concat) as those four layers on CPU devices too, where by default it runs as one
-	// fused layer (opspec.FireType).
+	// fused layer of type "clhost.Fire".
 	KeepFires bool
 	// Tune says how the plans some ops offer (tile sizes, K splits) are chosen. TuneAuto
 	// (the default) takes the choices an earlier TuneOn run stored in CacheDir (or a
@@ -159,6 +159,9 @@ type Engine struct {
 	// subBuffer creates an activation's view of the arena; the tests replace it to
 	// reach the buffer-per-tensor fallback on drivers that never refuse a sub-buffer.
 	subBuffer func(arena *cl.Buffer, offset, size int) (*cl.Buffer, error)
+	// buildOnlyWorkers makes compile workers build and store binaries on PoCL too, as
+	// they do on other drivers; the tests set it to reach that path on PoCL.
+	buildOnlyWorkers bool
 }
 
 // NewEngine opens the device and loads the custom-layer configurations. Every

@@ -17,26 +17,33 @@ import (
 	"github.com/clhost/clhost/host/cl"
 )
 
-// PoCL compiles under one lock per process: clBuildProgram and each kernel's work-group
-// function (compiled at its first launch) run one at a time however many threads ask.
-// On a cold cache, a network's built-in layers therefore compile in worker processes
-// (Options.WorkerCommand), one per core: each runs its share of the layers' plans once
-// on zeros, which leaves the programs and kernels in PoCL's cache, where this process
-// then finds them. docs/runtime.md#compiling-in-worker-processes has the design.
+// Drivers compile one program at a time per process however many threads ask (PoCL
+// under a lock, also each kernel's work-group function at its first launch; NVIDIA's
+// builds gain little from threads). On a cold cache, a network's built-in layers
+// therefore compile in worker processes (Options.WorkerCommand). On PoCL each worker
+// runs its share of the layers' plans once on zeros, which leaves the programs and
+// kernels in PoCL's cache; on other drivers it builds the programs and stores their
+// binaries in the cache folder. This process then finds them there.
+// docs/runtime.md#compiling-in-worker-processes has the design.
 
 // precompileJobs is the file the workers read: the device and the plans to run.
 type precompileJobs struct {
 	Platform string
 	Device   string
-	Jobs     []precompileJob
+	// BuildOnly jobs are built and their binaries stored in CacheDir (drivers but PoCL);
+	// the others are run.
+	BuildOnly bool
+	CacheDir  string
+	Jobs      []precompileJob
 }
 
 // precompileJob is one built-in layer's plan with the shapes of its tensors.
 type precompileJob struct {
-	Layer   string
-	Plan    *builtinkernels.Plan
-	Inputs  [][]int
-	Outputs [][]int
+	Layer     string
+	LayerType string
+	Plan      *builtinkernels.Plan
+	Inputs    [][]int
+	Outputs   [][]int
 }
 
 // precompileMarkers is the folder under CacheDir that records the programs a run built
@@ -48,7 +55,8 @@ const precompileMarkers = "pocl-built"
 // the time: this process builds whatever the workers left out.
 func (n *Network) precompile(prepared []*preparedLayer) {
 	e := n.engine
-	if len(e.opts.WorkerCommand) == 0 || !isPoCL(e.Device) || e.opts.CacheDir == "" {
+	pocl := isPoCL(e.Device) && !e.buildOnlyWorkers
+	if len(e.opts.WorkerCommand) == 0 || e.opts.CacheDir == "" || !pocl && !e.programs.store {
 		return
 	}
 	var jobs []precompileJob
@@ -78,15 +86,25 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 		if hasNil(in) {
 			continue // an absent optional input: this process compiles the layer
 		}
-		if _, err := os.Stat(filepath.Join(e.opts.CacheDir, precompileMarkers, key)); err != nil {
+		mark := filepath.Join(e.opts.CacheDir, precompileMarkers, key)
+		plan := *built
+		if pocl {
+			// Run by RunPlan, which adds no options of its own.
+			plan.Options = e.programs.withExtra(plan.Options)
+		} else {
+			mark = filepath.Join(e.opts.CacheDir, key[:32]+".bin")
+		}
+		if _, err := os.Stat(mark); err != nil {
 			cold = true
 		}
-		plan := *built
-		plan.Options = e.programs.withExtra(plan.Options)
-		jobs = append(jobs, precompileJob{Layer: p.l.Name, Plan: &plan, Inputs: in, Outputs: out})
+		jobs = append(jobs, precompileJob{Layer: p.l.Name, LayerType: p.l.Type, Plan: &plan, Inputs: in, Outputs: out})
 		origin = append(origin, p)
 	}
 	workers := min(precompileWorkers(), len(jobs))
+	if !pocl {
+		// Each worker holds a context on the GPU, and its memory, while it builds.
+		workers = min(workers, maxGPUWorkers)
+	}
 	if !cold || workers < 2 {
 		return
 	}
@@ -104,14 +122,19 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 			_, _ = e.programs.get(p.l.Type, built.Source, built.Options)
 		}
 	}()
-	done, err := runPrecompileWorkers(e.opts.WorkerCommand, precompileJobs{Platform: e.Device.Platform.Name, Device: e.Device.Name, Jobs: jobs}, workers,
-		e.progress(fmt.Sprintf("kernels in %d processes", workers), len(jobs)), func(i int) { finished <- i })
+	what := "kernels"
+	if !pocl {
+		what = "programs"
+	}
+	all := precompileJobs{Platform: e.Device.Platform.Name, Device: e.Device.Name, BuildOnly: !pocl, CacheDir: e.opts.CacheDir, Jobs: jobs}
+	done, err := runPrecompileWorkers(e.opts.WorkerCommand, all, workers,
+		e.progress(fmt.Sprintf("%s in %d processes", what, workers), len(jobs)), func(i int) { finished <- i })
 	close(finished)
 	builder.Wait()
 	if err != nil {
 		e.logf("compiling in worker processes: %v; this process compiles the rest", err)
 	}
-	e.logf("compiled %d of %d layers' kernels in %d worker processes in %.1f s", done, len(jobs), workers, time.Since(start).Seconds())
+	e.logf("compiled %d of %d layers' %s in %d worker processes in %.1f s", done, len(jobs), what, workers, time.Since(start).Seconds())
 }
 
 // markBuilt records that the programs of the network's built-in layers are in PoCL's
@@ -119,7 +142,7 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 func (n *Network) markBuilt(prepared []*preparedLayer) {
 	e := n.engine
 	if len(e.opts.WorkerCommand) == 0 || !isPoCL(e.Device) || e.opts.CacheDir == "" {
-		return
+		return // elsewhere the stored binaries are the marks
 	}
 	dir := filepath.Join(e.opts.CacheDir, precompileMarkers)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -154,6 +177,9 @@ func hasNil(shapes [][]int) bool {
 	}
 	return false
 }
+
+// maxGPUWorkers bounds the worker processes on a GPU, each of which holds a context.
+const maxGPUWorkers = 8
 
 // precompileWorkers is how many worker processes start: one per CPU, or
 // CLHOST_COMPILE_WORKERS (0 or 1 turns them off).
@@ -225,9 +251,10 @@ func runPrecompileWorkers(command []string, jobs precompileJobs, workers int, pr
 	return reported, errors.Join(errs...)
 }
 
-// RunCompileWorker is the worker process of Options.WorkerCommand: it runs, on zeros,
-// each plan of the jobs file that no other worker has claimed, so that PoCL compiles its
-// program and kernels into its cache. Its results are thrown away.
+// RunCompileWorker is the worker process of Options.WorkerCommand: for each job of the
+// jobs file that no other worker has claimed, it runs the plan on zeros, so that PoCL
+// compiles its program and kernels into its cache (its results are thrown away), or on
+// other drivers builds the program and stores its binary in the cache folder.
 func RunCompileWorker(jobsFile string) error {
 	b, err := os.ReadFile(jobsFile)
 	if err != nil {
@@ -252,6 +279,10 @@ func RunCompileWorker(jobsFile string) error {
 	}
 	defer q.Release()
 	dir := filepath.Dir(jobsFile)
+	var programs *programCache
+	if jobs.BuildOnly {
+		programs = newProgramCache(ctx, jobs.CacheDir, true, func(string, ...any) {})
+	}
 	var errs []error
 	for i, job := range jobs.Jobs {
 		// Claiming by creating a file: whichever worker creates it runs the job.
@@ -260,12 +291,18 @@ func RunCompileWorker(jobsFile string) error {
 			continue
 		}
 		f.Close()
-		inputs := make([]*builtinkernels.HostTensor, len(job.Inputs))
-		for k, s := range job.Inputs {
-			inputs[k] = &builtinkernels.HostTensor{Shape: s, Data: make([]float32, elements(s))}
-		}
-		if _, err := builtinkernels.RunPlan(ctx, q, job.Plan, inputs, job.Outputs); err != nil {
-			errs = append(errs, fmt.Errorf("layer %q: %w", job.Layer, err))
+		if jobs.BuildOnly {
+			if _, err := programs.get(job.LayerType, job.Plan.Source, job.Plan.Options); err != nil {
+				errs = append(errs, fmt.Errorf("layer %q: %w", job.Layer, err))
+			}
+		} else {
+			inputs := make([]*builtinkernels.HostTensor, len(job.Inputs))
+			for k, s := range job.Inputs {
+				inputs[k] = &builtinkernels.HostTensor{Shape: s, Data: make([]float32, elements(s))}
+			}
+			if _, err := builtinkernels.RunPlan(ctx, q, job.Plan, inputs, job.Outputs); err != nil {
+				errs = append(errs, fmt.Errorf("layer %q: %w", job.Layer, err))
+			}
 		}
 		_ = os.WriteFile(filepath.Join(dir, "done", strconv.Itoa(i)), nil, 0o644)
 	}

@@ -147,3 +147,42 @@ func checkCompileWorkers(t *testing.T, opts Options, batch int) {
 		t.Errorf("second compile started workers:\n%s", again.buf.String())
 	}
 }
+
+// TestCompileWorkersStoreBinaries: where the driver keeps no cache of its own (GPUs), the
+// workers build the programs and store their binaries in the cache folder, from which
+// this process then loads every one of them (reached on PoCL through buildOnlyWorkers).
+func TestCompileWorkersStoreBinaries(t *testing.T) {
+	t.Setenv(precompileWorkerEnv, "1")
+	t.Setenv("CLHOST_COMPILE_WORKERS", "2")
+	log := &syncLog{}
+	e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: t.TempDir(), Binaries: BinariesOn, WorkerCommand: []string{os.Args[0]}, Log: log})
+	e.buildOnlyWorkers = true
+	// Three programs, each small.
+	b := model.NewBuilder("binaries")
+	w := uniformConsts(b, rand.New(rand.NewSource(6)), 0.3)
+	x := b.Input("x", model.Float32, 1, 3, 6, 6)
+	c := b.Layer("Conv", "c", []string{x, w("w", 4, 3, 3, 3), w("b", 4)})
+	p := b.Layer("MaxPool", "p", []string{c}, model.IntsAttr("kernel_shape", 2, 2), model.IntsAttr("strides", 2, 2))
+	b.Output(b.Layer("Softmax", "s", []string{p}, model.IntAttr("axis", 1)))
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Compile(m); err != nil {
+		t.Fatal(err)
+	}
+	got := regexp.MustCompile(`compiled (\d+) of (\d+) layers' programs in 2 worker processes`).FindStringSubmatch(log.buf.String())
+	if got == nil || got[1] != got[2] || got[1] == "0" {
+		t.Fatalf("want every layer's program built by 2 workers; log:\n%s", log.buf.String())
+	}
+	e.programs.mu.Lock()
+	defer e.programs.mu.Unlock()
+	for _, p := range e.programs.order {
+		if !p.fromCache {
+			t.Errorf("program of %s built by this process, not loaded from a worker's binary", p.layerType)
+		}
+	}
+	if len(e.programs.order) == 0 {
+		t.Error("no programs")
+	}
+}

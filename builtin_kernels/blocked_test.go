@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // blockedShape is the storage shape of an (N, C, H, W) tensor in blocks of b channels.

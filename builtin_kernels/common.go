@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 //go:embed *.cl

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // timeLaunches builds a plan, runs its setup once and returns the median time of iters

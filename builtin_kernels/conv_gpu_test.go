@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // TestConvGPUPlan runs the implicit-GEMM conv (the GPU path) on the test device against

@@ -3,7 +3,7 @@ package builtinkernels
 import (
 	"fmt"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // convTransposeOp is ONNX ConvTranspose over 1 to 3 spatial axes: X, W (C, M/group,

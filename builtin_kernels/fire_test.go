@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // TestFirePlan runs the fused fire module against its three convolutions' references: the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // TestFusedReferenceByHand pins the fused forms of the Conv and Gemm references to values

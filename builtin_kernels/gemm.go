@@ -268,7 +268,7 @@ func (o gemmOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 // matmulOp is ONNX MatMul, numpy's matmul: [..., M, K] × [..., K, N] with the leading
 // (batch) dimensions broadcast; a 1-D A is a row [1, K] and a 1-D B a column [K, 1],
 // and that dimension is dropped from the result. An optional input 2, a bias [N] added
-// along the last axis, is the following Add that host/graph's fusion folds in (a
+// along the last axis, is the following Add that internal/graph's fusion folds in (a
 // Linear layer as PyTorch exports it); it needs B of rank 2 or more.
 type matmulOp struct{}
 

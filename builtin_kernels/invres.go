@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 func init() { Register(opspec.InvertedResidualType, invResOp{}) }

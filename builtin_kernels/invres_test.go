@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // TestInvertedResidualPlan runs the fused 1×1 + depthwise layer against the two

@@ -1,6 +1,6 @@
 package builtinkernels
 
-import "github.com/clhost/clhost/builtin_kernels/opspec"
+import "github.com/clhost/clhost/internal/opspec"
 
 // The tiles of pwdw_cpu.cl's kernels: channel vectors, pixels per step and bands of rows
 // within the private buffers' bounds, and for a block the projection's tile.

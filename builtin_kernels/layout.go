@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // view is how a copy reads its input: for every output dimension, its size, the input's

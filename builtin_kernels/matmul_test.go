@@ -6,7 +6,7 @@ import (
 )
 
 // TestMatMulLinearPlan: a MatMul whose B is one matrix for every batch (a Linear layer,
-// with or without the bias host/graph folds in) runs on the fully connected kernels,
+// with or without the bias internal/graph folds in) runs on the fully connected kernels,
 // fc_vec on CPUs and the implicit GEMM on GPUs, over A's rows flattened; a MatMul of
 // batched B runs gemm_vec on CPUs and gemm.cl on GPUs. Each against the CPU reference.
 func TestMatMulLinearPlan(t *testing.T) {

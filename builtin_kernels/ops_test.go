@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // testEnv is the device every kernel test runs on: CLHOST_TEST_DEVICE (a cl.Select

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // reduceCodes are reduce.cl's reduce_axes op codes.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // coordModes and nearestModes are layout.cl's resize_axis codes.

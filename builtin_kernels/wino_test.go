@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // TestConvWinogradCPUPlan runs wino_cpu.cl against the Conv reference (1e-4 relative,

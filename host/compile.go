@@ -8,8 +8,8 @@ import (
 
 	builtinkernels "github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/graph"
 )
 
 // Compile binds every layer of the model to a kernel, builds the programs and

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // fireModel is a SqueezeNet-style fire module over input shape xs: a 1×1 conv and a

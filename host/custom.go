@@ -13,8 +13,8 @@ import (
 	"github.com/clhost/clhost/configs"
 	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/jit"
 )
 

@@ -4,8 +4,8 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // TestFireModules: on a CPU device a fire module (squeeze, two expansions with their Relus,

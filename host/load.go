@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/clhost/clhost/host/model"
-	"github.com/clhost/clhost/host/onnx"
+	"github.com/clhost/clhost/internal/onnx"
 )
 
 // Model file forms, told apart by the file's extension (in any case).

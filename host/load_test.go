@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/host/model"
-	"github.com/clhost/clhost/host/onnx"
+	"github.com/clhost/clhost/internal/onnx"
 )
 
 // sameModel fails unless a and b have the same JSON form.
@@ -58,7 +58,7 @@ func TestLoadModelForms(t *testing.T) {
 		t.Errorf("SaveModel did not write m.clm in the native form (%v)", err)
 	}
 
-	const onnxPath = "onnx/testdata/custom.onnx"
+	const onnxPath = "../internal/onnx/testdata/custom.onnx"
 	got, err := LoadModel(onnxPath)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestLoadModelErrors(t *testing.T) {
 // TestLoadOptions: an ONNX model's dynamic batch takes Batch or the given input shape
 // (under the input's name or ""); a native model's fixed shapes refuse others.
 func TestLoadOptions(t *testing.T) {
-	const dynamic = "onnx/testdata/dynamic.onnx"
+	const dynamic = "../internal/onnx/testdata/dynamic.onnx"
 	for _, c := range []struct {
 		opt   LoadOptions
 		batch int

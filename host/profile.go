@@ -3,10 +3,10 @@ package host
 import (
 	"math"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/graph"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 func (n *Network) recordProfile(events [][]*cl.Event) {

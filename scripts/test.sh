@@ -76,7 +76,7 @@ if [ "$mode" != extra ]; then
 fi
 if [ "$mode" = full ] || [ "$mode" = extra ]; then
 	export CLHOST_TEST_FULL=1
-	phase tests-full "$GO" test -count=1 -timeout 60m ./builtin_kernels ./host ./host/graph
+	phase tests-full "$GO" test -count=1 -timeout 60m ./builtin_kernels ./host ./internal/graph
 	phase kernels-full scripts/check-kernels.sh
 	if [ -x scripts/onnx-conformance.sh ]; then
 		phase conformance scripts/onnx-conformance.sh

@@ -18,7 +18,7 @@ import (
 // files only.
 func TestTuneCacheInfoClear(t *testing.T) {
 	cache := t.TempDir()
-	model := "../../host/onnx/testdata/activations.onnx"
+	model := "../../internal/onnx/testdata/activations.onnx"
 	clhost := func(args ...string) (string, string) {
 		t.Helper()
 		var code int

@@ -50,7 +50,7 @@ func TestRunShowsProgressUnlessQuiet(t *testing.T) {
 	progressDelay = 0
 	dir := t.TempDir()
 	run := func(extra ...string) string {
-		args := append([]string{"run", "-m", "../../host/onnx/testdata/activations.onnx", "-d", "cpu", "-o", filepath.Join(dir, "out"), "--cache-dir", dir}, extra...)
+		args := append([]string{"run", "-m", "../../internal/onnx/testdata/activations.onnx", "-d", "cpu", "-o", filepath.Join(dir, "out"), "--cache-dir", dir}, extra...)
 		var code int
 		out := captureStderr(t, func() { code = runMain(args) })
 		if code != 0 {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/host/model"
-	"github.com/clhost/clhost/host/onnx"
+	"github.com/clhost/clhost/internal/onnx"
 )
 
 // ONNX's backend tests compare with numpy.testing.assert_allclose at these tolerances:

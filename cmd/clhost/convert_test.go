@@ -60,7 +60,7 @@ func TestConvertRoundTrip(t *testing.T) {
 
 func TestConvertONNX(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "conv.clm")
-	if code := runMain([]string{"convert", "../../host/onnx/testdata/conv.onnx", out}); code != 0 {
+	if code := runMain([]string{"convert", "../../internal/onnx/testdata/conv.onnx", out}); code != 0 {
 		t.Fatalf("exited %d", code)
 	}
 	m, err := model.Load(out)

@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/graph"
 )
 
 func init() {

@@ -41,7 +41,7 @@ func capture(t *testing.T, file **os.File, f func()) string {
 	return <-done
 }
 
-const dynamicONNX = "../../host/onnx/testdata/dynamic.onnx"
+const dynamicONNX = "../../internal/onnx/testdata/dynamic.onnx"
 
 func TestRunCLIErrors(t *testing.T) {
 	dir := t.TempDir()

@@ -11,7 +11,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/clhost/clhost/host/model/fb"
+	"github.com/clhost/clhost/internal/modelfb"
 )
 
 const (
@@ -91,7 +91,7 @@ func Decode(data []byte, name string) (m *Model, err error) {
 	if err := v.table(root, modelSpec, "model"); err != nil {
 		return nil, corrupt("%v", err)
 	}
-	m = decodeModel(fb.GetRootAsModel(data, 0))
+	m = decodeModel(modelfb.GetRootAsModel(data, 0))
 	if err := validate(m, name); err != nil {
 		return nil, err
 	}
@@ -113,11 +113,11 @@ func otherForm(data []byte, name string) string {
 	return ""
 }
 
-func decodeModel(r *fb.Model) *Model {
+func decodeModel(r *modelfb.Model) *Model {
 	m := &Model{Name: string(r.Name())}
 	if n := r.TensorsLength(); n > 0 {
 		m.Tensors = make([]Tensor, n)
-		var t fb.Tensor
+		var t modelfb.Tensor
 		for i := range n {
 			r.Tensors(&t, i)
 			m.Tensors[i] = decodeTensor(&t)
@@ -125,7 +125,7 @@ func decodeModel(r *fb.Model) *Model {
 	}
 	if n := r.LayersLength(); n > 0 {
 		m.Layers = make([]Layer, n)
-		var l fb.Layer
+		var l modelfb.Layer
 		for i := range n {
 			r.Layers(&l, i)
 			m.Layers[i] = decodeLayer(&l)
@@ -136,7 +136,7 @@ func decodeModel(r *fb.Model) *Model {
 	return m
 }
 
-func decodeTensor(t *fb.Tensor) Tensor {
+func decodeTensor(t *modelfb.Tensor) Tensor {
 	out := Tensor{Name: string(t.Name()), Type: DataType(t.Type())}
 	if n := t.ShapeLength(); n > 0 {
 		out.Shape = make([]int, n)
@@ -151,7 +151,7 @@ func decodeTensor(t *fb.Tensor) Tensor {
 	return out
 }
 
-func decodeLayer(l *fb.Layer) Layer {
+func decodeLayer(l *modelfb.Layer) Layer {
 	out := Layer{
 		Name:    string(l.Name()),
 		Type:    string(l.Type()),
@@ -160,7 +160,7 @@ func decodeLayer(l *fb.Layer) Layer {
 	}
 	if n := l.AttrsLength(); n > 0 {
 		out.Attrs = make([]Attr, n)
-		var a fb.Attr
+		var a modelfb.Attr
 		for k := range n {
 			l.Attrs(&a, k)
 			out.Attrs[k] = decodeAttr(&a)
@@ -169,7 +169,7 @@ func decodeLayer(l *fb.Layer) Layer {
 	return out
 }
 
-func decodeAttr(a *fb.Attr) Attr {
+func decodeAttr(a *modelfb.Attr) Attr {
 	out := Attr{Name: string(a.Name()), Kind: AttrKind(a.Kind())}
 	switch out.Kind {
 	case AttrInt:
@@ -228,14 +228,14 @@ func Encode(m *Model) ([]byte, error) {
 	iv := stringVector(b, m.Inputs)
 	ov := stringVector(b, m.Outputs)
 
-	fb.ModelStart(b)
-	fb.ModelAddFormatVersion(b, FormatVersion)
-	fb.ModelAddName(b, name)
-	fb.ModelAddTensors(b, tv)
-	fb.ModelAddLayers(b, lv)
-	fb.ModelAddInputs(b, iv)
-	fb.ModelAddOutputs(b, ov)
-	b.FinishWithFileIdentifier(fb.ModelEnd(b), []byte(FileIdentifier))
+	modelfb.ModelStart(b)
+	modelfb.ModelAddFormatVersion(b, FormatVersion)
+	modelfb.ModelAddName(b, name)
+	modelfb.ModelAddTensors(b, tv)
+	modelfb.ModelAddLayers(b, lv)
+	modelfb.ModelAddInputs(b, iv)
+	modelfb.ModelAddOutputs(b, ov)
+	b.FinishWithFileIdentifier(modelfb.ModelEnd(b), []byte(FileIdentifier))
 	return b.FinishedBytes(), nil
 }
 
@@ -272,7 +272,7 @@ func encodeTensor(b *flatbuffers.Builder, t *Tensor) flatbuffers.UOffsetT {
 	name := b.CreateString(t.Name)
 	var shape, data flatbuffers.UOffsetT
 	if len(t.Shape) > 0 {
-		fb.TensorStartShapeVector(b, len(t.Shape))
+		modelfb.TensorStartShapeVector(b, len(t.Shape))
 		for k := len(t.Shape) - 1; k >= 0; k-- {
 			b.PrependInt64(int64(t.Shape[k]))
 		}
@@ -281,16 +281,16 @@ func encodeTensor(b *flatbuffers.Builder, t *Tensor) flatbuffers.UOffsetT {
 	if t.IsConst() {
 		data = b.CreateByteVector(t.Data)
 	}
-	fb.TensorStart(b)
-	fb.TensorAddName(b, name)
-	fb.TensorAddType(b, fb.DataType(t.Type))
+	modelfb.TensorStart(b)
+	modelfb.TensorAddName(b, name)
+	modelfb.TensorAddType(b, modelfb.DataType(t.Type))
 	if len(t.Shape) > 0 {
-		fb.TensorAddShape(b, shape)
+		modelfb.TensorAddShape(b, shape)
 	}
 	if t.IsConst() {
-		fb.TensorAddData(b, data)
+		modelfb.TensorAddData(b, data)
 	}
-	return fb.TensorEnd(b)
+	return modelfb.TensorEnd(b)
 }
 
 func encodeLayer(b *flatbuffers.Builder, l *Layer) flatbuffers.UOffsetT {
@@ -303,13 +303,13 @@ func encodeLayer(b *flatbuffers.Builder, l *Layer) flatbuffers.UOffsetT {
 	in := stringVector(b, l.Inputs)
 	out := stringVector(b, l.Outputs)
 	av := offsetVector(b, attrs)
-	fb.LayerStart(b)
-	fb.LayerAddName(b, name)
-	fb.LayerAddType(b, typ)
-	fb.LayerAddInputs(b, in)
-	fb.LayerAddOutputs(b, out)
-	fb.LayerAddAttrs(b, av)
-	return fb.LayerEnd(b)
+	modelfb.LayerStart(b)
+	modelfb.LayerAddName(b, name)
+	modelfb.LayerAddType(b, typ)
+	modelfb.LayerAddInputs(b, in)
+	modelfb.LayerAddOutputs(b, out)
+	modelfb.LayerAddAttrs(b, av)
+	return modelfb.LayerEnd(b)
 }
 
 // encodeAttr writes only the field the kind names, so a file never holds stale values.
@@ -318,13 +318,13 @@ func encodeAttr(b *flatbuffers.Builder, a *Attr) flatbuffers.UOffsetT {
 	var vec flatbuffers.UOffsetT
 	switch a.Kind {
 	case AttrInts:
-		fb.AttrStartIntsVector(b, len(a.Ints))
+		modelfb.AttrStartIntsVector(b, len(a.Ints))
 		for k := len(a.Ints) - 1; k >= 0; k-- {
 			b.PrependInt64(a.Ints[k])
 		}
 		vec = b.EndVector(len(a.Ints))
 	case AttrFloats:
-		fb.AttrStartFloatsVector(b, len(a.Floats))
+		modelfb.AttrStartFloatsVector(b, len(a.Floats))
 		for k := len(a.Floats) - 1; k >= 0; k-- {
 			b.PrependFloat32(a.Floats[k])
 		}
@@ -332,22 +332,22 @@ func encodeAttr(b *flatbuffers.Builder, a *Attr) flatbuffers.UOffsetT {
 	case AttrString:
 		vec = b.CreateString(a.Str)
 	}
-	fb.AttrStart(b)
-	fb.AttrAddName(b, name)
-	fb.AttrAddKind(b, fb.AttrKind(a.Kind))
+	modelfb.AttrStart(b)
+	modelfb.AttrAddName(b, name)
+	modelfb.AttrAddKind(b, modelfb.AttrKind(a.Kind))
 	switch a.Kind {
 	case AttrInt:
-		fb.AttrAddI(b, a.Int)
+		modelfb.AttrAddI(b, a.Int)
 	case AttrFloat:
-		fb.AttrAddF(b, a.Float)
+		modelfb.AttrAddF(b, a.Float)
 	case AttrInts:
-		fb.AttrAddInts(b, vec)
+		modelfb.AttrAddInts(b, vec)
 	case AttrFloats:
-		fb.AttrAddFloats(b, vec)
+		modelfb.AttrAddFloats(b, vec)
 	case AttrString:
-		fb.AttrAddS(b, vec)
+		modelfb.AttrAddS(b, vec)
 	}
-	return fb.AttrEnd(b)
+	return modelfb.AttrEnd(b)
 }
 
 func stringVector(b *flatbuffers.Builder, l []string) flatbuffers.UOffsetT {

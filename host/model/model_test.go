@@ -15,7 +15,7 @@ import (
 
 	flatbuffers "github.com/google/flatbuffers/go"
 
-	"github.com/clhost/clhost/host/model/fb"
+	"github.com/clhost/clhost/internal/modelfb"
 )
 
 // sampleModel uses every feature of the format: each element type, each attribute kind,
@@ -295,29 +295,29 @@ func rawModel(version uint32, shared bool) []byte {
 	var tensors flatbuffers.UOffsetT
 	if shared {
 		name := b.CreateString("t")
-		fb.TensorStartShapeVector(b, 1000)
+		modelfb.TensorStartShapeVector(b, 1000)
 		for range 1000 {
 			b.PrependInt64(1)
 		}
 		shape := b.EndVector(1000)
-		fb.TensorStart(b)
-		fb.TensorAddName(b, name)
-		fb.TensorAddShape(b, shape)
-		t := fb.TensorEnd(b)
-		fb.ModelStartTensorsVector(b, 20000)
+		modelfb.TensorStart(b)
+		modelfb.TensorAddName(b, name)
+		modelfb.TensorAddShape(b, shape)
+		t := modelfb.TensorEnd(b)
+		modelfb.ModelStartTensorsVector(b, 20000)
 		for range 20000 {
 			b.PrependUOffsetT(t)
 		}
 		tensors = b.EndVector(20000)
 	}
-	fb.ModelStart(b)
+	modelfb.ModelStart(b)
 	if version != 0 {
-		fb.ModelAddFormatVersion(b, version)
+		modelfb.ModelAddFormatVersion(b, version)
 	}
 	if shared {
-		fb.ModelAddTensors(b, tensors)
+		modelfb.ModelAddTensors(b, tensors)
 	}
-	b.FinishWithFileIdentifier(fb.ModelEnd(b), []byte(FileIdentifier))
+	b.FinishWithFileIdentifier(modelfb.ModelEnd(b), []byte(FileIdentifier))
 	return b.FinishedBytes()
 }
 
@@ -611,7 +611,7 @@ func TestBuilderIsIndependentOfBuiltModel(t *testing.T) {
 // TestLoadOtherForms: Load of an ONNX or JSON model, by name or by content, says which
 // loader reads it instead of reporting a bad file identifier.
 func TestLoadOtherForms(t *testing.T) {
-	onnxPath := filepath.Join("..", "onnx", "testdata", "conv.onnx")
+	onnxPath := filepath.Join("..", "..", "internal", "onnx", "testdata", "conv.onnx")
 	onnxData, err := os.ReadFile(onnxPath)
 	if err != nil {
 		t.Fatal(err)

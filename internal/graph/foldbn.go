@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // FoldBatchNorm folds every inference-mode BatchNormalization that directly follows a

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/builtin_kernels/opspec"
-	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/graph"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // convBNModel builds x → Conv(W[, B]) → BatchNormalization per entry of convs, all on

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // FuseStats counts what Fuse folded.

@@ -3,8 +3,8 @@ package graph
 import (
 	"slices"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // SqueezeNet's rule: a fire module (a squeeze, two expansions and their Concat) made one

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/graph"
 )
 
 // linearModel has PyTorch's Linear layers: MatMul by a constant W and Add of a bias [N]

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // The pooling rules: a GlobalAveragePool or a MaxPool folded into the Conv before it, and

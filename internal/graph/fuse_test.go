@@ -15,10 +15,10 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/graph"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // modelBuilder wraps model.Builder with seeded random weights.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/clhost/clhost/builtin_kernels/opspec"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // Shape rules of the element-wise math ops, reductions, normalizations and the shape

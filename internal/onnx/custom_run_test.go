@@ -13,7 +13,7 @@ import (
 
 	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/onnx"
+	"github.com/clhost/clhost/internal/onnx"
 )
 
 func TestCustomOpRuns(t *testing.T) {

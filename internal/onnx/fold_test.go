@@ -9,8 +9,8 @@ import (
 
 	"github.com/sbinet/npyio/npy"
 
-	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/graph"
 )
 
 // convRef is a direct NCHW convolution with ONNX Conv's pads, strides, dilations and
@@ -170,7 +170,7 @@ func cloneModel(m *model.Model) *model.Model {
 	return &c
 }
 
-// The fixture's Conv→BatchNormalization→Relu as imported and folded (host/graph's
+// The fixture's Conv→BatchNormalization→Relu as imported and folded (internal/graph's
 // FoldBatchNorm, as the engine runs it), against numpy.
 func TestFoldBatchNormFixture(t *testing.T) {
 	unfolded := load(t, "bn", Options{})

@@ -7,10 +7,10 @@
 // max inputs (opset 11 and later) become float attributes "min" and "max", the form of
 // opsets before 11, so both reach the runtime the same way; Softmax, LogSoftmax and
 // Hardmax always carry an explicit "axis". A BatchNormalization stays a layer: the engine
-// folds it into the Conv before it (host/graph's FoldBatchNorm), as for any model.
+// folds it into the Conv before it (internal/graph's FoldBatchNorm), as for any model.
 //
 // Shapes come from the graph inputs, value_info and graph outputs, then from the
-// built-in shape inference of host/graph. Only the batch dimension may be dynamic: dim 0
+// built-in shape inference of internal/graph. Only the batch dimension may be dynamic: dim 0
 // of a graph input that is symbolic, 0, -1 or absent takes Options.Batch (1 by default),
 // and every other occurrence of the same symbol takes the same size. Options.InputShapes
 // sets an input's whole shape, for instance from the .npy file it will be fed with.
@@ -41,8 +41,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/graph"
 )
 
 // Options tune how a model is imported. The zero value is the default.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/graph"
 )
 
 // The fixtures come from testdata/make_fixtures.py; the literal values below are the ones
@@ -231,7 +231,7 @@ func TestArith(t *testing.T) {
 	}
 }
 
-// The importer keeps a BatchNormalization as a layer; host/graph's FoldBatchNorm, which
+// The importer keeps a BatchNormalization as a layer; internal/graph's FoldBatchNorm, which
 // the engine runs on every model, folds the one that follows a Conv.
 func TestBatchNormKeptOnLoad(t *testing.T) {
 	m := load(t, "bn", Options{})

@@ -1,6 +1,6 @@
 package opspec
 
-// FireType is the layer type of a SqueezeNet fire module as one layer (host/graph's
+// FireType is the layer type of a SqueezeNet fire module as one layer (internal/graph's
 // fusion pass makes it on CPU devices): a 1×1 squeeze convolution, then a 1×1 and a 3×3
 // expansion of its output (the 3×3 at stride 1 with one pixel of padding each side),
 // whose outputs a channel Concat joins, e1's first. Inputs: X, the squeeze W and [B], the

@@ -1,6 +1,6 @@
 package opspec
 
-// Fused work. host/graph's Fuse folds an activation that follows a Conv or a Gemm into
+// Fused work. internal/graph's Fuse folds an activation that follows a Conv or a Gemm into
 // that layer, and for Conv also an Add of a tensor of the output's shape (a residual
 // connection). The layer then computes
 //
@@ -38,7 +38,7 @@ func FusedActivations() []string {
 // of act(conv(X, W) + B + R) over each plane. On a CPU device a plain 1×1 convolution
 // (unit strides, no padding, 2-D) runs it in conv1x1, whose work-items then run whole
 // planes and add up their values as they finish them, so the planes never reach memory
-// (host/graph folds the pair there with FuseOptions.GlobalAveragePool); elsewhere the
+// (internal/graph folds the pair there with FuseOptions.GlobalAveragePool); elsewhere the
 // Conv writes its planes to a scratch buffer and a second launch averages them.
 const FusedGlobalAveragePoolAttr = "clhost_global_avgpool"
 
@@ -47,7 +47,7 @@ const FusedGlobalAveragePoolAttr = "clhost_global_avgpool"
 // auto_pad, storage_order) under this prefix, kernel_shape required. The output is the
 // pooled act(conv(X, W) + B + R). On a CPU device conv_cpu.cl's conv2d_maxpool computes
 // the conv rows each pooled row needs into a private row and pools them, so the conv's
-// output never reaches memory (host/graph folds a stem's Conv and MaxPool there with
+// output never reaches memory (internal/graph folds a stem's Conv and MaxPool there with
 // FuseOptions.MaxPool); elsewhere the Conv writes its output to a scratch buffer and a
 // second launch pools it.
 const FusedMaxPoolPrefix = "clhost_maxpool_"

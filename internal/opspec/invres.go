@@ -2,7 +2,7 @@ package opspec
 
 // InvertedResidualType is the layer type of a 1×1 convolution fused with the depthwise
 // convolution that alone reads its output: MobileNet's expansion and the depthwise layer
-// after it (host/graph's fusion pass makes it on CPU devices), and optionally the 1×1
+// after it (internal/graph's fusion pass makes it on CPU devices), and optionally the 1×1
 // projection that alone reads the depthwise output, with its residual: a whole inverted
 // residual block. Inputs: X, the 1×1 W and [B], the depthwise W and [B], then for the
 // block [projection W, [B], [residual]] (an absent B the empty name). The depthwise

@@ -14,7 +14,6 @@ import (
 	"math/rand/v2"
 	"os"
 
-	"github.com/clhost/clhost/host/graph"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -55,20 +54,19 @@ func build(seed uint64) (*model.Model, error) {
 	x := b.Input("data", model.Float32, 1, inC, 416, 416)
 	w := b.ConstFloat32("conv1.weight", []int{outC, inC, k, k}, uniform(outC*inC*k*k))
 	bias := b.ConstFloat32("conv1.bias", []int{outC}, uniform(outC))
-	c := b.Layer("Conv", "conv1", []string{x, w, bias},
+	// Every shape is declared in the file, so readers can check them without inferring.
+	c := b.Tensor("conv1", model.Float32, 1, outC, 104, 104)
+	b.LayerOutputs("Conv", "conv1", []string{x, w, bias}, []string{c},
 		model.IntsAttr("kernel_shape", k, k),
 		model.IntsAttr("strides", k, k),
 		model.IntsAttr("pads", 0, 0, 0, 0))
-	p := b.Layer("MaxPool", "pool1", []string{c},
+	p := b.Tensor("pool1", model.Float32, 1, outC, 52, 52)
+	b.LayerOutputs("MaxPool", "pool1", []string{c}, []string{p},
 		model.IntsAttr("kernel_shape", 2, 2),
 		model.IntsAttr("strides", 2, 2))
 	b.Output(p)
 	m, err := b.Build()
 	if err != nil {
-		return nil, err
-	}
-	// Declaring every shape in the file lets readers check them without inferring.
-	if err := graph.InferShapes(m); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/onnx"
 	"github.com/clhost/clhost/host/tensorio"
 )
 
@@ -29,7 +28,7 @@ func readNpy(t *testing.T, path string) *host.Tensor {
 // numpy's value) and returns the report and its text.
 func check(t *testing.T, config string) (*host.CheckReport, map[string]*host.Tensor, string) {
 	t.Helper()
-	m, err := onnx.Load("model.onnx")
+	m, err := host.LoadModel("model.onnx")
 	if err != nil {
 		t.Fatal(err)
 	}

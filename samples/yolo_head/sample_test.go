@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/onnx"
 	"github.com/clhost/clhost/host/tensorio"
 )
 
@@ -32,7 +31,7 @@ func device() string {
 }
 
 func TestYoloHead(t *testing.T) {
-	m, err := onnx.Load("model.onnx")
+	m, err := host.LoadModel("model.onnx")
 	if err != nil {
 		t.Fatal(err)
 	}

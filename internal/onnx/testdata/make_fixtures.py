@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Writes the ONNX fixtures of host/onnx's tests, and numpy's outputs for some of them.
+"""Writes the ONNX fixtures of internal/onnx's tests, and numpy's outputs for some of them.
 
 Run with Debian's python3-onnx and python3-numpy:
 
-    /usr/bin/python3 host/onnx/testdata/make_fixtures.py
+    /usr/bin/python3 internal/onnx/testdata/make_fixtures.py
 
 Weights the Go tests check value by value are written here as literal lists, and the
 tests state the same lists. Inputs and outputs of the models that built-in layers can run

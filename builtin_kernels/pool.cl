@@ -1,11 +1,20 @@
 // MaxPool and AveragePool for NCHW float tensors, one output value per work-item. The
 // shapes arrive as #defines written by the Go plan (H W OH OW KH KW SH SW DH DW PT PL PB
-// PR NC COUNT_PAD).
+// PR NC COUNT_PAD UNROLL).
 //   global = (OW, OH, N*C)
 //
 // Window positions inside the input are pooled. For AveragePool with COUNT_PAD the
 // divisor also counts positions in the padding (but not past it, where a ceil_mode window
 // may reach), as ONNX Runtime and PyTorch do; without it, only the positions read.
+//
+// UNROLL unrolls the window's loops; the plan clears it for large windows, whose full
+// unrolling takes the compiler minutes.
+
+#if UNROLL
+#define WINDOW_LOOP _Pragma("unroll") for
+#else
+#define WINDOW_LOOP for
+#endif
 
 __kernel void maxpool2d(__global const float* restrict x, int x_off, __global float* restrict y, int y_off)
 {
@@ -21,14 +30,12 @@ __kernel void maxpool2d(__global const float* restrict x, int x_off, __global fl
     const int iy0 = oy * SH - PT;
     const int ix0 = ox * SW - PL;
     float v = -INFINITY;
-    #pragma unroll
-    for (int ky = 0; ky < KH; ky++) {
+    WINDOW_LOOP (int ky = 0; ky < KH; ky++) {
         const int iy = iy0 + ky * DH;
         if (iy < 0 || iy >= H) {
             continue;
         }
-        #pragma unroll
-        for (int kx = 0; kx < KW; kx++) {
+        WINDOW_LOOP (int kx = 0; kx < KW; kx++) {
             const int ix = ix0 + kx * DW;
             if (ix >= 0 && ix < W) {
                 v = fmax(v, xc[iy * W + ix]);
@@ -53,15 +60,13 @@ __kernel void avgpool2d(__global const float* restrict x, int x_off, __global fl
     const int ix0 = ox * SW - PL;
     float sum = 0.0f;
     int count = 0;
-    #pragma unroll
-    for (int ky = 0; ky < KH; ky++) {
+    WINDOW_LOOP (int ky = 0; ky < KH; ky++) {
         const int iy = iy0 + ky * DH;
         const bool rowIn = iy >= 0 && iy < H;
 #if COUNT_PAD
         const bool rowCounted = iy >= -PT && iy < H + PB;
 #endif
-        #pragma unroll
-        for (int kx = 0; kx < KW; kx++) {
+        WINDOW_LOOP (int kx = 0; kx < KW; kx++) {
             const int ix = ix0 + kx * DW;
             const bool inside = rowIn && ix >= 0 && ix < W;
             if (inside) {

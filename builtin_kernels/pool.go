@@ -97,6 +97,7 @@ func (o poolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	var d defines
 	g.define(&d)
 	d.bool("COUNT_PAD", g.countPad)
+	d.bool("UNROLL", g.win.k[0]*g.win.k[1] <= maxUnrolledPoolTaps)
 	src, err := d.program("pool.cl")
 	if err != nil {
 		return nil, err
@@ -113,6 +114,11 @@ func (o poolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		AliasInput: -1,
 	}, nil
 }
+
+// maxUnrolledPoolTaps bounds the windows pool.cl unrolls: fully unrolled, a 60×80 window
+// (ONNX's MaxPool2d_stride_padding_dilation) took PoCL minutes to compile, and a loop
+// over a window that large costs little next to its loads.
+const maxUnrolledPoolTaps = 256
 
 // define writes the pool's geometry.
 func (g poolGeom) define(d *defines) {

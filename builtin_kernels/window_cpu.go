@@ -23,9 +23,15 @@ func windowRows(oh int) int {
 // long that the buffer would not stay in cache, the portable kernels run instead.
 const maxWindowBuffer = 64 << 10
 
+// maxWindowLoads bounds the row loads window_cpu.cl unrolls per step (RING rows by KW
+// taps): beyond it, windows far larger than any network's, the compiler takes minutes
+// over the unrolled code and the portable kernels run instead.
+const maxWindowLoads = 1024
+
 // windowPlan plans a kernel of window_cpu.cl over planes units of xch input channels
 // each, nr output rows at a time (d holds the layer's own defines), that does macs
-// multiply-adds or comparisons in all; ok is false when its row buffer would be too large.
+// multiply-adds or comparisons in all; ok is false when its row buffer would be too large or
+// its unrolled taps too many.
 func windowPlan(d *defines, kernel string, planes, xch, nr, vec int, win window, in [2]int, macs int, args []Arg, dev DeviceInfo) (plan *Plan, ok bool, err error) {
 	oh, ow := win.out[0], win.out[1]
 	// One phase holds every position a vector of the row reads (a row narrower than a
@@ -33,7 +39,7 @@ func windowPlan(d *defines, kernel string, planes, xch, nr, vec int, win window,
 	lb := max(max(ow, vec)+(win.k[1]-1)*win.d[1]/win.s[1], ceilDiv(win.pb[1]+in[1], win.s[1]))
 	nr = min(nr, oh)
 	ring := (nr-1)*win.s[0] + (win.k[0]-1)*win.d[0] + 1
-	if 4*xch*(ring+1)*win.s[1]*lb > maxWindowBuffer {
+	if 4*xch*(ring+1)*win.s[1]*lb > maxWindowBuffer || ring*win.k[1] > maxWindowLoads {
 		return nil, false, nil
 	}
 	// Too few planes for the compute units are split into bands of rows, each band

@@ -13,7 +13,7 @@ func init() {
 	Register("GlobalAveragePool", globalPoolOp{typ: "GlobalAveragePool"})
 }
 
-// poolOp is ONNX MaxPool / AveragePool over 1-D and 2-D NCHW data.
+// poolOp is ONNX MaxPool / AveragePool over 1-D, 2-D and 3-D data (3-D in pool3d.go).
 type poolOp struct {
 	typ string
 	max bool
@@ -63,6 +63,13 @@ func (o poolOp) geometry(p Params, in [][]int) (poolGeom, error) {
 }
 
 func (o poolOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
+	if len(in) == 1 && len(in[0]) == 5 {
+		g, err := o.geometry3(paramsOr(p), in[0])
+		if err != nil {
+			return nil, err
+		}
+		return [][]int{g.outShape()}, nil
+	}
 	g, err := o.geometry(paramsOr(p), in)
 	if err != nil {
 		return nil, err
@@ -86,6 +93,10 @@ func (o poolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	}
 	if err := o.checkOut(out, shapes); err != nil {
 		return nil, err
+	}
+	if len(in[0]) == 5 {
+		g3, _ := o.geometry3(p, in[0])
+		return o.plan3(g3, dev)
 	}
 	g, _ := o.geometry(p, in)
 	if o.max && !dev.IsGPU && g.nsp == 2 {
@@ -167,6 +178,10 @@ func (o poolOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 	}
 	if err := o.checkOut(out, want); err != nil {
 		return nil, err
+	}
+	if len(shapes[0]) == 5 {
+		g3, _ := o.geometry3(p, shapes[0])
+		return []*HostTensor{{Shape: cloneShape(want[0]), Data: pool3Planes(g3, o.max, in[0].Data)}}, nil
 	}
 	g, _ := o.geometry(p, shapes)
 	return []*HostTensor{{Shape: cloneShape(want[0]), Data: poolPlanes(g, o.max, in[0].Data)}}, nil

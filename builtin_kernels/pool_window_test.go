@@ -145,3 +145,25 @@ func TestPoolLargeWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestPool3D runs 3-D MaxPool and AveragePool (N,C,D,H,W) with strides, dilations,
+// asymmetric pads and count_include_pad against linearPool.
+func TestPool3D(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		l    linearPool
+	}{
+		{"max s2 pad dil", linearPool{max: true, in: []int{5, 6, 7}, k: []int{3, 2, 3}, s: []int{2, 1, 2}, d: []int{1, 2, 1}, pb: []int{1, 0, 1}, pe: []int{1, 1, 0}, out: []int{3, 5, 3}}},
+		{"avg", linearPool{in: []int{4, 5, 6}, k: []int{2, 3, 2}, s: []int{1, 2, 2}, d: []int{1, 1, 1}, pb: []int{0, 1, 1}, pe: []int{1, 1, 1}, out: []int{4, 3, 4}}},
+		{"avg count pad", linearPool{countPad: true, in: []int{4, 5, 6}, k: []int{2, 3, 2}, s: []int{1, 2, 2}, d: []int{1, 1, 1}, pb: []int{0, 1, 1}, pe: []int{1, 1, 1}, out: []int{4, 3, 4}}},
+	}
+	for _, c := range cases {
+		runLinearPool(t, c.name, c.l, deviceEnv(t).dev, func(p *Plan) error {
+			if k := p.Launches[0].Kernel; k != "pool3d" {
+				return fmt.Errorf("plan runs %s, want pool3d", k)
+			}
+			return nil
+		})
+	}
+}

@@ -28,6 +28,8 @@ import (
 
 // precompileJobs is the file the workers read: the device and the plans to run.
 type precompileJobs struct {
+	// The engine's device: its index in cl.AllDevices, checked against its names.
+	Index    int
 	Platform string
 	Device   string
 	// BuildOnly jobs are built and their binaries stored in CacheDir (drivers but PoCL);
@@ -126,7 +128,7 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 	if !pocl {
 		what = "programs"
 	}
-	all := precompileJobs{Platform: e.Device.Platform.Name, Device: e.Device.Name, BuildOnly: !pocl, CacheDir: e.opts.CacheDir, Jobs: jobs}
+	all := precompileJobs{Index: e.Device.Index, Platform: e.Device.Platform.Name, Device: e.Device.Name, BuildOnly: !pocl, CacheDir: e.opts.CacheDir, Jobs: jobs}
 	done, err := runPrecompileWorkers(e.opts.WorkerCommand, all, workers,
 		e.progress(fmt.Sprintf("%s in %d processes", what, workers), len(jobs)), func(i int) { finished <- i })
 	close(finished)
@@ -264,7 +266,7 @@ func RunCompileWorker(jobsFile string) error {
 	if err := json.Unmarshal(b, &jobs); err != nil {
 		return fmt.Errorf("%s: %w", jobsFile, err)
 	}
-	dev, err := findDevice(jobs.Platform, jobs.Device)
+	dev, err := findDevice(jobs.Index, jobs.Platform, jobs.Device)
 	if err != nil {
 		return err
 	}
@@ -309,11 +311,16 @@ func RunCompileWorker(jobsFile string) error {
 	return errors.Join(errs...)
 }
 
-// findDevice is the device of the named platform and name.
-func findDevice(platform, name string) (*cl.Device, error) {
+// findDevice is the device at index of cl.AllDevices where its platform and name match
+// (of several alike GPUs, the engine's own), else the first device of that platform and
+// name.
+func findDevice(index int, platform, name string) (*cl.Device, error) {
 	all, err := cl.AllDevices()
 	if err != nil {
 		return nil, err
+	}
+	if index >= 0 && index < len(all) && all[index].Platform != nil && all[index].Platform.Name == platform && all[index].Name == name {
+		return all[index], nil
 	}
 	for _, d := range all {
 		if d.Platform != nil && d.Platform.Name == platform && d.Name == name {

@@ -186,3 +186,20 @@ func TestCompileWorkersStoreBinaries(t *testing.T) {
 		t.Error("no programs")
 	}
 }
+
+// TestFindWorkerDevice: a worker opens the engine's own device by its index where the
+// names match (several alike GPUs), else the first device of that platform and name, and
+// fails on a device that is not there.
+func TestFindWorkerDevice(t *testing.T) {
+	d := newTestEngine(t, Options{NoGlobalConfig: true}).Device
+	got, err := findDevice(d.Index, d.Platform.Name, d.Name)
+	if err != nil || got.Index != d.Index {
+		t.Fatalf("by index %d: %v, %v", d.Index, got, err)
+	}
+	if got, err := findDevice(d.Index+1000, d.Platform.Name, d.Name); err != nil || got.Name != d.Name {
+		t.Errorf("by name: %v, %v", got, err)
+	}
+	if _, err := findDevice(d.Index, d.Platform.Name, "no such device"); err == nil {
+		t.Error("a device that is not there was found")
+	}
+}

@@ -9,7 +9,7 @@ import (
 
 func init() { Register("Conv", convOp{}) }
 
-// convOp is ONNX Conv over 1-D and 2-D NCHW data: X, W (M × C/group × kH × kW), optional
+// convOp is ONNX Conv over 1-D, 2-D and 3-D data (3-D in conv3d.go): X, W (M × C/group × kH × kW), optional
 // bias B (M), with clhost's fused work (fused.go): an optional residual R (input 3, of the
 // output's shape; B may then be omitted as an empty name) and an activation, so
 // Y = act(conv(X, W) + B + R).
@@ -177,6 +177,16 @@ func (g convGeom) kernelArgs(weights Arg) []Arg {
 }
 
 func (o convOp) OutputShapes(p Params, in [][]int) ([][]int, error) {
+	if len(in) >= 2 && len(in[0]) == 5 {
+		if err := checkCounts("Conv", in, nil, 2, 4, 0); err != nil {
+			return nil, err
+		}
+		g, err := o.geometry3(paramsOr(p), in)
+		if err != nil {
+			return nil, err
+		}
+		return [][]int{g.outShape()}, nil
+	}
 	g, err := o.geometry(paramsOr(p), in)
 	if err != nil {
 		return nil, err
@@ -198,6 +208,10 @@ func (o convOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	}
 	if err := checkOut("Conv", out, shapes); err != nil {
 		return nil, err
+	}
+	if len(in[0]) == 5 {
+		g3, _ := o.geometry3(p, in)
+		return g3.plan(dev)
 	}
 	g, _ := o.geometry(p, in)
 	if g.pool {
@@ -362,6 +376,10 @@ func (o convOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTenso
 	}
 	if err := checkOut("Conv", out, want); err != nil {
 		return nil, err
+	}
+	if len(shapes[0]) == 5 {
+		g3, _ := o.geometry3(p, shapes)
+		return []*HostTensor{{Shape: cloneShape(want[0]), Data: g3.reference(in)}}, nil
 	}
 	g, _ := o.geometry(p, shapes)
 	x, w := in[0].Data, in[1].Data

@@ -14,10 +14,11 @@ type window struct {
 	k, s, d, pb, pe, out [2]int
 }
 
-// spatialRank is the number of spatial dimensions of an N,C,... tensor, 1 or 2.
+// spatialRank is the number of spatial dimensions of an N,C,... tensor, 1 or 2 (rank-5
+// tensors take the 3-D kernels before this is asked).
 func spatialRank(typ string, x []int) (int, error) {
 	if len(x) != 3 && len(x) != 4 {
-		return 0, fmt.Errorf("%s: input 0 has shape %v: want rank 3 (N,C,W) or 4 (N,C,H,W)", typ, x)
+		return 0, fmt.Errorf("%s: input 0 has shape %v: want rank 3 (N,C,W), 4 (N,C,H,W) or 5 (N,C,D,H,W)", typ, x)
 	}
 	return len(x) - 2, nil
 }

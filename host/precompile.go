@@ -61,6 +61,9 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 	if len(e.opts.WorkerCommand) == 0 || e.opts.CacheDir == "" || !pocl && !e.programs.store {
 		return
 	}
+	if pocl && os.Getenv("POCL_KERNEL_CACHE") == "0" {
+		return // PoCL keeps nothing a worker compiles
+	}
 	var jobs []precompileJob
 	var origin []*preparedLayer // the layer of each job
 	cold := false

@@ -130,14 +130,7 @@ func (g conv3Geom) outShape() []int {
 func (g conv3Geom) plan(dev DeviceInfo) (*Plan, error) {
 	var d defines
 	w := g.win
-	for i, axis := range []string{"D", "H", "W"} {
-		d.int("I"+axis, g.in[i])
-		d.int("O"+axis, w.Out[i])
-		d.int("K"+axis, w.Kernel[i])
-		d.int("S"+axis, w.Strides[i])
-		d.int("D"+axis, w.Dilations[i])
-		d.int("P0"+axis, w.PadsBegin[i])
-	}
+	defineWindow3(&d, g.in[:], w)
 	d.int("C", g.c)
 	d.int("M", g.m)
 	d.int("CG", g.cg)

@@ -92,15 +92,7 @@ func (g pool3Geom) outShape() []int {
 func (o poolOp) plan3(g pool3Geom, dev DeviceInfo) (*Plan, error) {
 	var d defines
 	w := g.win
-	for i, axis := range []string{"D", "H", "W"} {
-		d.int("I"+axis, g.in[i])
-		d.int("O"+axis, w.Out[i])
-		d.int("K"+axis, w.Kernel[i])
-		d.int("S"+axis, w.Strides[i])
-		d.int("D"+axis, w.Dilations[i])
-		d.int("P0"+axis, w.PadsBegin[i])
-		d.int("P1"+axis, w.PadsEnd[i])
-	}
+	defineWindow3(&d, g.in[:], w)
 	d.int("NC", g.n*g.c)
 	d.bool("MAXPOOL", o.max)
 	d.bool("COUNT_PAD", g.countPad)
@@ -165,4 +157,19 @@ func pool3Planes(g pool3Geom, isMax bool, x []float32) []float32 {
 		}
 	}
 	return y
+}
+
+// defineWindow3 writes a 3-D window's defines, as conv3d.cl and pool3d.cl read them: per
+// axis D, H, W the input and output sizes (I*, O*), kernel (K*), stride (S*), dilation
+// (D*) and the padding before and after (P0*, P1*).
+func defineWindow3(d *defines, in []int, w opspec.Window) {
+	for i, axis := range []string{"D", "H", "W"} {
+		d.int("I"+axis, in[i])
+		d.int("O"+axis, w.Out[i])
+		d.int("K"+axis, w.Kernel[i])
+		d.int("S"+axis, w.Strides[i])
+		d.int("D"+axis, w.Dilations[i])
+		d.int("P0"+axis, w.PadsBegin[i])
+		d.int("P1"+axis, w.PadsEnd[i])
+	}
 }

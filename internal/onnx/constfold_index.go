@@ -1,6 +1,6 @@
 package onnx
 
-import "fmt"
+import "github.com/clhost/clhost/internal/opspec"
 
 // Index arithmetic on row-major shapes: element counts, strides, unravelling, numpy
 // broadcasting.
@@ -30,26 +30,13 @@ func unravelInto(i int, s, idx []int) {
 	}
 }
 
-// broadcastAll is numpy's broadcast of several shapes.
+// broadcastAll is numpy's broadcast of several shapes (opspec.Broadcast, pairwise).
 func broadcastAll(shapes ...[]int) ([]int, error) {
-	r := 0
+	var out []int
 	for _, s := range shapes {
-		r = max(r, len(s))
-	}
-	out := make([]int, r)
-	for i := range out {
-		out[i] = 1
-	}
-	for _, s := range shapes {
-		for k, d := range s {
-			j := r - len(s) + k
-			switch {
-			case d == out[j] || d == 1:
-			case out[j] == 1:
-				out[j] = d
-			default:
-				return nil, fmt.Errorf("shapes %v do not broadcast", shapes)
-			}
+		var err error
+		if out, err = opspec.Broadcast(out, s); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

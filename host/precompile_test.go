@@ -203,3 +203,33 @@ func TestFindWorkerDevice(t *testing.T) {
 		t.Error("a device that is not there was found")
 	}
 }
+
+// TestCompileWorkersNotForFewLayers: a network of fewer than minWorkerJobs built-in
+// programs compiles in this process unless CLHOST_COMPILE_WORKERS asks for workers.
+func TestCompileWorkersNotForFewLayers(t *testing.T) {
+	t.Setenv(precompileWorkerEnv, "1")
+	t.Setenv("CLHOST_COMPILE_WORKERS", "") // not a number: not set
+	for _, set := range []bool{false, true} {
+		if set {
+			t.Setenv("CLHOST_COMPILE_WORKERS", "2")
+		}
+		log := &syncLog{}
+		e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: t.TempDir(), Binaries: BinariesOn, WorkerCommand: []string{os.Args[0]}, Log: log})
+		e.buildOnlyWorkers = true
+		b := model.NewBuilder("few")
+		w := uniformConsts(b, rand.New(rand.NewSource(8)), 0.3)
+		x := b.Input("x", model.Float32, 1, 3, 5, 5)
+		c := b.Layer("Conv", "c", []string{x, w("w", 2, 3, 1, 1), w("b", 2)})
+		b.Output(b.Layer("Softmax", "s", []string{c}, model.IntAttr("axis", 1)))
+		m, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Compile(m); err != nil {
+			t.Fatal(err)
+		}
+		if ran := bytes.Contains(log.buf.Bytes(), []byte("worker processes")); ran != set {
+			t.Errorf("CLHOST_COMPILE_WORKERS set %v: workers ran %v; log:\n%s", set, ran, log.buf.String())
+		}
+	}
+}

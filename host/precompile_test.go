@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sync"
@@ -15,6 +16,10 @@ import (
 
 	"github.com/clhost/clhost/host/model"
 )
+
+// privatePoCLEnv marks the child process in which TestCompileWorkersFillPoCLCache runs
+// with a PoCL cache of its own.
+const privatePoCLEnv = "CLHOST_TEST_PRIVATE_POCL"
 
 // precompileWorkerEnv makes this test binary a compile worker (TestMain), as the CLI's
 // compile-worker command is.
@@ -42,6 +47,24 @@ func (l *syncLog) Write(p []byte) (int, error) {
 // them (no kernel file in PoCL's cache is newer than the workers' end), the outputs
 // match an engine without workers, and a second Compile starts no workers.
 func TestCompileWorkersFillPoCLCache(t *testing.T) {
+	if os.Getenv(privatePoCLEnv) != "1" {
+		// PoCL reads its cache folder once per process, and other test processes may
+		// compile into a shared one meanwhile: the check runs in a child process with a
+		// cache of its own, so that their kernels cannot pass for this process's.
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCompileWorkersFillPoCLCache$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), privatePoCLEnv+"=1", "POCL_CACHE_DIR="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		if bytes.Contains(out, []byte("--- SKIP")) {
+			t.Skipf("%s", out)
+		}
+		if !bytes.Contains(out, []byte("--- PASS: TestCompileWorkersFillPoCLCache/halves")) {
+			t.Fatalf("the check did not run:\n%s", out)
+		}
+		return
+	}
 	probe := newTestEngine(t, Options{NoGlobalConfig: true})
 	if !isPoCL(probe.Device) {
 		t.Skip("compile workers run on PoCL only")

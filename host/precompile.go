@@ -52,9 +52,10 @@ type precompileJob struct {
 // on PoCL, whose kernels are then in PoCL's cache: no workers start for them.
 const precompileMarkers = "pocl-built"
 
-// precompile runs the built-in layers' plans in worker processes where the device is
-// PoCL, workers are configured and some program is not marked built. Failures only cost
-// the time: this process builds whatever the workers left out.
+// precompile compiles the built-in layers' programs in worker processes where workers
+// are configured, the cache folder is on and some program is not there yet (on PoCL:
+// not marked built; elsewhere: no stored binary). Failures only cost the time: this
+// process builds whatever the workers left out.
 func (n *Network) precompile(prepared []*preparedLayer) {
 	e := n.engine
 	pocl := isPoCL(e.Device) && !e.buildOnlyWorkers
@@ -79,17 +80,20 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 		}
 		seen[key] = true
 		var in, out [][]int
-		var err error
-		if p.half != nil {
-			var ok bool
-			if in, out, ok = n.halfShapes(p.l, 2); !ok {
+		if pocl {
+			// A run needs the tensors' shapes (a build alone does not).
+			var err error
+			if p.half != nil {
+				var ok bool
+				if in, out, ok = n.halfShapes(p.l, 2); !ok {
+					continue
+				}
+			} else if in, out, err = n.layerShapes(p.l); err != nil {
 				continue
 			}
-		} else if in, out, err = n.layerShapes(p.l); err != nil {
-			continue
-		}
-		if hasNil(in) {
-			continue // an absent optional input: this process compiles the layer
+			if hasNil(in) {
+				continue // an absent optional input: this process compiles the layer
+			}
 		}
 		mark := filepath.Join(e.opts.CacheDir, precompileMarkers, key)
 		plan := *built

@@ -109,7 +109,7 @@ func TestRunCompilesInWorkers(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	if !strings.Contains(string(out), "Portable Computing Language") && !strings.Contains(string(out), "pthread") {
-		t.Skipf("not PoCL:\n%s", out)
+		t.Fatalf("-d cpu is not PoCL (install pocl-opencl-icd):\n%s", out)
 	}
 	m := regexp.MustCompile(`compiled (\d+) of (\d+) layers' kernels in 2 worker processes`).FindStringSubmatch(string(out))
 	if m == nil || m[1] != m[2] || m[1] == "0" {

@@ -23,6 +23,13 @@ const maxBatchDims = 4
 
 func (g gemmGeom) plan(dev DeviceInfo) (*Plan, error) {
 	tm, tn := min(4, g.m), min(4, g.n)
+	// A GPU needs many work-items in flight to hide its memory latency: where 4×4 tiles
+	// leave too few (small batched products, as attention's), smaller tiles give more.
+	if dev.IsGPU {
+		for tm*tn > 1 && ceilDiv(g.m, tm)*ceilDiv(g.n, tn)*g.nb < 512*max(dev.ComputeUnits, 1) {
+			tm, tn = max(tm/2, 1), max(tn/2, 1)
+		}
+	}
 	var d defines
 	d.int("M", g.m)
 	d.int("N", g.n)

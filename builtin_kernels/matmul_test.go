@@ -2,6 +2,7 @@ package builtinkernels
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -21,10 +22,13 @@ func TestMatMulLinearPlan(t *testing.T) {
 		{opCase{name: "batched B bias", in: shapes(sh(2, 5, 9), sh(2, 9, 16), sh(16)), out: shapes(sh(2, 5, 16))}, false},
 		// A partial last tile of columns and of rows.
 		{opCase{name: "batched edges", in: shapes(sh(3, 6, 9), sh(3, 9, 21), sh(21)), out: shapes(sh(3, 6, 21))}, false},
+		// Enough work-items at 2×2 tiles for the one-unit GPU, too few at 4×4.
+		{opCase{name: "batched 2x2 tiles", in: shapes(sh(2, 32, 7), sh(2, 7, 31)), out: shapes(sh(2, 32, 31))}, false},
 	}
 	devs := []DeviceInfo{
 		{ComputeUnits: 2, FloatVectorWidth: 8},
 		{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 256},
+		{IsGPU: true, ComputeUnits: 1, MaxWorkGroupSize: 256},
 	}
 	for _, tc := range cases {
 		c := tc.c
@@ -53,6 +57,37 @@ func TestMatMulLinearPlan(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			compare(t, fmt.Sprintf("%s (%s)", c.name, kernel), got[0], want[0])
+		}
+	}
+}
+
+// TestBatchedMatMulGPUTiles: gemm.cl's tile on GPUs shrinks from 4×4 until the product has
+// work-items enough to keep the device busy: attention's products in ViT-B/16 on a
+// 132-unit GPU get 1×1 (scores times values, 12×197×64 outputs) and 2×2 (queries times
+// keys, 12×197×197), a large product keeps 4×4, and CPUs are not affected.
+func TestBatchedMatMulGPUTiles(t *testing.T) {
+	h100 := DeviceInfo{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 1024}
+	cases := []struct {
+		a, b   []int
+		dev    DeviceInfo
+		tm, tn int
+	}{
+		{sh(1, 12, 197, 197), sh(1, 12, 197, 64), h100, 1, 1},
+		{sh(1, 12, 197, 64), sh(1, 12, 64, 197), h100, 2, 2},
+		{sh(16, 12, 197, 64), sh(16, 12, 64, 197), h100, 4, 4},
+	}
+	for _, c := range cases {
+		s, err := matmulOp{}.shape([][]int{c.a, c.b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := s.geom.plan(c.dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("#define TM %d\n#define TN %d\n", c.tm, c.tn)
+		if !strings.Contains(plan.Source, want) {
+			t.Errorf("%v × %v: the plan lacks %q", c.a, c.b, want)
 		}
 	}
 }

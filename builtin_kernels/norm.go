@@ -3,6 +3,7 @@ package builtinkernels
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // layerNormOp is ONNX LayerNormalization: X normalized over the axes from axis on, times
@@ -100,6 +101,9 @@ func (o layerNormOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, err
 		{Kind: ArgInt, Int: int32(outer)}, {Kind: ArgInt, Int: int32(n)}, {Kind: ArgFloat, Float: eps},
 		{Kind: ArgInt, Int: int32(hasBias)}, {Kind: ArgInt, Int: int32(sstep)}, {Kind: ArgInt, Int: int32(bstep)},
 	}}}
+	if g, ok := rowGroups(outer, n, dev); ok {
+		ls[0] = g.launch("layernorm_wg", ls[0].Args)
+	}
 	if len(out) == 3 {
 		ls = append(ls, Launch{Kernel: "layernorm_stats", Global: gl, Local: lo, Args: []Arg{
 			{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 1}, {Kind: ArgOutput, Index: 2},
@@ -200,11 +204,15 @@ func (o instanceNormOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, 
 		return nil, err
 	}
 	gl, lo := flatLaunch(rows, dev)
-	return &Plan{Source: src, Launches: []Launch{{Kernel: "instancenorm", Global: gl, Local: lo, Args: []Arg{
+	l := Launch{Kernel: "instancenorm", Global: gl, Local: lo, Args: []Arg{
 		{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}, {Kind: ArgInput, Index: 2}, {Kind: ArgOutput, Index: 0},
 		{Kind: ArgInt, Int: int32(rows)}, {Kind: ArgInt, Int: int32(n)}, {Kind: ArgInt, Int: int32(x[1])},
 		{Kind: ArgFloat, Float: paramsOr(p).Float("epsilon", 1e-5)},
-	}}}, AliasInput: -1}, nil
+	}}
+	if g, ok := rowGroups(rows, n, dev); ok {
+		l = g.launch("instancenorm_wg", l.Args)
+	}
+	return &Plan{Source: src, Launches: []Launch{l}, AliasInput: -1}, nil
 }
 
 func (o instanceNormOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
@@ -293,4 +301,29 @@ func init() {
 	Register(layerNormType, layerNormOp{})
 	Register(instanceNormType, instanceNormOp{})
 	Register("LRN", lrnOp{})
+}
+
+// rowGroup is a launch with a work-group of l work-items per row, for the *_wg kernels
+// of reduce.cl.
+type rowGroup struct{ rows, l int }
+
+// rowGroups says whether rows of n values are better run a work-group per row (on GPUs,
+// where a work-item per row leaves most of the device idle and reads with a stride of a
+// row), and with how many work-items: a power of two near half the row, 32 to 256.
+func rowGroups(rows, n int, dev DeviceInfo) (rowGroup, bool) {
+	if !dev.IsGPU || n < 32 || dev.MaxWorkGroupSize < 32 {
+		return rowGroup{}, false
+	}
+	l := min(256, max(32, nextPow2(ceilDiv(n, 2))))
+	for l > dev.MaxWorkGroupSize {
+		l /= 2
+	}
+	return rowGroup{rows, l}, true
+}
+
+// launch is kernel over the groups with args and, last, the local buffer the reductions
+// share.
+func (g rowGroup) launch(kernel string, args []Arg) Launch {
+	return Launch{Kernel: kernel, Global: []int{g.rows * g.l}, Local: []int{g.l},
+		Args: append(slices.Clone(args), Arg{Kind: ArgLocal, Bytes: 4 * g.l})}
 }

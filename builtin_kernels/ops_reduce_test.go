@@ -67,3 +67,54 @@ func TestLayerNormStatistics(t *testing.T) {
 		t.Error("Y and Mean without InvStdDev: no error")
 	}
 }
+
+// TestRowGroupPlans: on GPUs, LayerNormalization, InstanceNormalization and Softmax along
+// the last axis give each row a work-group (reduce.cl's *_wg kernels). Their plans for a
+// made-up GPU run here against the reference, with rows shorter than, equal to and several
+// times the group, and one not a multiple of it; a CPU keeps a work-item per row.
+func TestRowGroupPlans(t *testing.T) {
+	t.Parallel()
+	env, q := deviceEnvQueue(t)
+	gpu := DeviceInfo{IsGPU: true, ComputeUnits: 4, MaxWorkGroupSize: 256, LocalMemBytes: 1 << 14}
+	cases := []struct {
+		c      opCase
+		kernel string
+	}{
+		{opCase{name: "ln 197", typ: layerNormType, in: shapes(sh(3, 197), sh(197), sh(197)), out: shapes(sh(3, 197)), gen: "wrr"}, "layernorm_wg"},
+		{opCase{name: "ln 768 one scale no bias", typ: layerNormType, in: shapes(sh(2, 2, 768), sh(1)), out: shapes(sh(2, 2, 768)), gen: "wr"}, "layernorm_wg"},
+		{opCase{name: "ln 32", typ: layerNormType, attrs: Attrs{"axis": 1}, in: shapes(sh(5, 2, 16), sh(2, 16), sh(1)), out: shapes(sh(5, 2, 16)), gen: "wrr"}, "layernorm_wg"},
+		{opCase{name: "in 7x9", typ: instanceNormType, in: shapes(sh(2, 3, 7, 9), sh(3), sh(3)), out: shapes(sh(2, 3, 7, 9)), gen: "wrr"}, "instancenorm_wg"},
+		{opCase{name: "softmax 197", typ: "Softmax", in: shapes(sh(2, 3, 197)), out: shapes(sh(2, 3, 197)), gen: "w"}, "softmax_wg"},
+		{opCase{name: "softmax 600", typ: "Softmax", attrs: Attrs{"axis": 1}, in: shapes(sh(2, 600)), out: shapes(sh(2, 600)), gen: "w"}, "softmax_wg"},
+		{opCase{name: "softmax inner axis", typ: "Softmax", attrs: Attrs{"axis": 1}, in: shapes(sh(2, 40, 3)), out: shapes(sh(2, 40, 3)), gen: "w"}, "softmax"},
+		{opCase{name: "ln short rows", typ: layerNormType, in: shapes(sh(4, 31), sh(31)), out: shapes(sh(4, 31)), gen: "wr"}, "layernorm"},
+	}
+	for _, tc := range cases {
+		c := tc.c
+		op, _ := Lookup(c.typ)
+		in := c.inputs()
+		want, err := op.Reference(c.attrs, in, c.out)
+		if err != nil {
+			t.Fatalf("%s: reference: %v", c.name, err)
+		}
+		plan, err := op.Plan(c.attrs, c.in, c.out, gpu)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if k := plan.Launches[0].Kernel; k != tc.kernel {
+			t.Fatalf("%s: GPU plan runs %s, want %s", c.name, k, tc.kernel)
+		}
+		got, err := RunPlan(env.ctx, q, plan, in, c.out)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		compare(t, c.name+" ("+tc.kernel+")", got[0], want[0])
+		cpu, err := op.Plan(c.attrs, c.in, c.out, DeviceInfo{ComputeUnits: 2, MaxWorkGroupSize: 4096})
+		if err != nil {
+			t.Fatalf("%s: CPU plan: %v", c.name, err)
+		}
+		if k := cpu.Launches[0].Kernel; len(k) > 3 && k[len(k)-3:] == "_wg" {
+			t.Errorf("%s: CPU plan runs %s, want a work-item per row", c.name, k)
+		}
+	}
+}

@@ -1,5 +1,7 @@
 // Reductions and normalizations, one program: the op is a code (reduce.go's reduceCodes)
-// and shapes are arguments. Each work-item computes one output element or one row.
+// and shapes are arguments. Each work-item computes one output element or one row; on
+// GPUs, the *_wg kernels give each row a work-group instead (rows are few and long there:
+// a work-item per row leaves most of the device idle).
 
 // One output element of a reduction over any set of axes. The kept axes are k0..k5 (k0
 // implied by n), read at input strides ks0..ks5; the reduced ones r0..r5 (count m in
@@ -186,6 +188,57 @@ float2 row_stats(__global const float* x, int n, float eps)
     return (float2)(mean, rsqrt(v / (float)n + eps));
 }
 
+// wg_sum and wg_max combine one value from each work-item of a work-group (its size a
+// power of two) in the local buffer s, and return the result to every work-item.
+float wg_sum(float v, __local float* s)
+{
+    const int l = get_local_id(0);
+    s[l] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = get_local_size(0) / 2; h > 0; h >>= 1) {
+        if (l < h) {
+            s[l] += s[l + h];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float r = s[0];
+    barrier(CLK_LOCAL_MEM_FENCE); /* s is free for the next call */
+    return r;
+}
+
+float wg_max(float v, __local float* s)
+{
+    const int l = get_local_id(0);
+    s[l] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = get_local_size(0) / 2; h > 0; h >>= 1) {
+        if (l < h) {
+            s[l] = fmax(s[l], s[l + h]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const float r = s[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+
+// row_stats with the row's n values shared among a work-group's work-items.
+float2 row_stats_wg(__global const float* x, int n, float eps, __local float* s)
+{
+    const int l = get_local_id(0), L = get_local_size(0);
+    float a = 0.0f;
+    for (int k = l; k < n; k += L) {
+        a += x[k];
+    }
+    const float mean = wg_sum(a, s) / (float)n;
+    float v = 0.0f;
+    for (int k = l; k < n; k += L) {
+        const float d = x[k] - mean;
+        v += d * d;
+    }
+    return (float2)(mean, rsqrt(wg_sum(v, s) / (float)n + eps));
+}
+
 // LayerNormalization: each of the outer rows of n values normalized, then times scale
 // and plus bias (each n values, or one broadcast: sstep/bstep 0); has_bias 0 leaves the
 // bias out (bias is then bound to any readable buffer).
@@ -208,6 +261,32 @@ __kernel void layernorm(__global const float* restrict x, int x_off,
     y += r * n;
     const float2 st = row_stats(x, n, eps);
     for (int k = 0; k < n; k++) {
+        const float b = has_bias ? bias[k * bstep] : 0.0f;
+        y[k] = (x[k] - st.x) * st.y * scale[k * sstep] + b;
+    }
+}
+
+// layernorm with a work-group per row (s: one float per work-item).
+//   global = (outer * L), local = (L)
+__kernel void layernorm_wg(__global const float* restrict x, int x_off,
+                           __global const float* restrict scale, int scale_off,
+                           __global const float* restrict bias, int bias_off,
+                           __global float* restrict y, int y_off,
+                           int outer, int n, float eps, int has_bias, int sstep, int bstep,
+                           __local float* s)
+{
+    x += x_off;
+    scale += scale_off;
+    bias += bias_off;
+    y += y_off;
+    const int r = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
+    if (r >= outer) {
+        return; /* the whole group: r is the group's */
+    }
+    x += r * n;
+    y += r * n;
+    const float2 st = row_stats_wg(x, n, eps, s);
+    for (int k = l; k < n; k += L) {
         const float b = has_bias ? bias[k * bstep] : 0.0f;
         y[k] = (x[k] - st.x) * st.y * scale[k * sstep] + b;
     }
@@ -254,6 +333,63 @@ __kernel void instancenorm(__global const float* restrict x, int x_off,
     const float s = scale[r % c] * st.y, b = bias[r % c];
     for (int k = 0; k < n; k++) {
         y[k] = (x[k] - st.x) * s + b;
+    }
+}
+
+// instancenorm with a work-group per row (s: one float per work-item).
+//   global = (rows * L), local = (L)
+__kernel void instancenorm_wg(__global const float* restrict x, int x_off,
+                              __global const float* restrict scale, int scale_off,
+                              __global const float* restrict bias, int bias_off,
+                              __global float* restrict y, int y_off,
+                              int rows, int n, int c, float eps, __local float* s)
+{
+    x += x_off;
+    scale += scale_off;
+    bias += bias_off;
+    y += y_off;
+    const int r = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
+    if (r >= rows) {
+        return;
+    }
+    x += r * n;
+    y += r * n;
+    const float2 st = row_stats_wg(x, n, eps, s);
+    const float sc = scale[r % c] * st.y, b = bias[r % c];
+    for (int k = l; k < n; k += L) {
+        y[k] = (x[k] - st.x) * sc + b;
+    }
+}
+
+// Softmax along the last axis with a work-group per row of n contiguous values (Softmax
+// itself is softmax.cl's; this is its GPU form for rows, s: one float per work-item).
+//   global = (rows * L), local = (L)
+__kernel void softmax_wg(__global const float* restrict x, int x_off,
+                         __global float* restrict y, int y_off,
+                         int rows, int n, __local float* s)
+{
+    x += x_off;
+    y += y_off;
+    const int r = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
+    if (r >= rows) {
+        return;
+    }
+    x += r * n;
+    y += r * n;
+    float m = -INFINITY;
+    for (int k = l; k < n; k += L) {
+        m = fmax(m, x[k]);
+    }
+    m = wg_max(m, s);
+    float a = 0.0f;
+    for (int k = l; k < n; k += L) {
+        const float e = exp(x[k] - m);
+        y[k] = e;
+        a += e;
+    }
+    const float inv = 1.0f / wg_sum(a, s);
+    for (int k = l; k < n; k += L) {
+        y[k] *= inv;
     }
 }
 

@@ -37,6 +37,16 @@ func (o softmaxOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error
 	if err := checkOut("Softmax", out, [][]int{in[0]}); err != nil {
 		return nil, err
 	}
+	if g, ok := rowGroups(outer, n, dev); ok && inner == 1 {
+		src, err := kernelSource("reduce.cl")
+		if err != nil {
+			return nil, err
+		}
+		return &Plan{Source: src, Launches: []Launch{g.launch("softmax_wg", []Arg{
+			{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0},
+			{Kind: ArgInt, Int: int32(outer)}, {Kind: ArgInt, Int: int32(n)},
+		})}, AliasInput: -1}, nil
+	}
 	src, err := kernelSource("softmax.cl")
 	if err != nil {
 		return nil, err

@@ -20,11 +20,12 @@ type FuseStats struct {
 	ConcatMaxPool    int // MaxPools of a Concat folded into the Convs that feed it
 	Fire             int // fire modules (a squeeze, two expansions and their Concat) made one layer
 	MatMulBias       int // Adds of a constant bias folded into the MatMul before them
+	Gelu             int // GELUs written out as Div, Erf, Add, Mul, Mul made one Gelu layer
 }
 
 // Layers is the number of layers Fuse removed.
 func (s FuseStats) Layers() int {
-	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.InvertedResidual + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool + 3*s.Fire + s.MatMulBias
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.InvertedResidual + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool + 3*s.Fire + s.MatMulBias + 4*s.Gelu
 }
 
 func (s FuseStats) String() string {
@@ -49,6 +50,9 @@ func (s FuseStats) String() string {
 	}
 	if s.MatMulBias > 0 {
 		out += fmt.Sprintf(", %d MatMul+bias", s.MatMulBias)
+	}
+	if s.Gelu > 0 {
+		out += fmt.Sprintf(", %d GELU chains", s.Gelu)
 	}
 	return out
 }
@@ -149,6 +153,9 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //     takes the Concat's output. Nothing more fuses into it.
 //   - A MatMul whose B has rank 2 or more → Add of a constant float bias [N], N the
 //     output's last axis (in either input slot): the bias becomes the MatMul's input 2.
+//   - Div(x, √2) (or Mul by 1/√2) → Erf → Add 1 → Mul by x → Mul by 0.5, each a scalar
+//     constant and each output read by the next alone: one Gelu layer of x (GELU as
+//     exported before opset 20).
 //
 // The fused layer keeps its name, takes the last absorbed layer's output and its place in
 // m.Layers; the removed layers' intermediate tensors leave m.Tensors. Layers with a
@@ -277,6 +284,7 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 		stats.Fire = f.fires(keep, dead)
 	}
 	stats.MatMulBias = f.matmulBiases(keep, dead)
+	stats.Gelu = f.gelus(keep, dead)
 	if stats.Layers() == 0 {
 		return stats, nil
 	}

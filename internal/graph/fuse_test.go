@@ -576,6 +576,7 @@ var testModels = []struct {
 	{"stem", stemModel, 1},
 	{"fire", fireModel, 1},
 	{"linear", linearModel, 1},
+	{"gelu", geluModel, 2},
 }
 
 // TestFusedMatchesUnfusedReference: the CPU references of the fused model give the

@@ -78,6 +78,19 @@ func heuristicTile(g convGeom, dev DeviceInfo) (gemmTile, int) {
 	kt := g.cg * g.win.k[0] * g.win.k[1]
 	cu := max(dev.ComputeUnits, 1)
 	tiles := func(t gemmTile) int { return ceilDiv(g.mg, t.tm) * ceilDiv(p, t.tn) * g.g }
+	// Plain matrix products (Gemm, MatMul: a 1×1 window over 1×1 images) of at least
+	// 128 columns: 128×64 tiles of 8×8 per work-item, K split until the work-groups
+	// cover the device twice. Measured fastest, against smaller tiles without a split,
+	// for every such product of the transformers in bench/HISTORY.md.
+	if wide := (gemmTile{128, 64, 8, 8, 8}); g.win.k == [2]int{1, 1} && g.in == [2]int{1, 1} && g.g == 1 && g.mg >= wide.tm && wide.fits(dev) {
+		n, s := tiles(wide), 1
+		if n < 2*cu {
+			s = max(min(ceilDiv(2*cu, n), kt/(8*wide.tk), 32), 1)
+		}
+		if n*s >= cu {
+			return wide, s
+		}
+	}
 	var tile gemmTile
 	chosen := false
 	for _, t := range gpuTiles {

@@ -224,3 +224,62 @@ func TestGemmTilesAllCorrect(t *testing.T) {
 		compare(t, fmt.Sprintf("fc K×M weights tile %v", tile), got[0], fcWant[0])
 	}
 }
+
+// TestGemmHeuristicWideTile: plain matrix products of 128 columns or more take 128×64
+// tiles with K split until the work-groups cover the device twice (ViT-B/16's products
+// on a 132-unit GPU, at batch 1 and 8); convolutions and narrow products keep the
+// earlier choice.
+func TestGemmHeuristicWideTile(t *testing.T) {
+	t.Parallel()
+	h100 := DeviceInfo{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 1024, LocalMemBytes: 49152}
+	wide := gemmTile{128, 64, 8, 8, 8}
+	fc := func(m, k, n int) convGeom { return gemmAsConv(gemmGeom{m: m, k: k, n: n, hasC: true}) }
+	cases := []struct {
+		name  string
+		g     convGeom
+		wide  bool
+		split int
+	}{
+		{"qkv b1", fc(197, 768, 2304), true, 4},
+		{"mlp out b1", fc(197, 3072, 768), true, 11},
+		{"mlp out b8", fc(1576, 3072, 768), true, 2},
+		{"mlp in b8", fc(1576, 768, 3072), true, 1},
+		{"narrow", fc(197, 768, 64), false, 0},
+	}
+	for _, c := range cases {
+		tile, split := heuristicTile(c.g, h100)
+		if (tile == wide) != c.wide || c.wide && split != c.split {
+			t.Errorf("%s: tile %v split %d, want 128×64 %v split %d", c.name, tile, split, c.wide, c.split)
+		}
+	}
+	conv, err := convOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}}, shapes(sh(1, 256, 14, 14), sh(256, 256, 3, 3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tile, _ := heuristicTile(conv, h100); tile == wide {
+		t.Errorf("a 3×3 convolution took the products' tile %v", tile)
+	}
+
+	// The plan runs: a Linear layer with partial tiles in both directions and K split
+	// four ways, against the reference.
+	env, q := deviceEnvQueue(t)
+	gpu := DeviceInfo{IsGPU: true, ComputeUnits: 4, MaxWorkGroupSize: 256, LocalMemBytes: env.dev.LocalMemBytes}
+	c := opCase{name: "wide linear", in: shapes(sh(33, 300), sh(300, 130), sh(130)), out: shapes(sh(33, 130))}
+	if tile, split := heuristicTile(fc(33, 300, 130), gpu); tile != wide || split != 4 {
+		t.Fatalf("%s: tile %v split %d, want 128×64 split 4", c.name, tile, split)
+	}
+	in := c.inputs()
+	want, err := gemmOp{}.Reference(Attrs{}, in, c.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := gemmOp{}.Plan(Attrs{}, c.in, c.out, gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := RunPlan(env.ctx, q, plan, in, c.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compare(t, c.name, got[0], want[0])
+}

@@ -455,8 +455,13 @@ func tensorShapes(ts []jit.Tensor) [][]int {
 	return out
 }
 
+// typeOf is the OpenCL type a custom layer's kernel reads a tensor as (its INPUT*_TYPE
+// and OUTPUT*_TYPE): a constant's own, and float for every activation.
 func (n *Network) typeOf(name string) string {
 	if t := n.Model.Tensor(name); t != nil {
+		if !t.IsConst() && floatHeld(t.Type) {
+			return "float" // an integer activation, held as float32 values (floatHeld)
+		}
 		if s := t.Type.CLName(); s != "" {
 			return s
 		}

@@ -93,8 +93,8 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 		if t == nil || t.Shape == nil {
 			return fmt.Errorf("tensor %q has no known shape", name)
 		}
-		if t.Type != model.Float32 {
-			return fmt.Errorf("tensor %q is %s: activations must be float32", name, t.Type)
+		if !floatHeld(t.Type) {
+			return fmt.Errorf("tensor %q is %s: activations must be float32 or integers (held as float32 values)", name, t.Type)
 		}
 		size := 4 * t.Elements()
 		if size <= 0 {
@@ -403,4 +403,15 @@ func (n *Network) scratchRef(layer string, i, lane int) (builtinkernels.BufferRe
 		return builtinkernels.BufferRef{}, false
 	}
 	return builtinkernels.BufferRef{Buf: b, Off: n.slotOff[scratchKey(layer, i, lane)]}, true
+}
+
+// floatHeld says whether activations of a type live on the device as float32 values:
+// floats, and integers, which the built-in layers hold as float32 values as Cast writes
+// them (exact to 2^24; the server refuses integer inputs beyond).
+func floatHeld(t model.DataType) bool {
+	switch t {
+	case model.Float32, model.Int8, model.Uint8, model.Int32, model.Int64:
+		return true
+	}
+	return false
 }

@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/host/tensorio"
 )
 
@@ -325,6 +326,13 @@ func readInputs(n *host.Network, specs []string, seed int64, log io.Writer) (map
 			continue
 		}
 		data := make([]float32, elementsOf(w.Shape))
+		if t := n.Model.Tensor(w.Name); t != nil && t.Type != model.Float32 {
+			// Integer inputs are mostly indices (token ids): zeros index any table, where
+			// random values would fall outside it.
+			fmt.Fprintf(log, "clhost: input %q %v: zeros (%s; give -i for real values)\n", w.Name, w.Shape, t.Type)
+			in[w.Name] = &host.Tensor{Shape: w.Shape, Data: data}
+			continue
+		}
 		for i := range data {
 			data[i] = float32(rng.NormFloat64())
 		}

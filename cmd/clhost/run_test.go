@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,59 @@ func TestRunDynamicBatchFromInput(t *testing.T) {
 	}
 	if len(a.Shape) != 2 || a.Shape[0] != 3 {
 		t.Errorf("output shape %v, want batch 3", a.Shape)
+	}
+}
+
+// idsONNX is an embedding lookup: INT64 ids [2, 3] → Gather of a [10, 4] table whose
+// element k of row r is 4r + k.
+const idsONNX = "../../internal/onnx/testdata/ids.onnx"
+
+// TestRunIntegerInput: a model taking INT64 ids runs from an int64 .npy file (each output
+// row the table row of its id, -1 the last), and without one on zeros, which it says.
+func TestRunIntegerInput(t *testing.T) {
+	dir := t.TempDir()
+	ids := []int64{0, 9, 3, -1, 4, 7}
+	head := "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3), }"
+	head += strings.Repeat(" ", 118-len(head)) + "\n"
+	npy := append([]byte("\x93NUMPY\x01\x00"), byte(len(head)), 0)
+	npy = append(npy, head...)
+	for _, id := range ids {
+		npy = binary.LittleEndian.AppendUint64(npy, uint64(id))
+	}
+	in := filepath.Join(dir, "ids.npy")
+	if err := os.WriteFile(in, npy, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows := func(args ...string) ([]float32, string) {
+		var code int
+		errOut := captureStderr(t, func() {
+			code = runMain(append([]string{"run", "-m", idsONNX, "-d", "cpu", "-o", dir, "--quiet"}, args...))
+		})
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		a, err := tensorio.ReadFile(filepath.Join(dir, "y.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Data, errOut
+	}
+	got, _ := rows("-i", in)
+	for i, id := range ids {
+		r := (id + 10) % 10
+		for k := range 4 {
+			if want := float32(4*r) + float32(k); got[4*i+k] != want {
+				t.Fatalf("id %d element %d: %v, want %v", id, k, got[4*i+k], want)
+			}
+		}
+	}
+	got, errOut := rows()
+	if !strings.Contains(errOut, `input "ids" [2 3]: zeros (int64`) {
+		t.Errorf("stderr without -i: %q, want it to say the ids are zeros", errOut)
+	}
+	for i, v := range got {
+		if v != float32(i%4) {
+			t.Fatalf("zero ids: element %d is %v, want row 0's %d", i, v, i%4)
+		}
 	}
 }

@@ -312,6 +312,14 @@ def dynamic_fixture():
     expect("dynamic", x=x, y=f @ Wg.T.astype(np.float64))
 
 
+def ids_fixture():
+    # An embedding lookup over INT64 ids (cmd/clhost's TestRunIntegerInput): row r of the
+    # table holds 4r .. 4r+3.
+    table = np.arange(40, dtype=np.float32).reshape(10, 4)
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["y"], name="lookup")]
+    save("ids", nodes, [vi("ids", [2, 3], TensorProto.INT64)], [vi("y", [2, 3, 4])], [init("table", table)])
+
+
 def external_fixtures():
     e1 = np.array([[1.0, 2.0, 3.0, 4.0]], np.float32)
     e2 = np.array([0.5, -1.0, 2.0, 0.25], np.float32)
@@ -391,6 +399,7 @@ if __name__ == "__main__":
     custom_fixture()
     unknown_fixtures()
     dynamic_fixture()
+    ids_fixture()
     external_fixtures()
     types_fixture()
     identity_fixture()

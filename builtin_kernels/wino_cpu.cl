@@ -195,6 +195,14 @@ __kernel void wino_pack(__global const float* restrict w, int w_off, __global fl
 #define vloadS CAT(vload, SWID)
 #define vstoreS CAT(vstore, SWID)
 
+// The output transform of one lane vector is long: over more than four of them LLVM
+// gives up the requested unroll (and warns), so the loop over them unrolls up to four.
+#if NT <= 4
+#define UNROLL_OUTPUT_LANES _Pragma("unroll")
+#else
+#define UNROLL_OUTPUT_LANES
+#endif
+
 __kernel void wino(__global const float* restrict x, int x_off,
                    __global const float* restrict u, int u_off BIAS_ARG RES_ARG,
                    __global float* restrict y, int y_off)
@@ -314,7 +322,7 @@ __kernel void wino(__global const float* restrict x, int x_off,
 #else
         const float bv = 0.0f;
 #endif
-        _Pragma("unroll") for (int t = 0; t < NT; t++) {
+        UNROLL_OUTPUT_LANES for (int t = 0; t < NT; t++) {
             // Aᵀ m A: on each column of M, then on each row.
             floatV s[TS][PS];
             _Pragma("unroll") for (int j = 0; j < PS; j++) {

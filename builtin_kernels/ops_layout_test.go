@@ -1,5 +1,7 @@
 package builtinkernels
 
+import "testing"
+
 // The cases of layout.go's and resize.go's ops in the one harness
 // (TestOpsMatchReference).
 func init() {
@@ -63,4 +65,44 @@ func init() {
 		opCase{name: "3d_output_shape", typ: convTransposeType, attrs: Attrs{"strides": []int{1, 2, 2}, "output_shape": []int{4, 7, 8}},
 			in: shapes(sh(1, 2, 3, 3, 3), sh(2, 3, 2, 3, 3), sh(3)), out: shapes(sh(1, 3, 4, 7, 8))},
 	)
+}
+
+// TestIdentityViewsAlias: a Transpose that moves only axes of size 1, a Slice that keeps
+// everything and an Expand to the input's own shape plan no launch (the output is the
+// input's memory) and give the reference's values; a real Transpose still copies.
+func TestIdentityViewsAlias(t *testing.T) {
+	t.Parallel()
+	env, q := deviceEnvQueue(t)
+	cases := []struct {
+		c     opCase
+		alias bool
+	}{
+		{opCase{name: "unit axes", typ: "Transpose", attrs: Attrs{"perm": []int{2, 0, 1, 3}}, in: shapes(sh(1, 5, 1, 3)), out: shapes(sh(1, 1, 5, 3))}, true},
+		{opCase{name: "seq first at batch 1", typ: "Transpose", attrs: Attrs{"perm": []int{1, 0, 2}}, in: shapes(sh(1, 7, 4)), out: shapes(sh(7, 1, 4))}, true},
+		{opCase{name: "whole slice", typ: "Slice", attrs: Attrs{"starts": []int{0}, "ends": []int{100}, "axes": []int{1}}, in: shapes(sh(2, 3)), out: shapes(sh(2, 3))}, true},
+		{opCase{name: "same shape", typ: "Expand", attrs: Attrs{"shape": []int{2, 3}}, in: shapes(sh(2, 3)), out: shapes(sh(2, 3))}, true},
+		{opCase{name: "real", typ: "Transpose", attrs: Attrs{"perm": []int{1, 0, 2}}, in: shapes(sh(2, 7, 4)), out: shapes(sh(7, 2, 4))}, false},
+		{opCase{name: "prefix slice", typ: "Slice", attrs: Attrs{"starts": []int{0}, "ends": []int{1}, "axes": []int{0}}, in: shapes(sh(2, 3)), out: shapes(sh(1, 3))}, false},
+	}
+	for _, tc := range cases {
+		c := tc.c
+		op, _ := Lookup(c.typ)
+		plan, err := op.Plan(c.attrs, c.in, c.out, env.dev)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.typ, c.name, err)
+		}
+		if alias := plan.AliasInput == 0 && len(plan.Launches) == 0; alias != tc.alias {
+			t.Errorf("%s %s: aliases its input %v, want %v", c.typ, c.name, alias, tc.alias)
+		}
+		in := c.inputs()
+		want, err := op.Reference(c.attrs, in, c.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := RunPlan(env.ctx, q, plan, in, c.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compare(t, c.typ+" "+c.name, got[0], want[0])
+	}
 }

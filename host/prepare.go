@@ -408,10 +408,4 @@ func (n *Network) scratchRef(layer string, i, lane int) (builtinkernels.BufferRe
 // floatHeld says whether activations of a type live on the device as float32 values:
 // floats, and integers, which the built-in layers hold as float32 values as Cast writes
 // them (exact to 2^24; the server refuses integer inputs beyond).
-func floatHeld(t model.DataType) bool {
-	switch t {
-	case model.Float32, model.Int8, model.Uint8, model.Int32, model.Int64:
-		return true
-	}
-	return false
-}
+func floatHeld(t model.DataType) bool { return t == model.Float32 || t.IsInteger() }

@@ -18,6 +18,7 @@ import (
 	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/host/tensorio"
+	"github.com/clhost/clhost/internal/onnx"
 )
 
 func init() {
@@ -229,7 +230,7 @@ func runRun(args []string) error {
 	for _, c := range n.CustomLayers() {
 		fmt.Fprintf(os.Stderr, "clhost: custom layer %s runs on %s\n", c, e.Device.Name)
 	}
-	in, err := readInputs(n, inputs, *seed, os.Stderr)
+	in, err := readInputs(n, *ef.model, inputs, *seed, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -285,9 +286,11 @@ func inputFileShapes(specs []string) (map[string][]int, error) {
 	return shapes, nil
 }
 
-// readInputs reads the -i files and fills the other inputs with seeded random data.
-func readInputs(n *host.Network, specs []string, seed int64, log io.Writer) (map[string]*host.Tensor, error) {
+// readInputs reads the -i files and fills the other inputs with seeded random data, or
+// zeros for the integer inputs of the model file at path.
+func readInputs(n *host.Network, path string, specs []string, seed int64, log io.Writer) (map[string]*host.Tensor, error) {
 	want := n.Inputs()
+	integerInputs := integerInputTypes(n.Model, path)
 	in := map[string]*host.Tensor{}
 	for _, s := range specs {
 		name, file, ok := strings.Cut(s, "=")
@@ -326,10 +329,10 @@ func readInputs(n *host.Network, specs []string, seed int64, log io.Writer) (map
 			continue
 		}
 		data := make([]float32, elementsOf(w.Shape))
-		if t := n.Model.Tensor(w.Name); t != nil && t.Type != model.Float32 {
+		if typ, ok := integerInputs[w.Name]; ok {
 			// Integer inputs are mostly indices (token ids): zeros index any table, where
 			// random values would fall outside it.
-			fmt.Fprintf(log, "clhost: input %q %v: zeros (%s; give -i for real values)\n", w.Name, w.Shape, t.Type)
+			fmt.Fprintf(log, "clhost: input %q %v: zeros (%s; give -i for real values)\n", w.Name, w.Shape, typ)
 			in[w.Name] = &host.Tensor{Shape: w.Shape, Data: data}
 			continue
 		}
@@ -450,4 +453,27 @@ func elementsOf(s []int) int {
 		n *= d
 	}
 	return n
+}
+
+// integerInputTypes are the model's graph inputs of integer types: those the model keeps,
+// and, in an ONNX file, those it declares (they import as float32, as every activation).
+func integerInputTypes(m *model.Model, path string) map[string]model.DataType {
+	out := map[string]model.DataType{}
+	for _, in := range m.Inputs {
+		if t := m.Tensor(in); t != nil && t.Type.IsInteger() {
+			out[in] = t.Type
+		}
+	}
+	if host.ModelFormat(path) == host.FormatONNX {
+		if data, err := os.ReadFile(path); err == nil {
+			if sum, err := onnx.Inspect(data); err == nil {
+				for _, in := range sum.Inputs {
+					if t, ok := sum.Types[in]; ok && t.IsInteger() {
+						out[in] = t
+					}
+				}
+			}
+		}
+	}
+	return out
 }

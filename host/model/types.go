@@ -33,6 +33,15 @@ func (t DataType) Size() int {
 	return 0
 }
 
+// IsInteger says whether the type is one of the integer types.
+func (t DataType) IsInteger() bool {
+	switch t {
+	case Int8, Uint8, Int32, Int64:
+		return true
+	}
+	return false
+}
+
 // CLName is the OpenCL C spelling of the type (INPUT0_TYPE and friends).
 func (t DataType) CLName() string {
 	switch t {

@@ -119,3 +119,40 @@ func TestIntegerModelInput(t *testing.T) {
 	}
 	compareFloats(t, "gRPC typed INT64", r.Outputs[0].Contents.Fp32Contents, want[3*embDim:])
 }
+
+// TestONNXIntegerInput: an ONNX model whose input is INT64 ids (it imports as float32,
+// as every activation) is served with the datatype the file declares: metadata says
+// INT64, INT64 JSON data gives the table's rows (row r holds 4r .. 4r+3), FP32 is refused.
+func TestONNXIntegerInput(t *testing.T) {
+	ts := startServer(t, []Source{FileSource("../../internal/onnx/testdata/ids.onnx", nil)}, 1, Options{MaxBatch: 4})
+	url := ts.httpURL + "/v2/models/ids"
+	resp, err := httpClient.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Inputs []struct{ Name, Datatype string }
+	}
+	err = json.NewDecoder(resp.Body).Decode(&meta)
+	resp.Body.Close()
+	if err != nil || len(meta.Inputs) != 1 || meta.Inputs[0].Datatype != "INT64" {
+		t.Fatalf("metadata inputs %+v (%v), want one INT64", meta.Inputs, err)
+	}
+	body := `{"inputs":[{"name":"ids","datatype":"INT64","shape":[2,3],"data":[0,9,3,-1,4,7]}]}`
+	code, res := post(t, url+"/infer", []byte(body), nil)
+	if code != http.StatusOK || len(res.Outputs) != 1 {
+		t.Fatalf("JSON INT64: %d %+v", code, res)
+	}
+	for i, id := range []int{0, 9, 3, -1, 4, 7} {
+		r := (id + 10) % 10
+		for k := range 4 {
+			if got := res.Outputs[0].Data[4*i+k]; got != float64(4*r+k) {
+				t.Fatalf("id %d element %d: %v, want %d", id, k, got, 4*r+k)
+			}
+		}
+	}
+	bad := `{"inputs":[{"name":"ids","datatype":"FP32","shape":[2,3],"data":[0,1,2,3,4,5]}]}`
+	if code, res := post(t, url+"/infer", []byte(bad), nil); code != http.StatusBadRequest {
+		t.Errorf("FP32 data for the INT64 input: %d %q, want 400", code, res.Error)
+	}
+}

@@ -53,7 +53,9 @@ type servedModel struct {
 	begun, ended atomic.Int64
 }
 
-func newTensorMetas(m *model.Model, names []string, batched bool) ([]tensorMeta, error) {
+// newTensorMetas describes the tensors names of m; types, where they name one, replace
+// a tensor's own element type (Source.InputTypes).
+func newTensorMetas(m *model.Model, names []string, batched bool, types map[string]model.DataType) ([]tensorMeta, error) {
 	out := make([]tensorMeta, len(names))
 	for i, name := range names {
 		t := m.Tensor(name)
@@ -67,7 +69,11 @@ func newTensorMetas(m *model.Model, names []string, batched bool) ([]tensorMeta,
 		if batched {
 			row /= t.Shape[0]
 		}
-		out[i] = tensorMeta{name: name, datatype: protocolType(t.Type), shape: slices.Clone(t.Shape), row: row}
+		typ := t.Type
+		if declared, ok := types[name]; ok {
+			typ = declared
+		}
+		out[i] = tensorMeta{name: name, datatype: protocolType(typ), shape: slices.Clone(t.Shape), row: row}
 	}
 	return out, nil
 }

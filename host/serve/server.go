@@ -231,10 +231,10 @@ func (s *Server) load(src Source) (*servedModel, error) {
 		byBatch = map[int]*model.Model{1: stored}
 		m.sizes = []int{1}
 	}
-	if m.inputs, err = newTensorMetas(byBatch[1], byBatch[1].Inputs, m.batched); err != nil {
+	if m.inputs, err = newTensorMetas(byBatch[1], byBatch[1].Inputs, m.batched, src.InputTypes); err != nil {
 		return nil, err
 	}
-	if m.outputs, err = newTensorMetas(byBatch[1], byBatch[1].Outputs, m.batched); err != nil {
+	if m.outputs, err = newTensorMetas(byBatch[1], byBatch[1].Outputs, m.batched, nil); err != nil {
 		return nil, err
 	}
 	if err := s.compile(m, src, byBatch); err != nil {

@@ -28,6 +28,10 @@ type Source struct {
 	// Batch 0 asks for the model as stored. A model that cannot take another batch
 	// returns an error, and the server runs it at its own shapes only.
 	Load func(batch int) (*model.Model, error)
+	// InputTypes, where set, are the element types clients send for inputs whose type
+	// the loaded model does not keep: an ONNX model's integer inputs (token ids), which
+	// import as float32 like every activation.
+	InputTypes map[string]model.DataType
 }
 
 // Model file extensions the server reads.
@@ -98,7 +102,35 @@ func FileSource(path string, configs []string) Source {
 		}
 		return r, nil
 	}
-	return Source{Name: name, Platform: platform, Configs: slices.Clone(configs), Load: load}
+	src := Source{Name: name, Platform: platform, Configs: slices.Clone(configs), Load: load}
+	if ext == extONNX {
+		src.InputTypes = onnxIntegerInputs(path)
+	}
+	return src
+}
+
+// onnxIntegerInputs are the graph inputs an ONNX file declares as 8-, 32- or 64-bit
+// integers (the types the protocol and clhost name alike), by name; nil when there are
+// none or the file cannot be read (loading it reports that).
+func onnxIntegerInputs(path string) map[string]model.DataType {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	sum, err := onnx.Inspect(data)
+	if err != nil {
+		return nil
+	}
+	var out map[string]model.DataType
+	for _, in := range sum.Inputs {
+		if t, ok := sum.Types[in]; ok && t.IsInteger() {
+			if out == nil {
+				out = map[string]model.DataType{}
+			}
+			out[in] = t
+		}
+	}
+	return out
 }
 
 // DirSources reads a model repository: dir and each folder directly inside it hold model

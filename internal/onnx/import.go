@@ -30,7 +30,6 @@ type importer struct {
 	names      map[string]bool // layer names in use
 	params     map[string]int  // dim_param symbol → size
 	inputs     []string
-	intInputs  map[string]bool   // graph inputs that keep their integer type (floatActivations)
 	legacy     map[string]bool   // layers with the opset < 13 Softmax semantics
 	read       map[string]bool   // names some node or the graph's outputs read
 	renames    map[string]string // producer's tensor → graph output name it takes

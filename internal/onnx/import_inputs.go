@@ -51,10 +51,6 @@ func (im *importer) readInputs() error {
 		}
 		im.declare(model.Tensor{Name: v.name, Type: typ, Shape: shape})
 		im.inputs = append(im.inputs, v.name)
-		switch v.elemType {
-		case dtInt8, dtUint8, dtInt32, dtInt64: // the types model.DataType names exactly
-			im.intInputs[v.name] = true
-		}
 	}
 	for name := range im.opt.InputShapes {
 		if !seen[name] {

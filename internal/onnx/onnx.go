@@ -124,7 +124,6 @@ func (o Options) decode(data []byte, dir, name string) (*model.Model, error) {
 		g:         mp.graph,
 		consts:    map[string]*model.Tensor{},
 		declared:  map[string]*model.Tensor{},
-		intInputs: map[string]bool{},
 		producer:  map[string]string{},
 		alias:     map[string]string{},
 		aliasNode: map[string]string{},

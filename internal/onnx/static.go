@@ -348,17 +348,13 @@ func checkIntegerSemantics(l *model.Layer, types map[string]model.DataType) erro
 	return nil
 }
 
-// floatActivations gives every activation clhost's one element type, float32: bool,
-// float16 and other graph inputs and declared tensors become float32 (their values are fed as
-// float32), and integer constants that kernels read become float32 copies. Graph inputs of
-// INT8, UINT8, INT32 and INT64 (token ids, images) keep their type (im.intInputs), so
-// that a server declares it to its clients; the runtime holds them as float32 values too. Constants read at load time (Reshape's
-// target shape) keep their type.
+// floatActivations gives every activation clhost's one element type, float32: integer,
+// bool and float16 graph inputs and declared tensors become float32 (their values are
+// fed as float32), and integer constants that kernels read become float32 copies.
+// Constants read at load time (Reshape's target shape) keep their type.
 func (im *importer) floatActivations() {
-	for name, t := range im.declared {
-		if !im.intInputs[name] {
-			t.Type = model.Float32
-		}
+	for _, t := range im.declared {
+		t.Type = model.Float32
 	}
 	copies := map[string]string{}
 	for i := range im.layers {

@@ -61,8 +61,9 @@ clean:
 	rm -rf bin
 
 # conformance runs ONNX's backend node tests and the PyTorch-converted and -operator sets
-# (Debian's libonnx-testdata, installed when missing) through clhost on PoCL and prints
-# pass / wrong / refused / crash per op type.
+# (Debian's libonnx-testdata, installed when missing) through clhost on PoCL, prints
+# pass / wrong / refused / crash per op type, and fails when a test listed in
+# scripts/conformance-pass.txt stops passing or any test is wrong or crashes.
 .PHONY: conformance
 conformance: deps
 	@scripts/onnx-conformance.sh

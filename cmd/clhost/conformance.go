@@ -49,6 +49,7 @@ func runConformance(args []string) error {
 	filter := fs.String("run", "", "only tests whose folder name matches this regular expression")
 	verbose := fs.Bool("v", false, "print every test's verdict and the message of each that did not pass")
 	jsonOut := fs.String("json", "", "also write every test's verdict to this file as JSON")
+	expectPass := fs.String("expect-pass", "", "a file listing, one per line, the test folders that must pass: the run fails when one of them does not, or when any test is wrong or crashes (the list of tests that pass beyond it is printed)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -120,6 +121,9 @@ func runConformance(args []string) error {
 		}
 	}
 	printConformanceTable(os.Stdout, results)
+	if *expectPass != "" {
+		return checkExpectedPasses(os.Stdout, *expectPass, results)
+	}
 	return nil
 }
 

@@ -55,3 +55,34 @@ func TestConformanceVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestConformanceExpectPass: with -expect-pass, a run fails when a listed test does not
+// pass or any test is wrong (test_relu_wrong is), and names them; a list the run meets,
+// over a folder of passing tests only, succeeds and says so.
+func TestConformanceExpectPass(t *testing.T) {
+	t.Setenv("CLHOST_AS_MAIN", "1")
+	dir := filepath.Join("testdata", "conformance")
+	list := filepath.Join(t.TempDir(), "pass.txt")
+	if err := os.WriteFile(list, []byte("# passing tests\ntest_relu\ntest_det_2d # refused: must fail\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	errOut := captureStderr(t, func() {
+		code = runMain([]string{"conformance", "-expect-pass", list, dir})
+	})
+	if code == 0 || !strings.Contains(errOut, "test_det_2d: refused") || !strings.Contains(errOut, "test_relu_wrong: wrong") {
+		t.Errorf("listed test refused and a wrong one: exit %d, stderr %q; want a failure naming both", code, errOut)
+	}
+	if err := os.WriteFile(list, []byte("test_relu\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var outText string
+	errOut = captureStderr(t, func() {
+		outText = capture(t, &os.Stdout, func() {
+			code = runMain([]string{"conformance", "-expect-pass", list, filepath.Join(dir, "test_relu")})
+		})
+	})
+	if code != 0 || !strings.Contains(outText, "every test") {
+		t.Errorf("a list the run meets: exit %d, stdout %q, stderr %q", code, outText, errOut)
+	}
+}

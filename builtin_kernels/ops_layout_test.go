@@ -72,7 +72,7 @@ func init() {
 // input's memory) and give the reference's values; a real Transpose still copies.
 func TestIdentityViewsAlias(t *testing.T) {
 	t.Parallel()
-	env, q := deviceEnvQueue(t)
+	env := deviceEnv(t)
 	cases := []struct {
 		c     opCase
 		alias bool
@@ -85,24 +85,9 @@ func TestIdentityViewsAlias(t *testing.T) {
 		{opCase{name: "prefix slice", typ: "Slice", attrs: Attrs{"starts": []int{0}, "ends": []int{1}, "axes": []int{0}}, in: shapes(sh(2, 3)), out: shapes(sh(1, 3))}, false},
 	}
 	for _, tc := range cases {
-		c := tc.c
-		op, _ := Lookup(c.typ)
-		plan, err := op.Plan(c.attrs, c.in, c.out, env.dev)
-		if err != nil {
-			t.Fatalf("%s %s: %v", c.typ, c.name, err)
-		}
+		plan := runOpCase(t, env, tc.c, env.dev)
 		if alias := plan.AliasInput == 0 && len(plan.Launches) == 0; alias != tc.alias {
-			t.Errorf("%s %s: aliases its input %v, want %v", c.typ, c.name, alias, tc.alias)
+			t.Errorf("%s %s: aliases its input %v, want %v", tc.c.typ, tc.c.name, alias, tc.alias)
 		}
-		in := c.inputs()
-		want, err := op.Reference(c.attrs, in, c.out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := RunPlan(env.ctx, q, plan, in, c.out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		compare(t, c.typ+" "+c.name, got[0], want[0])
 	}
 }

@@ -1,6 +1,9 @@
 package builtinkernels
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The cases of reduce.go's and norm.go's ops in the one harness (TestOpsMatchReference).
 func init() {
@@ -74,7 +77,7 @@ func TestLayerNormStatistics(t *testing.T) {
 // times the group, and one not a multiple of it; a CPU keeps a work-item per row.
 func TestRowGroupPlans(t *testing.T) {
 	t.Parallel()
-	env, q := deviceEnvQueue(t)
+	env := deviceEnv(t)
 	gpu := DeviceInfo{IsGPU: true, ComputeUnits: 4, MaxWorkGroupSize: 256, LocalMemBytes: 1 << 14}
 	cases := []struct {
 		c      opCase
@@ -91,29 +94,15 @@ func TestRowGroupPlans(t *testing.T) {
 	}
 	for _, tc := range cases {
 		c := tc.c
+		if k := runOpCase(t, env, c, gpu).Launches[0].Kernel; k != tc.kernel {
+			t.Errorf("%s: GPU plan runs %s, want %s", c.name, k, tc.kernel)
+		}
 		op, _ := Lookup(c.typ)
-		in := c.inputs()
-		want, err := op.Reference(c.attrs, in, c.out)
-		if err != nil {
-			t.Fatalf("%s: reference: %v", c.name, err)
-		}
-		plan, err := op.Plan(c.attrs, c.in, c.out, gpu)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		if k := plan.Launches[0].Kernel; k != tc.kernel {
-			t.Fatalf("%s: GPU plan runs %s, want %s", c.name, k, tc.kernel)
-		}
-		got, err := RunPlan(env.ctx, q, plan, in, c.out)
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		compare(t, c.name+" ("+tc.kernel+")", got[0], want[0])
 		cpu, err := op.Plan(c.attrs, c.in, c.out, DeviceInfo{ComputeUnits: 2, MaxWorkGroupSize: 4096})
 		if err != nil {
 			t.Fatalf("%s: CPU plan: %v", c.name, err)
 		}
-		if k := cpu.Launches[0].Kernel; len(k) > 3 && k[len(k)-3:] == "_wg" {
+		if k := cpu.Launches[0].Kernel; strings.HasSuffix(k, "_wg") {
 			t.Errorf("%s: CPU plan runs %s, want a work-item per row", c.name, k)
 		}
 	}

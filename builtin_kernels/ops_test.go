@@ -484,46 +484,54 @@ func TestOpsMatchReference(t *testing.T) {
 func testOpCase(t *testing.T, env *testEnv, c opCase, dev DeviceInfo, name string) {
 	t.Run(name, func(t *testing.T) {
 		t.Parallel()
-		op, ok := Lookup(c.typ)
-		if !ok {
-			t.Fatalf("layer type %q is not registered", c.typ)
-		}
-		if si, ok := op.(ShapeInferrer); ok && !(c.typ == "Reshape" && !c.attrs.Has("shape")) {
-			got, err := si.OutputShapes(c.attrs, c.in)
-			if err != nil {
-				t.Fatalf("OutputShapes: %v", err)
-			}
-			if err := checkOut(c.typ, got, c.out); err != nil {
-				t.Fatalf("OutputShapes %v, the table says %v", got, c.out)
-			}
-		}
-		plan, err := op.Plan(c.attrs, c.in, c.out, dev)
-		if err != nil {
-			t.Fatalf("Plan: %v", err)
-		}
-		checkLaunches(t, plan, dev)
-		in := c.inputs()
-		want, err := op.Reference(c.attrs, in, c.out)
-		if err != nil {
-			t.Fatalf("Reference: %v", err)
-		}
-		devIn := placeholders(t, plan, in, c.omit)
-		q, err := env.ctx.NewQueue(cl.QueueOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer q.Release()
-		got, err := RunPlan(env.ctx, q, plan, devIn, c.out)
-		if err != nil {
-			t.Fatalf("RunPlan: %v", err)
-		}
-		if len(got) != len(want) {
-			t.Fatalf("%d outputs, reference has %d", len(got), len(want))
-		}
-		for i := range want {
-			compare(t, fmt.Sprintf("output %d", i), got[i], want[i])
-		}
+		runOpCase(t, env, c, dev)
 	})
+}
+
+// runOpCase plans case c for dev, runs the plan on the test device against the op's
+// reference, and returns the plan.
+func runOpCase(t *testing.T, env *testEnv, c opCase, dev DeviceInfo) *Plan {
+	t.Helper()
+	op, ok := Lookup(c.typ)
+	if !ok {
+		t.Fatalf("%s: layer type %q is not registered", c.name, c.typ)
+	}
+	if si, ok := op.(ShapeInferrer); ok && !(c.typ == "Reshape" && !c.attrs.Has("shape")) {
+		got, err := si.OutputShapes(c.attrs, c.in)
+		if err != nil {
+			t.Fatalf("%s %s: OutputShapes: %v", c.typ, c.name, err)
+		}
+		if err := checkOut(c.typ, got, c.out); err != nil {
+			t.Fatalf("%s %s: OutputShapes %v, the table says %v", c.typ, c.name, got, c.out)
+		}
+	}
+	plan, err := op.Plan(c.attrs, c.in, c.out, dev)
+	if err != nil {
+		t.Fatalf("%s %s: Plan: %v", c.typ, c.name, err)
+	}
+	checkLaunches(t, plan, dev)
+	in := c.inputs()
+	want, err := op.Reference(c.attrs, in, c.out)
+	if err != nil {
+		t.Fatalf("%s %s: Reference: %v", c.typ, c.name, err)
+	}
+	devIn := placeholders(t, plan, in, c.omit)
+	q, err := env.ctx.NewQueue(cl.QueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Release()
+	got, err := RunPlan(env.ctx, q, plan, devIn, c.out)
+	if err != nil {
+		t.Fatalf("%s %s: RunPlan: %v", c.typ, c.name, err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d outputs, reference has %d", len(got), len(want))
+	}
+	for i := range want {
+		compare(t, fmt.Sprintf("%s %s output %d", c.typ, c.name, i), got[i], want[i])
+	}
+	return plan
 }
 
 // placeholders gives RunPlan a tensor in every slot: an omitted input gets a NaN

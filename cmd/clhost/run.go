@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand"
 	"os"
@@ -467,11 +468,7 @@ func integerInputTypes(m *model.Model, path string) map[string]model.DataType {
 	if host.ModelFormat(path) == host.FormatONNX {
 		if data, err := os.ReadFile(path); err == nil {
 			if sum, err := onnx.Inspect(data); err == nil {
-				for _, in := range sum.Inputs {
-					if t, ok := sum.Types[in]; ok && t.IsInteger() {
-						out[in] = t
-					}
-				}
+				maps.Copy(out, sum.IntegerInputs())
 			}
 		}
 	}

@@ -121,16 +121,7 @@ func onnxIntegerInputs(path string) map[string]model.DataType {
 	if err != nil {
 		return nil
 	}
-	var out map[string]model.DataType
-	for _, in := range sum.Inputs {
-		if t, ok := sum.Types[in]; ok && t.IsInteger() {
-			if out == nil {
-				out = map[string]model.DataType{}
-			}
-			out[in] = t
-		}
-	}
-	return out
+	return sum.IntegerInputs()
 }
 
 // DirSources reads a model repository: dir and each folder directly inside it hold model

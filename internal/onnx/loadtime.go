@@ -75,6 +75,22 @@ type Summary struct {
 	Types map[string]model.DataType
 }
 
+// IntegerInputs are the graph inputs declared as 8-, 32- or 64-bit integers, by name:
+// token ids and the like, which import as float32 like every activation but which
+// clients send as integers. Nil when there are none.
+func (s *Summary) IntegerInputs() map[string]model.DataType {
+	var out map[string]model.DataType
+	for _, in := range s.Inputs {
+		if t, ok := s.Types[in]; ok && t.IsInteger() {
+			if out == nil {
+				out = map[string]model.DataType{}
+			}
+			out[in] = t
+		}
+	}
+	return out
+}
+
 // Inspect reads an ONNX model's opset, inputs, outputs and operator types.
 func Inspect(data []byte) (*Summary, error) {
 	mp, err := decodeModel(data)

@@ -102,7 +102,15 @@ func TestExternalModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gomod := fmt.Sprintf("module example.com/external\n\ngo 1.24.0\n\nrequire github.com/clhost/clhost v0.0.0\n\nreplace github.com/clhost/clhost => %s\n", root)
+	// clhost's own requirements are copied in, so the external module's go.mod is
+	// complete and go never walks the module graph below them: npyio's go.mod predates
+	// graph pruning, and walking it needs go.mod files that a fresh module cache, filled
+	// by building clhost alone, does not hold.
+	rootMod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod := fmt.Sprintf("module example.com/external\n\ngo 1.24.0\n\nrequire github.com/clhost/clhost v0.0.0\n\n%s\nreplace github.com/clhost/clhost => %s\n", requireBlocks(string(rootMod)), root)
 	writeFile(t, dir, "go.mod", gomod)
 	writeFile(t, dir, "go.sum", string(sum))
 	writeFile(t, dir, "main.go", externalMain)
@@ -117,10 +125,10 @@ func TestExternalModule(t *testing.T) {
 	}
 
 	// The module cache and build cache are the caller's and the proxy is off, so nothing
-	// is downloaded; -mod=mod lets go fill in the requirements clhost's go.mod implies.
+	// is downloaded and the go.mod written above must be complete as it stands.
 	cmd := exec.Command(goTool, "run", ".", "-d", testDeviceSpec(), "-c", config, "-i", input, modelPath)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOPROXY=off", "GOWORK=off")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
@@ -173,4 +181,26 @@ func TestExternalModule(t *testing.T) {
 			t.Errorf("y[%d]: external %g, in-process %g, leaky ReLU %g (tolerance %g)", i, got[i], w, ref, tol)
 		}
 	}
+}
+
+// requireBlocks returns the require directives of a go.mod file, one block or line each.
+func requireBlocks(gomod string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(gomod, "\n") {
+		switch {
+		case strings.HasPrefix(line, "require ("):
+			in = true
+		case strings.HasPrefix(line, "require "):
+			b.WriteString(line + "\n")
+			continue
+		}
+		if in {
+			b.WriteString(line + "\n")
+			if strings.TrimSpace(line) == ")" {
+				in = false
+			}
+		}
+	}
+	return b.String()
 }

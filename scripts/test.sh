@@ -71,7 +71,7 @@ if [ "$mode" != extra ]; then
 	phase vet "$GO" vet ./...
 	# -vet=off: the vet phase ran every analyzer over every package already.
 	phase tests "$GO" test -count=1 -vet=off ./...
-	phase race "$GO" test -count=1 -race -run 'Concurrent|Async|Hygiene' ./host
+	phase race "$GO" test -count=1 -vet=off -race -run 'Concurrent|Async|Hygiene' ./host
 	phase kernels scripts/check-kernels.sh
 fi
 if [ "$mode" = full ] || [ "$mode" = extra ]; then

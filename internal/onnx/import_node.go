@@ -90,6 +90,11 @@ func (im *importer) node(i int, n *nodeProto) error {
 		}
 		l.Attrs = append(l.Attrs, model.Attr{Name: "domain", Kind: model.AttrString, Str: n.domain})
 	}
+	if defaultDomain(n.domain) && n.opType == "CastLike" {
+		if err := im.castLike(desc, &l); err != nil {
+			return err
+		}
+	}
 	im.layers = append(im.layers, l)
 	return nil
 }

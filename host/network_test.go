@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -621,5 +622,41 @@ func TestSetupEveryInference(t *testing.T) {
 				t.Fatalf("inference %d: out[%d] = %v, want %v", i, j, v, want[j])
 			}
 		}
+	}
+}
+
+// TestBuildWarningsLogged checks that a custom kernel's compiler warnings reach the log
+// with the layer type, file and line: some compilers print only "1 warning generated."
+// to stderr themselves. The warning comes from a #warning directive, which every OpenCL
+// compiler reports.
+func TestBuildWarningsLogged(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "warn.cl", "#warning clhost-test-warning\n__kernel void warn(__global const float* x, __global float* y) { size_t i = get_global_id(0); y[i] = x[i]; }\n")
+	writeFile(t, dir, "warn.xml", `<CustomLayers>
+<CustomLayer name="Warns" type="SimpleGPU" version="1">
+  <Kernel entry="warn"><Source filename="warn.cl"/></Kernel>
+  <Buffers><Tensor arg-index="0" type="input" port-index="0"/><Tensor arg-index="1" type="output" port-index="0"/></Buffers>
+  <WorkSizes global="B*F*Y*X"/>
+</CustomLayer>
+</CustomLayers>`)
+	var log bytes.Buffer
+	e := newTestEngine(t, Options{Configs: []string{dir + "/warn.xml"}, Log: &log, NoGlobalConfig: true})
+	b := model.NewBuilder("warns")
+	x := b.Input("x", model.Float32, 1, 8)
+	y := b.Tensor("y", model.Float32, 1, 8)
+	b.LayerOutputs("Warns", "w", []string{x}, []string{y})
+	b.Output(y)
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := e.Compile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	got := log.String()
+	if !strings.Contains(got, "Warns: the OpenCL compiler warns:") || !strings.Contains(got, "clhost-test-warning") || !strings.Contains(got, "warn.cl:1") {
+		t.Errorf("log does not show the warning with its layer type, file and line:\n%s", got)
 	}
 }

@@ -227,6 +227,11 @@ func (c *programCache) build(key, layerType, source, options string) (*program, 
 			return nil, err
 		}
 		p.prog.Log = jit.MapBuildLog(source, p.prog.Log)
+		// Some compilers (PoCL's clang) print a bare "1 warning generated." to stderr;
+		// the warnings themselves, with file and line, are only in the build log.
+		if w := buildWarnings(p.prog.Log); w != "" {
+			c.logf("%s: the OpenCL compiler warns:\n%s", layerType, w)
+		}
 		c.storeBinary(key, p.prog)
 	}
 	return p, nil
@@ -417,4 +422,15 @@ func buildErrorf(layer, typ string, err error) error {
 		return fmt.Errorf("layer %q (%s): the program failed to build: %w", layer, typ, err)
 	}
 	return fmt.Errorf("layer %q (%s): %w", layer, typ, err)
+}
+
+// buildWarnings returns a build log's warning lines, indented, or "".
+func buildWarnings(log string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "warning:") {
+			b.WriteString("  " + strings.TrimSpace(line) + "\n")
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

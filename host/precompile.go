@@ -126,6 +126,9 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 	// while the workers compile the rest; a failed build here is made again, and
 	// reported, by prebuild.
 	finished := make(chan int, len(jobs))
+	// The job finished last names the layer that sets the workers' time: what to look
+	// at when a cold start is slow.
+	last, lastAt := -1, time.Duration(0)
 	var builder sync.WaitGroup
 	builder.Add(1)
 	go func() {
@@ -141,13 +144,20 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 	}
 	all := precompileJobs{Index: e.Device.Index, Platform: e.Device.Platform.Name, Device: e.Device.Name, BuildOnly: !pocl, CacheDir: e.opts.CacheDir, Jobs: jobs}
 	done, err := runPrecompileWorkers(e.opts.WorkerCommand, all, workers,
-		e.progress(fmt.Sprintf("%s in %d processes", what, workers), len(jobs)), func(i int) { finished <- i })
+		e.progress(fmt.Sprintf("%s in %d processes", what, workers), len(jobs)), func(i int) {
+			last, lastAt = i, time.Since(start)
+			finished <- i
+		})
 	close(finished)
 	builder.Wait()
 	if err != nil {
 		e.logf("compiling in worker processes: %v; this process compiles the rest", err)
 	}
-	e.logf("compiled %d of %d layers' %s in %d worker processes in %.1f s", done, len(jobs), what, workers, time.Since(start).Seconds())
+	slowest := ""
+	if last >= 0 && done > 1 {
+		slowest = fmt.Sprintf("; the last done, at %.1f s: layer %q (%s)", lastAt.Seconds(), jobs[last].Layer, jobs[last].LayerType)
+	}
+	e.logf("compiled %d of %d layers' %s in %d worker processes in %.1f s%s", done, len(jobs), what, workers, time.Since(start).Seconds(), slowest)
 }
 
 // markBuilt records that the programs of the network's built-in layers are in PoCL's

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -123,6 +124,9 @@ func checkCompileWorkers(t *testing.T, opts Options, batch int) {
 	}
 	if done, all := got[1], got[2]; done != all || done == "0" {
 		t.Fatalf("workers compiled %s of %s layers; log:\n%s", done, all, text)
+	}
+	if last := regexp.MustCompile(`the last done, at [0-9.]+ s: layer "([^"]+)" \(`).FindStringSubmatch(text); last == nil || !slices.ContainsFunc(m.Layers, func(l model.Layer) bool { return l.Name == last[1] }) {
+		t.Errorf("the log does not name the model's layer the workers finished last:\n%s", text)
 	}
 	in := map[string]*Tensor{"x": randomTensor(rand.New(rand.NewSource(2)), batch, c, 11, 13)}
 	out, err := n.Infer(context.Background(), in)

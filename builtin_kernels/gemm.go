@@ -1,6 +1,10 @@
 package builtinkernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/clhost/clhost/internal/opspec"
+)
 
 func init() {
 	Register("Gemm", gemmOp{})
@@ -16,6 +20,7 @@ type gemmGeom struct {
 	nb             int // batch count
 	bd, asb, bsb   [4]int
 	act            fusedAct // Gemm's fused activation; none for MatMul
+	scale          float32  // gemm_cpu.cl's factor of the product; 0 or 1 for none
 }
 
 // maxBatchDims is how many batch dimensions gemm.cl indexes after merging.
@@ -97,6 +102,9 @@ func (g gemmGeom) cpuVecPlan(dev DeviceInfo) (*Plan, error) {
 	d.int("N", g.n)
 	d.int("K", g.k)
 	d.bool("HAS_C", g.hasC)
+	if g.scale != 0 && g.scale != 1 {
+		d.raw("SCALE", clFloat(g.scale))
+	}
 	g.act.define(&d)
 	d.int("VEC", vec)
 	d.int("NV", nv)
@@ -368,7 +376,10 @@ func (o matmulOp) OutputShapes(_ Params, in [][]int) ([][]int, error) {
 	return [][]int{s.out}, nil
 }
 
-func (o matmulOp) Plan(_ Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
+// matmulScale is the MatMul's opspec.MatMulScaleAttr, 1 when absent.
+func matmulScale(p Params) float32 { return paramsOr(p).Float(opspec.MatMulScaleAttr, 1) }
+
+func (o matmulOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	s, err := o.shape(in)
 	if err != nil {
 		return nil, err
@@ -376,19 +387,22 @@ func (o matmulOp) Plan(_ Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 	if err := checkOut("MatMul", out, [][]int{s.out}); err != nil {
 		return nil, err
 	}
+	scale := matmulScale(p)
 	if s.flat {
 		// A Linear layer: the tiled kernels of a fully connected Gemm, B packed once
-		// on CPUs.
+		// on CPUs. A scaled product takes the general kernels below (conv_cpu.cl has
+		// no scale, and gemmGPUPlan declines an alpha).
 		fc := s.flatGemm()
 		if dev.IsGPU {
-			if plan, ok, err := gemmGPUPlan(fc, Attrs{}, dev); ok || err != nil {
+			if plan, ok, err := gemmGPUPlan(fc, Attrs{"alpha": scale}, dev); ok || err != nil {
 				return plan, err
 			}
-		} else {
+		} else if scale == 1 {
 			return cpuFCPlan(gemmAsConv(fc), true, dev)
 		}
 	}
 	if !dev.IsGPU {
+		s.geom.scale = scale
 		return s.geom.cpuVecPlan(dev)
 	}
 	plan, err := s.geom.plan(dev)
@@ -396,7 +410,7 @@ func (o matmulOp) Plan(_ Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 		return nil, err
 	}
 	l := &plan.Launches[0]
-	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: 1}, Arg{Kind: ArgFloat, Float: 1})
+	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: scale}, Arg{Kind: ArgFloat, Float: 1})
 	return plan, nil
 }
 
@@ -406,14 +420,14 @@ func (o matmulOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan
 	if err != nil {
 		return nil, err
 	}
-	if !dev.IsGPU || len(plan.Launches) == 0 || plan.Launches[0].Kernel != "conv_gemm" {
+	if !dev.IsGPU || len(plan.Launches) == 0 || plan.Launches[0].Kernel != "conv_gemm" || matmulScale(p) != 1 {
 		return []*Plan{plan}, nil
 	}
 	s, _ := o.shape(in)
 	return gemmCandidates(gemmAsConv(s.flatGemm()), true, dev)
 }
 
-func (o matmulOp) Reference(_ Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
+func (o matmulOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor, error) {
 	shapes, err := checkTensors("MatMul", in)
 	if err != nil {
 		return nil, err
@@ -427,6 +441,7 @@ func (o matmulOp) Reference(_ Params, in []*HostTensor, out [][]int) ([]*HostTen
 	}
 	a, b := in[0], in[1]
 	M, N, K := s.geom.m, s.geom.n, s.geom.k
+	scale := matmulScale(p)
 	// matrix finds the start of the matrix of t for output batch index bi: t's batch
 	// dimensions align at the right with the output's, size-1 ones repeating.
 	matrix := func(t *HostTensor, bi []int, size int) int {
@@ -457,6 +472,7 @@ func (o matmulOp) Reference(_ Params, in []*HostTensor, out [][]int) ([]*HostTen
 				for k := 0; k < K; k++ {
 					acc += float64(a.Data[ao+m*K+k]) * float64(b.Data[bo+k*N+n])
 				}
+				acc *= float64(scale)
 				if len(in) == 3 {
 					acc += float64(in[2].Data[n])
 				}

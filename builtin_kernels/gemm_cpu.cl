@@ -6,7 +6,8 @@
 // one multiply-add per loaded value.
 //   global = (ceil(N/(VEC*NV)), ceil(M/TM), NB)
 // Batches index A and B as gemm.cl does (BD1..3, ASB0..3, BSB0..3). HAS_C adds a bias
-// [N] (the Add host/graph folds into a MatMul); APPLY_ACT (v) for none.
+// [N] (the Add host/graph folds into a MatMul); APPLY_ACT (v) for none. SCALE, when
+// defined, multiplies the product before the bias (opspec.MatMulScaleAttr).
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -103,7 +104,11 @@ __kernel void gemm_vec(__global const float* restrict a, int a_off,
 #endif
         _Pragma("unroll") for (int i = 0; i < TM; i++) {
             if (m0 + i < M) {
+#ifdef SCALE
+                const floatV r = APPLY_ACT(acc[i][v] * SCALE + bias);
+#else
                 const floatV r = APPLY_ACT(acc[i][v] + bias);
+#endif
                 __global float* yr = y + (m0 + i) * N + nv;
                 if (nv + VEC <= N) {
                     CAT(vstore, VEC)(r, 0, yr);

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // TestMatMulLinearPlan: a MatMul whose B is one matrix for every batch (a Linear layer,
@@ -16,14 +18,19 @@ func TestMatMulLinearPlan(t *testing.T) {
 	cases := []struct {
 		c      opCase
 		linear bool
+		scale  float32 // opspec.MatMulScaleAttr; 0 for none
 	}{
-		{opCase{name: "rows bias", in: shapes(sh(3, 11, 20), sh(20, 37), sh(37)), out: shapes(sh(3, 11, 37))}, true},
-		{opCase{name: "4-D no bias", in: shapes(sh(2, 1, 5, 9), sh(9, 16)), out: shapes(sh(2, 1, 5, 16))}, true},
-		{opCase{name: "batched B bias", in: shapes(sh(2, 5, 9), sh(2, 9, 16), sh(16)), out: shapes(sh(2, 5, 16))}, false},
+		{opCase{name: "rows bias", in: shapes(sh(3, 11, 20), sh(20, 37), sh(37)), out: shapes(sh(3, 11, 37))}, true, 0},
+		{opCase{name: "4-D no bias", in: shapes(sh(2, 1, 5, 9), sh(9, 16)), out: shapes(sh(2, 1, 5, 16))}, true, 0},
+		{opCase{name: "batched B bias", in: shapes(sh(2, 5, 9), sh(2, 9, 16), sh(16)), out: shapes(sh(2, 5, 16))}, false, 0},
 		// A partial last tile of columns and of rows.
-		{opCase{name: "batched edges", in: shapes(sh(3, 6, 9), sh(3, 9, 21), sh(21)), out: shapes(sh(3, 6, 21))}, false},
+		{opCase{name: "batched edges", in: shapes(sh(3, 6, 9), sh(3, 9, 21), sh(21)), out: shapes(sh(3, 6, 21))}, false, 0},
 		// Enough work-items at 2×2 tiles for the one-unit GPU, too few at 4×4.
-		{opCase{name: "batched 2x2 tiles", in: shapes(sh(2, 32, 7), sh(2, 7, 31)), out: shapes(sh(2, 32, 31))}, false},
+		{opCase{name: "batched 2x2 tiles", in: shapes(sh(2, 32, 7), sh(2, 7, 31)), out: shapes(sh(2, 32, 31))}, false, 0},
+		// Scaled products (attention's folded Muls): a Linear one leaves the fully
+		// connected kernels, which have no scale, for the general ones.
+		{opCase{name: "rows bias scaled", in: shapes(sh(3, 11, 20), sh(20, 37), sh(37)), out: shapes(sh(3, 11, 37))}, true, 0.125},
+		{opCase{name: "batched edges scaled", in: shapes(sh(3, 6, 9), sh(3, 9, 21)), out: shapes(sh(3, 6, 21))}, false, -3},
 	}
 	devs := []DeviceInfo{
 		{ComputeUnits: 2, FloatVectorWidth: 8},
@@ -33,18 +40,24 @@ func TestMatMulLinearPlan(t *testing.T) {
 	for _, tc := range cases {
 		c := tc.c
 		ins := c.inputs()
-		want, err := matmulOp{}.Reference(nil, ins, c.out)
+		var p Params
+		if tc.scale != 0 {
+			p = Attrs{opspec.MatMulScaleAttr: tc.scale}
+		}
+		want, err := matmulOp{}.Reference(p, ins, c.out)
 		if err != nil {
 			t.Fatalf("%s: reference: %v", c.name, err)
 		}
 		for _, dev := range devs {
-			plan, err := matmulOp{}.Plan(nil, c.in, c.out, dev)
+			plan, err := matmulOp{}.Plan(p, c.in, c.out, dev)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			kernel := plan.Launches[0].Kernel
 			wantKernel := map[bool]string{false: "gemm_vec", true: "gemm"}[dev.IsGPU]
-			if tc.linear && dev.IsGPU {
+			if tc.linear && tc.scale != 0 {
+				// the general kernels above
+			} else if tc.linear && dev.IsGPU {
 				wantKernel = "conv_gemm"
 			} else if tc.linear {
 				wantKernel = "fc_vec"

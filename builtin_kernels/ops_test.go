@@ -307,6 +307,8 @@ var opCases = []opCase{
 	{name: "vector_b", typ: "MatMul", in: shapes(sh(2, 5, 7), sh(7)), out: shapes(sh(2, 5))},
 	{name: "linear_bias", typ: "MatMul", in: shapes(sh(2, 5, 7), sh(7, 3), sh(3)), out: shapes(sh(2, 5, 3))},
 	{name: "batches_bias", typ: "MatMul", in: shapes(sh(2, 5, 7), sh(2, 7, 3), sh(3)), out: shapes(sh(2, 5, 3))},
+	{name: "batches_scale", typ: "MatMul", attrs: Attrs{opspec.MatMulScaleAttr: float32(0.125)}, in: shapes(sh(2, 5, 7), sh(2, 7, 3)), out: shapes(sh(2, 5, 3))},
+	{name: "linear_scale_bias", typ: "MatMul", attrs: Attrs{opspec.MatMulScaleAttr: float32(-0.5)}, in: shapes(sh(2, 5, 7), sh(7, 3), sh(3)), out: shapes(sh(2, 5, 3))},
 
 	{name: "last_axis", typ: "Softmax", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5)), gen: "w"},
 	{name: "axis1", typ: "Softmax", attrs: Attrs{"axis": 1}, in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5)), gen: "w"},

@@ -21,11 +21,12 @@ type FuseStats struct {
 	Fire             int // fire modules (a squeeze, two expansions and their Concat) made one layer
 	MatMulBias       int // Adds of a constant bias folded into the MatMul before them
 	Gelu             int // GELUs written out as Div, Erf, Add, Mul, Mul made one Gelu layer
+	MatMulScale      int // Muls of a MatMul's operand by a scalar constant folded into it
 }
 
 // Layers is the number of layers Fuse removed.
 func (s FuseStats) Layers() int {
-	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.InvertedResidual + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool + 3*s.Fire + s.MatMulBias + 4*s.Gelu
+	return s.ConvActivation + s.ConvResidual + s.GemmActivation + s.InvertedResidual + s.Projection + s.ConvGlobalPool + s.ConvMaxPool + s.ConcatMaxPool + 3*s.Fire + s.MatMulBias + 4*s.Gelu + s.MatMulScale
 }
 
 func (s FuseStats) String() string {
@@ -50,6 +51,9 @@ func (s FuseStats) String() string {
 	}
 	if s.MatMulBias > 0 {
 		out += fmt.Sprintf(", %d MatMul+bias", s.MatMulBias)
+	}
+	if s.MatMulScale > 0 {
+		out += fmt.Sprintf(", %d scalar Mul+MatMul", s.MatMulScale)
 	}
 	if s.Gelu > 0 {
 		out += fmt.Sprintf(", %d GELU chains", s.Gelu)
@@ -156,6 +160,10 @@ func Fuse(m *model.Model) (FuseStats, error) { return FuseWith(m, FuseOptions{})
 //   - Div(x, √2) (or Mul by 1/√2) → Erf → Add 1 → Mul by x → Mul by 0.5, each a scalar
 //     constant and each output read by the next alone: one Gelu layer of x (GELU as
 //     exported before opset 20).
+//   - Mul of a float tensor by a one-element float constant (either slot), whose output
+//     only a MatMul reads, as either operand: the MatMul reads the Mul's tensor instead
+//     and multiplies its product by the constant (opspec.MatMulScaleAttr); it stays in
+//     its place, and the Mul goes.
 //
 // The fused layer keeps its name, takes the last absorbed layer's output and its place in
 // m.Layers; the removed layers' intermediate tensors leave m.Tensors. Layers with a
@@ -285,6 +293,7 @@ func FuseWith(m *model.Model, opts FuseOptions) (FuseStats, error) {
 	}
 	stats.MatMulBias = f.matmulBiases(keep, dead)
 	stats.Gelu = f.gelus(keep, dead)
+	stats.MatMulScale = f.matmulScales(keep, dead)
 	if stats.Layers() == 0 {
 		return stats, nil
 	}

@@ -82,6 +82,9 @@ func setAttrs(attrs, set []model.Attr) []model.Attr {
 		case opspec.FusedActivationAttr, opspec.FusedAlphaAttr, opspec.FusedMinAttr, opspec.FusedMaxAttr:
 			continue
 		}
+		if slices.ContainsFunc(set, func(s model.Attr) bool { return s.Name == a.Name }) {
+			continue
+		}
 		out = append(out, a)
 	}
 	return append(out, set...)

@@ -83,10 +83,6 @@ func (f *fuser) gelus(keep func(*model.Layer) bool, dead map[string]bool) int {
 // scalar says whether a tensor is a float32 constant of one element within 1e-6
 // (relative) of v.
 func (f *fuser) scalar(name string, v float64) bool {
-	t := f.tensor[name]
-	if t == nil || !t.IsConst() || t.Type != model.Float32 || t.Elements() != 1 {
-		return false
-	}
-	d, err := t.Float32s()
-	return err == nil && math.Abs(float64(d[0])-v) <= 1e-6*math.Abs(v)
+	d, ok := f.scalarValue(name)
+	return ok && math.Abs(d-v) <= 1e-6*math.Abs(v)
 }

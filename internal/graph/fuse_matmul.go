@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/internal/opspec"
 )
 
 // A Linear layer as PyTorch exports it: MatMul(x, W) then Add of a constant bias over
@@ -47,4 +48,92 @@ func (f *fuser) matmulBiases(keep func(*model.Layer) bool, dead map[string]bool)
 		folded++
 	}
 	return folded
+}
+
+// Attention as PyTorch exports it scales queries and keys before their product:
+// MatMul(Mul(q, s), Mul(kᵀ, s)), two launches and two trips of each operand through
+// memory per block, where the product can scale what it writes.
+
+// matmulScales folds into each MatMul the Muls of its operands by a scalar constant that
+// alone read into it, multiplying their constants into opspec.MatMulScaleAttr, and
+// returns how many Muls it folded.
+func (f *fuser) matmulScales(keep func(*model.Layer) bool, dead map[string]bool) int {
+	producer := map[string]int{}
+	for j := range f.layers {
+		if _, gone := f.removed[j]; !gone {
+			for _, o := range f.layers[j].Outputs {
+				producer[o] = j
+			}
+		}
+	}
+	folded := 0
+	for i := range f.layers {
+		mm := &f.layers[i]
+		if _, gone := f.removed[i]; gone || mm.Type != "MatMul" || keep(mm) || len(mm.Inputs) < 2 || len(mm.Outputs) != 1 {
+			continue
+		}
+		for k := 0; k < 2; k++ {
+			j, ok := producer[mm.Inputs[k]]
+			if !ok {
+				continue
+			}
+			mul := &f.layers[j]
+			if _, gone := f.removed[j]; gone || mul.Type != "Mul" || keep(mul) || len(mul.Inputs) != 2 || len(mul.Outputs) != 1 {
+				continue
+			}
+			if r, sole := f.soleReader(mul.Outputs[0]); !sole || r != i || f.output[mul.Outputs[0]] {
+				continue
+			}
+			x, s := mul.Inputs[0], mul.Inputs[1]
+			if _, ok := f.scalarValue(x); ok {
+				x, s = s, x
+			}
+			v, ok := f.scalarValue(s)
+			xt, yt := f.tensor[x], f.tensor[mul.Outputs[0]]
+			if !ok || xt == nil || yt == nil || xt.Type != model.Float32 || !slices.Equal(xt.Shape, yt.Shape) {
+				continue
+			}
+			out := mul.Outputs[0]
+			mm.Inputs = slices.Clone(mm.Inputs)
+			mm.Inputs[k] = x
+			mm.Attrs = setAttrs(mm.Attrs, []model.Attr{model.FloatAttr(opspec.MatMulScaleAttr, float32(float64(mm.Float(opspec.MatMulScaleAttr, 1))*v))})
+			f.readers[x] = replaceReader(f.readers[x], j, i)
+			f.readers[s] = replaceReader(f.readers[s], j, -1)
+			delete(f.readers, out)
+			if len(f.readers[s]) == 0 && !f.output[s] {
+				dead[s] = true
+			}
+			f.removed[j] = i
+			dead[out] = true
+			folded++
+		}
+	}
+	return folded
+}
+
+// scalarValue is the value of a one-element float32 constant.
+func (f *fuser) scalarValue(name string) (float64, bool) {
+	t := f.tensor[name]
+	if t == nil || !t.IsConst() || t.Type != model.Float32 || t.Elements() != 1 {
+		return 0, false
+	}
+	d, err := t.Float32s()
+	if err != nil {
+		return 0, false
+	}
+	return float64(d[0]), true
+}
+
+// replaceReader replaces reader from by to (removes it where to is -1) in a readers list.
+func replaceReader(r []int, from, to int) []int {
+	k := slices.Index(r, from)
+	if k < 0 {
+		return r
+	}
+	r = slices.Clone(r)
+	if to < 0 {
+		return slices.Delete(r, k, k+1)
+	}
+	r[k] = to
+	return r
 }

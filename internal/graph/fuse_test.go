@@ -577,6 +577,7 @@ var testModels = []struct {
 	{"fire", fireModel, 1},
 	{"linear", linearModel, 1},
 	{"gelu", geluModel, 2},
+	{"attention", attentionModel, 1},
 }
 
 // TestFusedMatchesUnfusedReference: the CPU references of the fused model give the

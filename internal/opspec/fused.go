@@ -59,3 +59,8 @@ const FusedMaxPoolPrefix = "clhost_maxpool_"
 // builtin_kernels' Plan.OutputBatchStride; Conv's plans do, except the GPU's implicit
 // GEMM. Fuse leaves a layer that carries it alone.
 const OutputBatchStrideAttr = "clhost_output_batch_stride"
+
+// MatMulScaleAttr (float) multiplies a MatMul's product: y = scale·(A·B) + bias.
+// internal/graph folds into it the Muls of its operands by scalar constants, which is
+// how PyTorch exports attention's scaling of queries and keys (two launches per block).
+const MatMulScaleAttr = "clhost_scale"

@@ -280,6 +280,9 @@ func inputFileShapes(specs []string) (map[string][]int, error) {
 		}
 		a, err := tensorio.ReadFile(file)
 		if err != nil {
+			if name == "" {
+				return nil, fmt.Errorf("input: %w", err) // the model's one input, not known yet
+			}
 			return nil, fmt.Errorf("input %q: %w", name, err)
 		}
 		shapes[name] = a.Shape

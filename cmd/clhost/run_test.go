@@ -67,7 +67,9 @@ func TestRunCLIErrors(t *testing.T) {
 		{[]string{"run", "-m"}, 2, "flag needs an argument: -m"},
 		{[]string{"run"}, 2, "missing -m MODEL"},
 		{[]string{"run", "-m", dynamicONNX, "-d", "cpu", "-i", "nosuch=" + good, "-o", dir}, 1, `"nosuch", which is not a graph input`},
-		{[]string{"run", "-m", dynamicONNX, "-d", "cpu", "-i", filepath.Join(dir, "missing.npy"), "-o", dir}, 1, "missing.npy"},
+		// An unnamed -i file is read before the model's input is known: no empty name.
+		{[]string{"run", "-m", dynamicONNX, "-d", "cpu", "-i", filepath.Join(dir, "missing.npy"), "-o", dir}, 1, "clhost run: input: open " + filepath.Join(dir, "missing.npy")},
+		{[]string{"run", "-m", dynamicONNX, "-d", "cpu", "-i", blocker, "-o", dir}, 1, "clhost run: input: " + blocker + ": "},
 		{[]string{"run", "-m", dynamicONNX, "-d", "cpu", "-i", "x=" + wrong, "-o", dir}, 1, "wrong.npy"},
 		{[]string{"run", "-m", dynamicONNX, "-d", "cpu", "-o", filepath.Join(blocker, "out")}, 1, "output folder"},
 		{[]string{"run", "-m", filepath.Join(dir, "none.onnx"), "-d", "cpu"}, 1, "none.onnx"},

@@ -346,6 +346,19 @@ type fuser struct {
 	removed map[int]int // absorbed layer → the layer that absorbed it
 }
 
+// producers maps each output of the layers still there to its layer.
+func (f *fuser) producers() map[string]int {
+	producer := map[string]int{}
+	for i := range f.layers {
+		if _, gone := f.removed[i]; !gone {
+			for _, out := range f.layers[i].Outputs {
+				producer[out] = i
+			}
+		}
+	}
+	return producer
+}
+
 // soleReader returns the one layer reading a tensor through one input slot, when the
 // tensor is not a graph output either.
 func (f *fuser) soleReader(name string) (int, bool) {

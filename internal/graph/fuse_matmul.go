@@ -58,14 +58,7 @@ func (f *fuser) matmulBiases(keep func(*model.Layer) bool, dead map[string]bool)
 // alone read into it, multiplying their constants into opspec.MatMulScaleAttr, and
 // returns how many Muls it folded.
 func (f *fuser) matmulScales(keep func(*model.Layer) bool, dead map[string]bool) int {
-	producer := map[string]int{}
-	for j := range f.layers {
-		if _, gone := f.removed[j]; !gone {
-			for _, o := range f.layers[j].Outputs {
-				producer[o] = j
-			}
-		}
-	}
+	producer := f.producers()
 	folded := 0
 	for i := range f.layers {
 		mm := &f.layers[i]

@@ -69,14 +69,7 @@ func (f *fuser) maxPool(host, next *model.Layer) bool {
 // changed Convs' outputs take their pooled shapes in shapes, the Concat's old output
 // goes into dead; it returns how many pools moved.
 func (f *fuser) concatMaxPools(keep func(*model.Layer) bool, shapes map[string][]int, dead map[string]bool) int {
-	producer := map[string]int{}
-	for i := range f.layers {
-		if _, gone := f.removed[i]; !gone {
-			for _, out := range f.layers[i].Outputs {
-				producer[out] = i
-			}
-		}
-	}
+	producer := f.producers()
 	moved := 0
 	for j := range f.layers {
 		pool := &f.layers[j]

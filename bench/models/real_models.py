@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Exports the real networks of the model suite (segmentation, MobileNetV3, a vision
-transformer, a TransformerEncoder) to ONNX with seeded random weights, and writes for each
-model and batch an input, ONNX Runtime's output for it, and the p50 times of ONNX Runtime
-(CPU) and PyTorch eager (CUDA when there is a GPU) in one JSON line.
+transformer, a TransformerEncoder, ShuffleNetV2's channel shuffles, ConvNeXt's
+channels-last LayerNorm and 7×7 depthwise blocks) to ONNX with seeded random weights,
+and writes for each model and batch an input, ONNX Runtime's output for it, and the p50
+times of ONNX Runtime (CPU) and PyTorch eager (CUDA when there is a GPU) in one JSON line.
 
     python3 bench/models/real_models.py OUTDIR [--batch 1 8] [--only NAME ...]
 
@@ -51,6 +52,8 @@ MODELS = {
     "mobilenet_v3_large": (lambda: torchvision.models.mobilenet_v3_large(weights=None), (3, 224, 224)),
     "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), (3, 224, 224)),
     "transformer_encoder": (Encoder, (128, 256)),
+    "shufflenet_v2_x1_0": (lambda: torchvision.models.shufflenet_v2_x1_0(weights=None), (3, 224, 224)),
+    "convnext_tiny": (lambda: torchvision.models.convnext_tiny(weights=None), (3, 224, 224)),
 }
 
 

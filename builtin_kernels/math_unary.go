@@ -180,6 +180,20 @@ func (o mathUnaryOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, err
 		return nil, err
 	}
 	n := numel(in[0])
+	if o.typ == "Gelu" {
+		gl, lo := flatLaunch(ceilDiv(n, 8), dev)
+		tanhForm := int32(0)
+		if b != 0 {
+			tanhForm = 1
+		}
+		return &Plan{
+			Source: src,
+			Launches: []Launch{{Kernel: "gelu_vec", Global: gl, Local: lo, Args: []Arg{
+				{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)}, {Kind: ArgInt, Int: tanhForm},
+			}}},
+			AliasInput: -1,
+		}, nil
+	}
 	gl, lo := flatLaunch(n, dev)
 	return &Plan{
 		Source: src,

@@ -79,26 +79,33 @@ __attribute__((noinline)) float unary_f(int op, float v, float a, float b)
 
 // y[i] = f(x[i]) for i < n.
 //   global = (n)
-// gelu_vec: Gelu on 8 values a work-item, the erf (or tanh) of a float8 at once. Through
-// unary_f's call per value, PoCL ran Gelu 25× slower than Relu (scalar erf calls, not
-// memory); transformers and ConvNeXt run one per block on their widest tensor. The last
-// partial vector goes through unary_f.
+// erf_vec: Gelu (form 0: erf, 1: tanh) or Erf (form 2) on 8 values a work-item, the erf
+// (or tanh) of a float8 at once. Through unary_f's call per value, PoCL ran Gelu 25×
+// slower than Relu (scalar erf calls, not memory); transformers and ConvNeXt run one per
+// block on their widest tensor, and an unfused GELU an Erf. The last partial vector goes
+// through unary_f.
 //   global = ceil(n / 8)
-__kernel void gelu_vec(__global const float* restrict x, int x_off,
-                       __global float* restrict y, int y_off,
-                       int n, int tanh_form)
+__kernel void erf_vec(__global const float* restrict x, int x_off,
+                      __global float* restrict y, int y_off,
+                      int n, int form)
 {
     x += x_off;
     y += y_off;
     const int i = get_global_id(0) * 8;
     if (i + 8 <= n) {
         const float8 v = vload8(0, x + i);
-        const float8 r = tanh_form ? 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)))
-                                   : 0.5f * v * (1.0f + erf(v * 0.70710678118654752f));
+        float8 r;
+        if (form == 2) {
+            r = erf(v);
+        } else if (form == 1) {
+            r = 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+        } else {
+            r = 0.5f * v * (1.0f + erf(v * 0.70710678118654752f));
+        }
         vstore8(r, 0, y + i);
     } else {
         for (int k = i; k < n; k++) {
-            y[k] = unary_f(28, x[k], 0.0f, (float)tanh_form);
+            y[k] = form == 2 ? unary_f(21, x[k], 0.0f, 0.0f) : unary_f(28, x[k], 0.0f, (float)form);
         }
     }
 }

@@ -180,16 +180,20 @@ func (o mathUnaryOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, err
 		return nil, err
 	}
 	n := numel(in[0])
-	if o.typ == "Gelu" {
-		gl, lo := flatLaunch(ceilDiv(n, 8), dev)
-		tanhForm := int32(0)
-		if b != 0 {
-			tanhForm = 1
+	if o.typ == "Gelu" || o.typ == "Erf" {
+		// erf_vec's forms: Gelu with erf, Gelu with tanh, Erf.
+		form := int32(0)
+		switch {
+		case o.typ == "Erf":
+			form = 2
+		case b != 0:
+			form = 1
 		}
+		gl, lo := flatLaunch(ceilDiv(n, 8), dev)
 		return &Plan{
 			Source: src,
-			Launches: []Launch{{Kernel: "gelu_vec", Global: gl, Local: lo, Args: []Arg{
-				{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)}, {Kind: ArgInt, Int: tanhForm},
+			Launches: []Launch{{Kernel: "erf_vec", Global: gl, Local: lo, Args: []Arg{
+				{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)}, {Kind: ArgInt, Int: form},
 			}}},
 			AliasInput: -1,
 		}, nil

@@ -28,9 +28,10 @@ func init() {
 		opCases = append(opCases, opCase{name: name, typ: u.typ, attrs: u.attrs, in: shapes(x), out: shapes(x), gen: u.gen})
 	}
 	opCases = append(opCases, opCase{name: "wide", typ: "Round", in: shapes(x), out: shapes(x), gen: "w"})
-	// Gelu runs 8 values a work-item: 67 leaves a partial last vector of 3.
+	// Gelu and Erf run 8 values a work-item: 67 leaves a partial last vector of 3.
 	opCases = append(opCases, opCase{name: "partial_vector", typ: "Gelu", in: shapes(sh(67)), out: shapes(sh(67)), gen: "w"},
-		opCase{name: "tanh_partial_vector", typ: "Gelu", attrs: Attrs{"approximate": "tanh"}, in: shapes(sh(67)), out: shapes(sh(67)), gen: "w"})
+		opCase{name: "tanh_partial_vector", typ: "Gelu", attrs: Attrs{"approximate": "tanh"}, in: shapes(sh(67)), out: shapes(sh(67)), gen: "w"},
+		opCase{name: "partial_vector", typ: "Erf", in: shapes(sh(67)), out: shapes(sh(67)), gen: "w"})
 	for _, c := range []struct {
 		name string
 		to   int

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	builtinkernels "github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/host/cl"
@@ -27,6 +28,9 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	// Passes rewrite the model; the caller's stays as it was.
 	m = m.Clone()
 	if err := graph.InferShapesExcept(m, e.isCustomType); err != nil {
+		return nil, err
+	}
+	if err := checkNoEmpty(m); err != nil {
 		return nil, err
 	}
 	if err := e.checkImplemented(m); err != nil {
@@ -111,6 +115,11 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	}
 	for _, name := range m.Outputs {
 		t, ok := n.tensors[name]
+		if c := m.Tensor(name); !ok && c != nil && c.Elements() == 0 {
+			// An empty output (a dimension of 0): no values, so no layer and no buffer.
+			n.emptyOutputs = append(n.emptyOutputs, TensorInfo{Name: name, Shape: slices.Clone(c.Shape)})
+			continue
+		}
 		if !ok {
 			return nil, fmt.Errorf("graph output %q is produced by no layer", name)
 		}
@@ -291,4 +300,20 @@ func (n *Network) findLastWaiters() {
 			n.lastWaiter[t.ready] = math.MaxInt
 		}
 	}
+}
+
+// checkNoEmpty refuses a layer that reads or writes an empty tensor (a dimension of 0):
+// the kernels and buffers take at least one value. A layer whose outputs are all empty
+// folds away when an ONNX model loads, as do graph inputs fed nothing.
+func checkNoEmpty(m *model.Model) error {
+	for _, l := range m.Layers {
+		for _, names := range [][]string{l.Inputs, l.Outputs} {
+			for _, name := range names {
+				if t := m.Tensor(name); t != nil && slices.Contains(t.Shape, 0) {
+					return fmt.Errorf("layer %q (%s): tensor %q is empty (shape %v); a layer may only have empty tensors when all of its outputs are empty, and is then left out when an ONNX model loads", l.Name, l.Type, name, t.Shape)
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -185,6 +185,9 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 		return nil, err
 	}
 	finished = true
+	for _, t := range n.emptyOutputs {
+		outs[t.Name] = &Tensor{Shape: slices.Clone(t.Shape), Data: []float32{}}
+	}
 	if err := n.checkEvents(events); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -90,8 +91,10 @@ type Network struct {
 	tensors map[string]*deviceTensor
 	inputs  []*deviceTensor
 	outputs []*deviceTensor
-	owned   []*cl.Buffer // buffers to release (aliases appear once)
-	slotBuf map[string]*cl.Buffer
+	// emptyOutputs are the graph outputs with a dimension of 0, which no layer writes.
+	emptyOutputs []TensorInfo
+	owned        []*cl.Buffer // buffers to release (aliases appear once)
+	slotBuf      map[string]*cl.Buffer
 	// slotOff and slotView are each activation's element offset in its slotBuf and, for
 	// those custom kernels read or write at a nonzero offset, its sub-buffer.
 	slotOff  map[string]int
@@ -186,8 +189,10 @@ func (n *Network) CustomLayers() []string {
 }
 
 // Inputs and Outputs describe the network's graph inputs and outputs.
-func (n *Network) Inputs() []TensorInfo  { return infos(n.inputs) }
-func (n *Network) Outputs() []TensorInfo { return infos(n.outputs) }
+func (n *Network) Inputs() []TensorInfo { return infos(n.inputs) }
+func (n *Network) Outputs() []TensorInfo {
+	return append(infos(n.outputs), slices.Clone(n.emptyOutputs)...)
+}
 
 // TensorInfo names a graph input or output and gives its shape.
 type TensorInfo struct {

@@ -46,6 +46,15 @@ func (im *importer) readInputs() error {
 		if err != nil {
 			return fmt.Errorf("graph input %q: %w", v.name, err)
 		}
+		if slices.Contains(shape, 0) {
+			// An empty tensor holds no values, so it is known at load time: a constant,
+			// which the layers it reaches fold with (an input fed nothing).
+			if err := im.produce(v.name, "an empty graph input"); err != nil {
+				return err
+			}
+			im.addConst(model.Tensor{Name: v.name, Type: typ, Shape: shape, Data: []byte{}})
+			continue
+		}
 		if err := im.produce(v.name, "a graph input"); err != nil {
 			return err
 		}
@@ -113,7 +122,7 @@ func (im *importer) inputShape(v *valueInfo) ([]int, error) {
 			return nil, fmt.Errorf("given shape %v has rank %d, the model declares rank %d", given, len(given), len(v.dims))
 		}
 		for i, d := range given {
-			if d <= 0 || d > maxDim {
+			if d < 0 || d > maxDim {
 				return nil, fmt.Errorf("given shape %v: dimension %d is %d", given, i, d)
 			}
 			if v.hasShape {

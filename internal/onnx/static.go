@@ -69,6 +69,9 @@ func (im *importer) prepareLayers() error {
 				for k, o := range l.Outputs {
 					shapes[o] = out[k]
 				}
+				if !l.Has("domain") && im.foldEmpty(&l, out, types) {
+					continue
+				}
 			}
 		}
 		for k, o := range l.Outputs {
@@ -120,6 +123,31 @@ func (im *importer) fold(l *model.Layer, shapes map[string][]int) (bool, error) 
 	}
 	im.addConst(v.tensor(out))
 	return true, nil
+}
+
+// foldEmpty makes the outputs of a layer that are all empty (a dimension of 0) empty
+// constants, in place of the layer: they hold no values to compute. It reports whether
+// it did.
+func (im *importer) foldEmpty(l *model.Layer, shapes [][]int, types map[string]model.DataType) bool {
+	if len(l.Outputs) == 0 {
+		return false
+	}
+	for _, s := range shapes {
+		if !slices.Contains(s, 0) {
+			return false
+		}
+	}
+	for k, o := range l.Outputs {
+		typ, ok := types[o]
+		if !ok {
+			typ = outputElemType(l, k, types)
+			types[o] = typ
+		}
+		delete(im.declared, o)
+		im.declOrder = slices.DeleteFunc(im.declOrder, func(n string) bool { return n == o })
+		im.addConst(model.Tensor{Name: o, Type: typ, Shape: slices.Clone(shapes[k]), Data: []byte{}})
+	}
+	return true
 }
 
 // loadTimeAttrs moves a layer's load-time inputs (loadTimeSlots) into the attributes the
@@ -396,8 +424,8 @@ func (im *importer) constantOutputs() {
 			name = im.final(name)
 		}
 		c := im.consts[name]
-		if c == nil {
-			continue
+		if c == nil || c.Elements() == 0 {
+			continue // an empty output stays a constant: no layer writes it
 		}
 		v, err := valOf(c)
 		if err != nil {

@@ -143,8 +143,8 @@ func SplitSizes(split []int64, d, n int) ([]int, error) {
 		out := make([]int, n)
 		sum := 0
 		for i, v := range split {
-			if v <= 0 {
-				return nil, fmt.Errorf("split %v holds a size below 1", split)
+			if v < 0 {
+				return nil, fmt.Errorf("split %v holds a negative size", split)
 			}
 			out[i] = int(v)
 			sum += int(v)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
@@ -36,6 +38,7 @@ func runServe(args []string) error {
 	maxBody := fs.String("max-body", "64MiB", "largest request (bytes, or with KiB, MiB, GiB): larger bodies get 413")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long accepted requests may take to complete")
 	cacheDir := fs.String("cache-dir", defaultCacheDir(), "program binary cache folder (\"\" to disable)")
+	pprofAddr := fs.String("pprof", "off", "address of Go's profiler (/debug/pprof/), to see where the server spends its time (\"off\" for none; keep it off public interfaces)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -124,11 +127,33 @@ func runServe(args []string) error {
 	if hl == nil && gl == nil {
 		return usagef("both -http and -grpc are off")
 	}
+	pl, err := listen("pprof", *pprofAddr)
+	if err != nil {
+		return err
+	}
+	if pl != nil {
+		fmt.Printf("listening pprof %s\n", pl.Addr())
+		go servePprof(pl)
+		defer pl.Close()
+	}
 	if err := s.Serve(ctx, hl, gl, *drain); err != nil {
 		return fmt.Errorf("serving: %w", err)
 	}
 	fmt.Fprintln(os.Stderr, "clhost serve: drained, every accepted request answered")
 	return nil
+}
+
+// servePprof serves Go's profiler endpoints on a listener of their own, apart from the
+// inference API's mux, so that they are reachable only where the user asked.
+func servePprof(l net.Listener) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	_ = srv.Serve(l) // ends when the listener is closed
 }
 
 func listen(what, addr string) (net.Listener, error) {

@@ -47,7 +47,7 @@ func TestServeCommand(t *testing.T) {
 	exit := make(chan int, 1)
 	go func() {
 		exit <- runMain([]string{"serve", "-m", path, "-c", "../../samples/custom_relu/custom_layer_example.xml", "-d", "cpu",
-			"--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "--max-batch", "4", "--cache-dir", ""})
+			"--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0", "--max-batch", "4", "--cache-dir", "", "--pprof", "127.0.0.1:0"})
 		w.Close()
 	}()
 	lines := make(chan string, 16)
@@ -59,8 +59,8 @@ func TestServeCommand(t *testing.T) {
 		close(lines)
 	}()
 	var printed []string
-	httpAddr := ""
-	for httpAddr == "" || len(printed) < 4 {
+	httpAddr, pprofAddr := "", ""
+	for httpAddr == "" || pprofAddr == "" || len(printed) < 5 {
 		select {
 		case l, ok := <-lines:
 			if !ok {
@@ -70,6 +70,9 @@ func TestServeCommand(t *testing.T) {
 			if a, ok := strings.CutPrefix(l, "listening http "); ok {
 				httpAddr = a
 			}
+			if a, ok := strings.CutPrefix(l, "listening pprof "); ok {
+				pprofAddr = a
+			}
 		case <-time.After(2 * time.Minute):
 			t.Fatalf("clhost serve printed only %q", printed)
 		}
@@ -78,6 +81,17 @@ func TestServeCommand(t *testing.T) {
 		if !strings.Contains(strings.Join(printed, "\n"), want) {
 			t.Errorf("clhost serve printed %q, without %q", printed, want)
 		}
+	}
+	// --pprof: Go's profiler on its own address, not on the inference API's.
+	if resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/goroutine?debug=1"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("pprof endpoint: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if resp, err := http.Get("http://" + httpAddr + "/debug/pprof/"); err != nil || resp.StatusCode != 404 {
+		t.Errorf("the inference API's address serves /debug/pprof/: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	in := make([]float32, 2*2*4*4)
 	for i := range in {

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -14,20 +13,12 @@ import (
 // values, beside the outputs the layers compute; a layer that would write an empty
 // tensor next to a full one is refused, naming the layer and the tensor.
 func TestEmptyOutputs(t *testing.T) {
-	e := newTestEngine(t, Options{})
 	b := model.NewBuilder("empty")
 	x := b.Input("x", model.Float32, 2, 3)
 	y := b.Layer("Relu", "relu", []string{x})
 	none := b.Const("none", model.Float32, []int{0, 3}, []byte{})
 	b.Output(y, none)
-	m, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := e.Compile(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, _ := ctCompile(t, Options{}, ctBuild(t, b))
 	var names []string
 	for _, o := range n.Outputs() {
 		names = append(names, o.Name)
@@ -38,10 +29,7 @@ func TestEmptyOutputs(t *testing.T) {
 	if !slices.Contains(names, none) || !slices.Contains(names, y) {
 		t.Errorf("Outputs: %v, want %q and %q", names, y, none)
 	}
-	out, err := n.Infer(context.Background(), map[string]*Tensor{x: {Shape: []int{2, 3}, Data: []float32{-1, 2, -3, 4, -5, 6}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := ctInfer(t, n, map[string]*Tensor{x: {Shape: []int{2, 3}, Data: []float32{-1, 2, -3, 4, -5, 6}}})
 	if got := out[none]; got == nil || !slices.Equal(got.Shape, []int{0, 3}) || len(got.Data) != 0 {
 		t.Errorf("empty output: %+v, want shape [0 3] and no values", got)
 	}
@@ -53,12 +41,8 @@ func TestEmptyOutputs(t *testing.T) {
 	x = b.Input("x", model.Float32, 2, 3)
 	parts := b.LayerOutputs("Split", "split", []string{x}, []string{"a", "b"}, model.IntAttr("axis", 0), model.IntsAttr("split", 0, 2))
 	b.Output(parts...)
-	m, err = b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = e.Compile(m)
-	if err == nil || !strings.Contains(err.Error(), `layer "split" (Split): tensor "a" is empty (shape [0 3])`) {
+	err := ctCompileError(t, Options{}, ctBuild(t, b))
+	if !strings.Contains(err.Error(), `layer "split" (Split): tensor "a" is empty (shape [0 3])`) {
 		t.Errorf("a Split with an empty part: %v", err)
 	}
 }

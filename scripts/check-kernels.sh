@@ -12,14 +12,14 @@ icd=/usr/lib/oclgrind/liboclgrind-rt-icd.so
 vendors=$(mktemp -d)
 echo "$icd" > "$vendors/oclgrind.icd"
 log=$(mktemp)
-trap 'rm -rf "$vendors" "$log"' EXIT
 export OCL_ICD_VENDORS="$vendors" CLHOST_TEST_DEVICE=oclgrind
 # OCLGRIND_UNINITIALIZED is left off: its plugin aborts on instructions oclgrind's own
 # compiler emits. Unwritten outputs are caught instead by the NaN pre-fill of the tests.
 export OCLGRIND_CHECK_API=1 OCLGRIND_DATA_RACES=1
 # Programs are built without the optimizer (builtin_kernels' tests do so on oclgrind
-# themselves): oclgrind checks private arrays' bounds in the code it runs, and the
-# optimizer's merged array indices read there as overruns that the source does not have.
+# themselves), but for host's network tests below: oclgrind checks private arrays' bounds
+# in the code it runs, and the optimizer's merged array indices read there as overruns
+# that the source does not have.
 export CLHOST_BUILD_OPTIONS=-cl-opt-disable
 # The canary (host/cl) reads past a buffer on purpose: its report must reach the log.
 export CLHOST_TEST_CANARY=1
@@ -27,12 +27,35 @@ start=$(date +%s)
 status=0
 # -v: go test keeps a passing package's output (oclgrind's reports) only in verbose mode.
 # -vet=off: vetting is make vet's job (make test's first phase), not the simulator run's.
-go test -v -vet=off -count=1 -parallel 1 -p 2 -timeout 60m \
-	-run 'TestOclgrindCanary|TestOpsMatchReference|TestConv3D|TestPool3D|TestPoolLargeWindow|TestConvGPUPlan|TestGemmTilesAllCorrect|TestConvCPUPlan|TestConvCPUPaddedCopy|TestConvDepthwiseCPUPlan|TestConvWindowCPUPlan|TestConv1x1CPUPlan|TestConv1x1PooledCPUPlan|TestConv1x1BlockedCPUPlan|TestConvMaxPoolCPUPlan|TestCPULaunchGroups|TestInvertedResidualPlan|TestRollingClaims|TestConvWinogradCPUPlan|TestMaxPoolCPUPlan|TestConcatCPUPlan|TestGemmCPUPlan|TestGlobalConfig|TestCustom|TestSample|TestDiamond|TestSplitBatchMatchesWhole|TestBorrowedInput|TestFirePlan|TestFireModules|TestLayerNormStatistics|TestRowGroupPlans' \
-	./host/cl ./builtin_kernels ./host 2>&1 | tee "$log" | grep --line-buffered -E '^(ok|FAIL|--- FAIL)'
+gotest() { go test -v -vet=off -count=1 -parallel 1 -timeout 60m "$@"; }
+# host's network tests run built-in kernels only, which builtin_kernels' tests check
+# unoptimized: they check the network's buffers, offsets and borrowed inputs, with programs
+# built as clhost builds them (a third of the instructions to simulate), beside the
+# unoptimized run.
+networks='TestSplitBatchMatchesWhole|TestBorrowedInput.*|TestFireModules'
+log2=$(mktemp)
+trap 'rm -rf "$vendors" "$log" "$log2"' EXIT
+CLHOST_BUILD_OPTIONS= gotest -run "^($networks)\$" ./host >"$log2" 2>&1 &
+netpid=$!
+# builtin_kernels takes longer than the rest together; its slowest tests run in a
+# process of their own beside the others, so that both of a 2-core machine's cores
+# stay busy (oclgrind spreads a launch's work-groups over threads, not a small launch's).
+slow='TestGemmTilesAllCorrect|TestConvWinogradCPUPlan|TestFirePlan|TestRollingClaims|TestConvMaxPoolCPUPlan'
+log3=$(mktemp)
+trap 'rm -rf "$vendors" "$log" "$log2" "$log3"' EXIT
+gotest -run "^($slow)\$" ./builtin_kernels >"$log3" 2>&1 &
+slowpid=$!
+gotest -p 1 \
+	-run '^(TestOclgrindCanary|TestOpsMatchReference|TestConv3D|TestPool3D|TestPoolLargeWindow|TestConvGPUPlan|TestConvCPUPlan|TestConvCPUPaddedCopy|TestConvDepthwiseCPUPlan|TestConvWindowCPUPlan|TestConv1x1CPUPlan|TestConv1x1PooledCPUPlan|TestConv1x1BlockedCPUPlan|TestCPULaunchGroups|TestInvertedResidualPlan|TestMaxPoolCPUPlan|TestConcatCPUPlan|TestGemmCPUPlan|TestGlobalConfig.*|TestCustom.*|TestSample.*|TestDiamond.*|TestLayerNormStatistics|TestRowGroupPlans)$' \
+	./host/cl ./host ./builtin_kernels 2>&1 | tee "$log" | grep --line-buffered -E '^(ok|FAIL|--- FAIL)'
 # PIPESTATUS right after the pipeline: go test's own status (a "|| true" after the
 # pipeline would replace it with true's, and a failing test would pass).
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
+wait "$netpid" || status=1
+wait "$slowpid" || status=1
+grep -E '^(ok|FAIL|--- FAIL)' "$log3" | sed 's/$/ (the slowest kernel tests)/'
+grep -E '^(ok|FAIL|--- FAIL)' "$log2" | sed 's/$/ (network tests, optimized builds)/'
+cat "$log2" "$log3" >>"$log"
 # Each oclgrind report names its kernel on one of the next lines; the canary's are
 # expected, any other kernel's fail the run.
 problems='Invalid (read|write)|[Dd]ata race|exceeds static array size|FATAL ERROR'

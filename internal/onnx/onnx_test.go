@@ -344,6 +344,12 @@ func TestDynamicBatch(t *testing.T) {
 		// g's declared ["N", "C", 1, 1] has a symbol no input defines: inferred instead.
 		wantShapes(t, m, map[string][]int{"x": {b, 3, 4, 4}, "c": {b, 2, 4, 4}, "g": {b, 2, 1, 1}, "f": {b, 2}, "y": {b, 5}})
 	}
+	// A batch of 0 holds no values: every layer's outputs are empty, and the model
+	// folds to its empty output.
+	empty := load(t, "dynamic", Options{InputShapes: map[string][]int{"x": {0, 3, 4, 4}}})
+	if y := empty.Tensor("y"); len(empty.Layers) != 0 || len(empty.Inputs) != 0 || y == nil || !y.IsConst() || !slices.Equal(y.Shape, []int{0, 5}) {
+		t.Errorf("batch 0: layers %v, inputs %v, y %+v; want none, none and an empty constant [0 5]", empty.Layers, empty.Inputs, y)
+	}
 	for _, bad := range []struct {
 		opt  Options
 		want string
@@ -351,7 +357,7 @@ func TestDynamicBatch(t *testing.T) {
 		{Options{InputShapes: map[string][]int{"x": {2, 3, 4}}}, "rank 3"},
 		{Options{InputShapes: map[string][]int{"x": {2, 3, 5, 4}}}, "fixes it at 4"},
 		{Options{InputShapes: map[string][]int{"nope": {1}}}, `"nope", which is not a graph input`},
-		{Options{InputShapes: map[string][]int{"x": {0, 3, 4, 4}}}, "dimension 0 is 0"},
+		{Options{InputShapes: map[string][]int{"x": {-2, 3, 4, 4}}}, "dimension 0 is -2"},
 		{Options{Batch: -1}, "batch size -1"},
 	} {
 		_, err := bad.opt.Load(filepath.Join("testdata", "dynamic.onnx"))

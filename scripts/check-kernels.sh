@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every built-in kernel (builtin_kernels' test matrix), every kernel of configs/ and
-# of samples/ (the host's end-to-end tests) under oclgrind, the OpenCL simulator, and fails
+# Runs every built-in kernel (builtin_kernels' test matrix), every kernel of configs/ (the
+# host's end-to-end tests) and of samples/ (their tests; not the deliberately broken
+# kernels of samples/onnx_custom_op/broken) under oclgrind, the OpenCL simulator, and fails
 # on any invalid memory access, uninitialised value or data race it reports.
 #
 # The tests select oclgrind's device through CLHOST_TEST_DEVICE; the OpenCL loader is
@@ -34,7 +35,6 @@ gotest() { go test -v -vet=off -count=1 -parallel 1 -timeout 60m "$@"; }
 # unoptimized run.
 networks='TestSplitBatchMatchesWhole|TestBorrowedInput.*|TestFireModules'
 log2=$(mktemp)
-trap 'rm -rf "$vendors" "$log" "$log2"' EXIT
 CLHOST_BUILD_OPTIONS= gotest -run "^($networks)\$" ./host >"$log2" 2>&1 &
 netpid=$!
 # builtin_kernels takes longer than the rest together; its slowest tests run in a
@@ -45,9 +45,10 @@ log3=$(mktemp)
 trap 'rm -rf "$vendors" "$log" "$log2" "$log3"' EXIT
 gotest -run "^($slow)\$" ./builtin_kernels >"$log3" 2>&1 &
 slowpid=$!
+rest='TestOclgrindCanary|TestOpsMatchReference|TestConv3D|TestPool3D|TestPoolLargeWindow|TestConvGPUPlan|TestConvCPUPlan|TestConvCPUPaddedCopy|TestConvDepthwiseCPUPlan|TestConvWindowCPUPlan|TestConv1x1CPUPlan|TestConv1x1PooledCPUPlan|TestConv1x1BlockedCPUPlan|TestCPULaunchGroups|TestInvertedResidualPlan|TestMaxPoolCPUPlan|TestConcatCPUPlan|TestGemmCPUPlan|TestGlobalConfig.*|TestCustom.*|TestSample.*|TestDiamond.*|TestLayerNormStatistics|TestRowGroupPlans|TestGoodKernel|TestYoloHead'
 gotest -p 1 \
-	-run '^(TestOclgrindCanary|TestOpsMatchReference|TestConv3D|TestPool3D|TestPoolLargeWindow|TestConvGPUPlan|TestConvCPUPlan|TestConvCPUPaddedCopy|TestConvDepthwiseCPUPlan|TestConvWindowCPUPlan|TestConv1x1CPUPlan|TestConv1x1PooledCPUPlan|TestConv1x1BlockedCPUPlan|TestCPULaunchGroups|TestInvertedResidualPlan|TestMaxPoolCPUPlan|TestConcatCPUPlan|TestGemmCPUPlan|TestGlobalConfig.*|TestCustom.*|TestSample.*|TestDiamond.*|TestLayerNormStatistics|TestRowGroupPlans)$' \
-	./host/cl ./host ./builtin_kernels 2>&1 | tee "$log" | grep --line-buffered -E '^(ok|FAIL|--- FAIL)'
+	-run "^($rest)\$" \
+	./host/cl ./host ./builtin_kernels ./samples/custom_layers ./samples/onnx_custom_op ./samples/yolo_head 2>&1 | tee "$log" | grep --line-buffered -E '^(ok|FAIL|--- FAIL)'
 # PIPESTATUS right after the pipeline: go test's own status (a "|| true" after the
 # pipeline would replace it with true's, and a failing test would pass).
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
@@ -56,6 +57,13 @@ wait "$slowpid" || status=1
 grep -E '^(ok|FAIL|--- FAIL)' "$log3" | sed 's/$/ (the slowest kernel tests)/'
 grep -E '^(ok|FAIL|--- FAIL)' "$log2" | sed 's/$/ (network tests, optimized builds)/'
 cat "$log2" "$log3" >>"$log"
+# Every name the lists hold must have run: a renamed test would drop out silently.
+for name in $(tr '|' '\n' <<<"$slow|$rest|$networks" | sed 's/\.\*$//'); do
+	if ! grep -q "^=== RUN   $name" "$log"; then
+		echo "check-kernels: no test matches $name (renamed? update the lists)" >&2
+		status=1
+	fi
+done
 # Each oclgrind report names its kernel on one of the next lines; the canary's are
 # expected, any other kernel's fail the run.
 problems='Invalid (read|write)|[Dd]ata race|exceeds static array size|FATAL ERROR'

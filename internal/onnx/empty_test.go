@@ -40,3 +40,29 @@ func TestEmptyTensorsFold(t *testing.T) {
 		t.Errorf("a Split with one empty part: layers %v, want the Split", m.Layers)
 	}
 }
+
+// TestEmptyFoldOptionalOutput: a layer whose named outputs are empty folds though an
+// optional output is left out ("").
+func TestEmptyFoldOptionalOutput(t *testing.T) {
+	g := pb{}.msg(1, node("MaxPool", "pool", []string{"x"}, []string{"p", ""}, intsAttr("kernel_shape", 2, 2), intsAttr("strides", 2, 2))).
+		str(2, "g").
+		msg(11, vinfo("x", dtFloat, 0, 1, 4, 4)).
+		msg(12, vinfo("p", dtFloat, 0, 1, 2, 2))
+	m := decodeOK(t, onnxModel(13, g), Options{InputShapes: map[string][]int{"x": {0, 1, 4, 4}}})
+	if c := m.Tensor("p"); len(m.Layers) != 0 || c == nil || !c.IsConst() || !slices.Equal(c.Shape, []int{0, 1, 2, 2}) {
+		t.Errorf("layers %v, p %+v; want none and an empty constant [0 1 2 2]", m.Layers, c)
+	}
+	for _, c := range m.Tensors {
+		if c.Name == "" {
+			t.Errorf("a tensor without a name: %+v", c)
+		}
+	}
+}
+
+func intsAttr(name string, vs ...int64) pb {
+	a := pb{}.str(1, name).varint(20, attrInts)
+	for _, v := range vs {
+		a = a.varint(8, uint64(v))
+	}
+	return a
+}

@@ -129,15 +129,26 @@ func (im *importer) fold(l *model.Layer, shapes map[string][]int) (bool, error) 
 // constants, in place of the layer: they hold no values to compute. It reports whether
 // it did.
 func (im *importer) foldEmpty(l *model.Layer, shapes [][]int, types map[string]model.DataType) bool {
-	if len(l.Outputs) == 0 {
+	if len(l.Outputs) == 0 || len(shapes) != len(l.Outputs) {
 		return false
 	}
-	for _, s := range shapes {
+	named := 0
+	for k, s := range shapes {
+		if l.Outputs[k] == "" {
+			continue
+		}
 		if !slices.Contains(s, 0) {
 			return false
 		}
+		named++
+	}
+	if named == 0 {
+		return false
 	}
 	for k, o := range l.Outputs {
+		if o == "" {
+			continue // an optional output left out
+		}
 		typ, ok := types[o]
 		if !ok {
 			typ = outputElemType(l, k, types)

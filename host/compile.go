@@ -306,11 +306,20 @@ func (n *Network) findLastWaiters() {
 // the kernels and buffers take at least one value. A layer whose outputs are all empty
 // folds away when an ONNX model loads, as do graph inputs fed nothing.
 func checkNoEmpty(m *model.Model) error {
+	empty := map[string][]int{}
+	for _, t := range m.Tensors {
+		if slices.Contains(t.Shape, 0) {
+			empty[t.Name] = t.Shape
+		}
+	}
+	if len(empty) == 0 {
+		return nil
+	}
 	for _, l := range m.Layers {
 		for _, names := range [][]string{l.Inputs, l.Outputs} {
 			for _, name := range names {
-				if t := m.Tensor(name); t != nil && slices.Contains(t.Shape, 0) {
-					return fmt.Errorf("layer %q (%s): tensor %q is empty (shape %v); a layer may only have empty tensors when all of its outputs are empty, and is then left out when an ONNX model loads", l.Name, l.Type, name, t.Shape)
+				if shape, ok := empty[name]; ok {
+					return fmt.Errorf("layer %q (%s): tensor %q is empty (shape %v); a layer may only have empty tensors when all of its outputs are empty, and is then left out when an ONNX model loads", l.Name, l.Type, name, shape)
 				}
 			}
 		}

@@ -29,6 +29,17 @@ func TestEmptyOutputs(t *testing.T) {
 	if !slices.Contains(names, none) || !slices.Contains(names, y) {
 		t.Errorf("Outputs: %v, want %q and %q", names, y, none)
 	}
+	// The shapes Outputs returns are the caller's: changing one changes nothing here.
+	for _, o := range n.Outputs() {
+		if len(o.Shape) > 0 {
+			o.Shape[0] = 7
+		}
+	}
+	for _, o := range n.Outputs() {
+		if o.Name == none && !slices.Equal(o.Shape, []int{0, 3}) {
+			t.Errorf("Outputs after the caller changed a shape: %q has %v, want [0 3]", o.Name, o.Shape)
+		}
+	}
 	out := ctInfer(t, n, map[string]*Tensor{x: {Shape: []int{2, 3}, Data: []float32{-1, 2, -3, 4, -5, 6}}})
 	if got := out[none]; got == nil || !slices.Equal(got.Shape, []int{0, 3}) || len(got.Data) != 0 {
 		t.Errorf("empty output: %+v, want shape [0 3] and no values", got)

@@ -191,7 +191,11 @@ func (n *Network) CustomLayers() []string {
 // Inputs and Outputs describe the network's graph inputs and outputs.
 func (n *Network) Inputs() []TensorInfo { return infos(n.inputs) }
 func (n *Network) Outputs() []TensorInfo {
-	return append(infos(n.outputs), slices.Clone(n.emptyOutputs)...)
+	out := infos(n.outputs)
+	for _, t := range n.emptyOutputs {
+		out = append(out, TensorInfo{Name: t.Name, Shape: slices.Clone(t.Shape)})
+	}
+	return out
 }
 
 // TensorInfo names a graph input or output and gives its shape.

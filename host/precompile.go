@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -109,6 +111,7 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 		jobs = append(jobs, precompileJob{Layer: p.l.Name, LayerType: p.l.Type, Plan: &plan, Inputs: in, Outputs: out})
 		origin = append(origin, p)
 	}
+	orderHeaviestFirst(jobs, origin)
 	n0, explicit := precompileWorkers()
 	if !explicit && len(jobs) < minWorkerJobs {
 		return
@@ -158,6 +161,26 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 		slowest = fmt.Sprintf("; the last done, at %.1f s: layer %q (%s)", lastAt.Seconds(), jobs[last].Layer, jobs[last].LayerType)
 	}
 	e.logf("compiled %d of %d layers' %s in %d worker processes in %.1f s%s", done, len(jobs), what, workers, time.Since(start).Seconds(), slowest)
+}
+
+// orderHeaviestFirst sorts the jobs, and their layers alongside, by their programs'
+// source length, longest first, keeping the network's order among equals. Workers claim
+// jobs in the file's order, so a heavy job met late would start only when a worker is
+// free and end alone after the others (longest-processing-time-first scheduling). The
+// source's length stands for the compile's cost: the long sources are the fused blocks
+// and tiled convolutions, whose unrolled work-group functions PoCL compiles longest.
+func orderHeaviestFirst(jobs []precompileJob, origin []*preparedLayer) {
+	idx := make([]int, len(jobs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		return len(jobs[idx[a]].Plan.Source) > len(jobs[idx[b]].Plan.Source)
+	})
+	j2, o2 := slices.Clone(jobs), slices.Clone(origin)
+	for to, from := range idx {
+		jobs[to], origin[to] = j2[from], o2[from]
+	}
 }
 
 // markBuilt records that the programs of the network's built-in layers are in PoCL's

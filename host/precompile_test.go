@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/host/model"
 )
 
@@ -257,5 +258,32 @@ func TestCompileWorkersNotForFewLayers(t *testing.T) {
 		if ran := bytes.Contains(log.buf.Bytes(), []byte("worker processes")); ran != set {
 			t.Errorf("CLHOST_COMPILE_WORKERS set %v: workers ran %v; log:\n%s", set, ran, log.buf.String())
 		}
+	}
+}
+
+// TestOrderHeaviestFirst: the workers meet the longest programs first, equals stay in the
+// network's order, and each job keeps its layer.
+func TestOrderHeaviestFirst(t *testing.T) {
+	sources := []string{"aa", "aaaa", "a", "aaaa", "aaa"}
+	var jobs []precompileJob
+	var origin []*preparedLayer
+	for i, s := range sources {
+		jobs = append(jobs, precompileJob{Layer: string(rune('A' + i)), Plan: &builtinkernels.Plan{Source: s}})
+		origin = append(origin, &preparedLayer{})
+	}
+	layerOf := map[*preparedLayer]string{}
+	for i, p := range origin {
+		layerOf[p] = jobs[i].Layer
+	}
+	orderHeaviestFirst(jobs, origin)
+	var got []string
+	for i, j := range jobs {
+		got = append(got, j.Layer)
+		if layerOf[origin[i]] != j.Layer {
+			t.Errorf("job %d (layer %s) lost its layer: now %s's", i, j.Layer, layerOf[origin[i]])
+		}
+	}
+	if want := []string{"B", "D", "E", "A", "C"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
 	}
 }

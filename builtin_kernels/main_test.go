@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/clhost/clhost/host/cl"
 )
 
 // TestMain fails the package's tests where any built-in program that RunPlan compiled
@@ -34,6 +36,7 @@ func TestMain(m *testing.M) {
 			}
 		}
 	}
+	sharedProgram = programMemo()
 	code := m.Run()
 	if len(warned) > 0 {
 		lines := make([]string, 0, len(warned))
@@ -45,4 +48,59 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	os.Exit(code)
+}
+
+// programMemo builds each distinct program once per test process and hands it out again
+// (RunPlan's sharedProgram). Builds of distinct programs still run side by side; a second
+// caller of the same one waits for the first's build.
+func programMemo() func(ctx *cl.Context, source, options string) (*cl.Program, bool, error) {
+	type key struct {
+		ctx             *cl.Context
+		source, options string
+	}
+	type entry struct {
+		once sync.Once
+		prog *cl.Program
+		err  error
+	}
+	var mu sync.Mutex
+	built := map[key]*entry{}
+	return func(ctx *cl.Context, source, options string) (*cl.Program, bool, error) {
+		mu.Lock()
+		e, ok := built[key{ctx, source, options}]
+		if !ok {
+			e = &entry{}
+			built[key{ctx, source, options}] = e
+		}
+		mu.Unlock()
+		fresh := false
+		e.once.Do(func() {
+			fresh = true
+			e.prog, e.err = ctx.BuildProgram(source, options)
+		})
+		return e.prog, fresh, e.err
+	}
+}
+
+// TestProgramMemo: RunPlan builds a program once per test process and hands the same one
+// out again (the memo TestMain installs), saying which call built it.
+func TestProgramMemo(t *testing.T) {
+	env := deviceEnv(t)
+	memo := programMemo()
+	src := "__kernel void memo_probe(__global float *x) { x[get_global_id(0)] += 1.0f; }"
+	first, fresh, err := memo(env.ctx, src, "")
+	if err != nil || !fresh {
+		t.Fatalf("first build: fresh %v, %v", fresh, err)
+	}
+	again, fresh, err := memo(env.ctx, src, "")
+	if err != nil || fresh || again != first {
+		t.Fatalf("second call: fresh %v, same program %v, %v", fresh, again == first, err)
+	}
+	other, fresh, err := memo(env.ctx, src, "-DOTHER")
+	if err != nil || !fresh || other == first {
+		t.Fatalf("other options: fresh %v, same program %v, %v", fresh, other == first, err)
+	}
+	if _, _, err := memo(env.ctx, "__kernel void broken(", ""); err == nil {
+		t.Fatal("a broken source built")
+	}
 }

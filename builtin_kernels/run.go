@@ -14,6 +14,13 @@ import (
 // compiling without warnings), sees the build log of every program RunPlan compiles.
 var buildLogged func(plan *Plan, log string)
 
+// sharedProgram, where set (by this package's tests), builds a plan's program or hands
+// back the one it built before for the same context, source and options; fresh says it
+// was built now. The program stays shared, so RunPlan does not release it. The tests run
+// many cases whose programs are alike (the op harness builds math.cl 125 times), and each
+// build on PoCL costs a preprocessing pass over its OpenCL headers even on a cache hit.
+var sharedProgram func(ctx *cl.Context, source, options string) (prog *cl.Program, fresh bool, err error)
+
 // testBuildOptions, where set (by this package's tests: see quickBuilds), is added to the
 // options of every program RunPlan compiles.
 var testBuildOptions string
@@ -47,11 +54,20 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 	var prog *cl.Program
 	if len(plan.Launches)+len(plan.Setup) > 0 {
 		var err error
-		if prog, err = ctx.BuildProgram(plan.Source, strings.TrimSpace(plan.Options+" "+testBuildOptions)); err != nil {
+		options := strings.TrimSpace(plan.Options + " " + testBuildOptions)
+		fresh := true
+		if sharedProgram != nil {
+			prog, fresh, err = sharedProgram(ctx, plan.Source, options)
+		} else {
+			prog, err = ctx.BuildProgram(plan.Source, options)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("RunPlan: building the plan's program: %w", err)
 		}
-		defer prog.Release()
-		if buildLogged != nil {
+		if sharedProgram == nil {
+			defer prog.Release()
+		}
+		if buildLogged != nil && fresh {
 			buildLogged(plan, prog.Log)
 		}
 	}

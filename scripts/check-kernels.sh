@@ -45,10 +45,10 @@ log3=$(mktemp)
 trap 'rm -rf "$vendors" "$log" "$log2" "$log3"' EXIT
 gotest -run "^($slow)\$" ./builtin_kernels >"$log3" 2>&1 &
 slowpid=$!
-rest='TestOclgrindCanary|TestOpsMatchReference|TestConv3D|TestPool3D|TestPoolLargeWindow|TestConvGPUPlan|TestConvCPUPlan|TestConvCPUPaddedCopy|TestConvDepthwiseCPUPlan|TestConvWindowCPUPlan|TestConv1x1CPUPlan|TestConv1x1PooledCPUPlan|TestConv1x1BlockedCPUPlan|TestCPULaunchGroups|TestInvertedResidualPlan|TestMaxPoolCPUPlan|TestConcatCPUPlan|TestGemmCPUPlan|TestGlobalConfig.*|TestCustom.*|TestSample.*|TestDiamond.*|TestLayerNormStatistics|TestRowGroupPlans|TestGoodKernel|TestYoloHead'
+rest='TestOclgrindCanary|TestOpsMatchReference|TestConv3D|TestPool3D|TestPoolLargeWindow|TestConvGPUPlan|TestConvCPUPlan|TestConvCPUPaddedCopy|TestConvDepthwiseCPUPlan|TestConvWindowCPUPlan|TestConv1x1CPUPlan|TestConv1x1PooledCPUPlan|TestConv1x1BlockedCPUPlan|TestCPULaunchGroups|TestInvertedResidualPlan|TestMaxPoolCPUPlan|TestConcatCPUPlan|TestGemmCPUPlan|TestGlobalConfig.*|TestCustom.*|TestSample.*|TestDiamond.*|TestLayerNormStatistics|TestRowGroupPlans|TestGoodKernel|TestYoloHead|TestSampleAgainstReference'
 gotest -p 1 \
 	-run "^($rest)\$" \
-	./host/cl ./host ./builtin_kernels ./samples/custom_layers ./samples/onnx_custom_op ./samples/yolo_head 2>&1 | tee "$log" | grep --line-buffered -E '^(ok|FAIL|--- FAIL)'
+	./host/cl ./host ./builtin_kernels ./samples/custom_layers ./samples/custom_relu ./samples/onnx_custom_op ./samples/yolo_head 2>&1 | tee "$log" | grep --line-buffered -E '^(ok|FAIL|--- FAIL)'
 # PIPESTATUS right after the pipeline: go test's own status (a "|| true" after the
 # pipeline would replace it with true's, and a failing test would pass).
 [ "${PIPESTATUS[0]}" = 0 ] || status=1

@@ -123,6 +123,7 @@ func (in *instance) run(reqs []*request, items int) (compute time.Duration, err 
 			in.scatter(&outs[sg.ri], res, sg, size)
 		}
 	}
+	in.model.q.answering(len(reqs), in.model.begun.Load())
 	for i, r := range reqs {
 		r.answer(&reply{outputs: outs[i], device: in.dev.name, series: in.series})
 	}

@@ -57,3 +57,61 @@ func TestHold(t *testing.T) {
 		t.Errorf("one request per inference: held until %v", hold)
 	}
 }
+
+// TestHoldForAnswered: after a batch is answered, a batch that is not full waits, within
+// the maximum delay after the answer, until as many requests have begun arriving as the
+// batch answered; one client's next request is not held; a full batch is not held.
+func TestHoldForAnswered(t *testing.T) {
+	m := &servedModel{batched: true}
+	q := &m.q
+	// arrive counts n requests in, queues them and counts them as ended, as a handler does.
+	arrive := func(n int) {
+		for range n {
+			m.begun.Add(1)
+			q.push(&request{model: m, items: 1, arrived: time.Now()})
+			m.ended.Add(1)
+		}
+	}
+	const delay = time.Hour
+
+	// A batch of 4 answered; one request came back so far.
+	q.answering(4, m.begun.Load())
+	arrive(1)
+	items, hold, _ := q.due(8, m, delay)
+	if items != 1 || hold.IsZero() {
+		t.Fatalf("1 of the 4 answered clients back: %d items, hold %v; want 1 item held", items, hold)
+	}
+	if hold.After(time.Now().Add(delay)) {
+		t.Errorf("held until %v, past the delay after the answer", hold)
+	}
+	// All four are back: due at once, without waiting for more.
+	arrive(3)
+	if items, hold, _ := q.due(8, m, delay); items != 4 || !hold.IsZero() {
+		t.Errorf("the 4 answered clients back: %d items, hold %v; want 4 items due", items, hold)
+	}
+	q.take(8)
+
+	// A full batch does not wait for the rest.
+	q.answering(8, m.begun.Load())
+	arrive(2)
+	if items, hold, _ := q.due(2, m, delay); items != 2 || !hold.IsZero() {
+		t.Errorf("a full batch of 2, 6 clients still away: %d items, hold %v; want 2 items due", items, hold)
+	}
+	q.take(2)
+
+	// Past the delay after the answer: due at once.
+	q.answering(8, m.begun.Load())
+	q.answeredAt = time.Now().Add(-2 * time.Millisecond)
+	arrive(1)
+	if _, hold, _ := q.due(8, m, time.Millisecond); !hold.IsZero() {
+		t.Errorf("the answer older than the delay: held until %v", hold)
+	}
+	q.take(8)
+
+	// One client: its next request is the one queued, and runs at once.
+	q.answering(1, m.begun.Load())
+	arrive(1)
+	if items, hold, _ := q.due(8, m, delay); items != 1 || !hold.IsZero() {
+		t.Errorf("one client: %d items, hold %v; want 1 item due", items, hold)
+	}
+}

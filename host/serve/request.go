@@ -57,6 +57,19 @@ type queue struct {
 	// holdMark, when not zero, is the model's count of requests begun when the batch
 	// at the front began to wait for those arriving: it waits until as many have ended.
 	holdMark int64
+	// The latest batch answered: how many requests, when, and the model's count of
+	// requests begun just before the answers went out (queue.answering).
+	answeredN    int64
+	answeredAt   time.Time
+	answeredMark int64
+}
+
+// answering records a batch of n requests about to be answered; begun is the model's
+// count of requests begun at that moment.
+func (q *queue) answering(n int, begun int64) {
+	q.mu.Lock()
+	q.answeredN, q.answeredAt, q.answeredMark = int64(n), time.Now(), begun
+	q.mu.Unlock()
 }
 
 func (q *queue) signal() {
@@ -89,6 +102,14 @@ func (q *queue) signalIfWaiting() {
 // waits, up to maxDelay after its oldest request arrived, for the requests that were
 // arriving when it began to wait, not for later ones: under a steady stream of
 // requests it would otherwise always wait the whole delay while a device is free.
+//
+// It also waits, up to maxDelay after the latest batch was answered, until as many
+// requests have begun arriving since as that batch answered. Clients that wait for
+// each answer send their next request at once: with several devices, a device that
+// has just answered its batch would otherwise leave with the few requests queued
+// while those clients' next requests were still on their way, and run small batches
+// back to back. One client (or requests that come back no faster than they are
+// answered) never waits for this: its next request is the one queued.
 func (q *queue) due(limit int, m *servedModel, maxDelay time.Duration) (items int, hold time.Time, closed bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -102,6 +123,16 @@ func (q *queue) due(limit int, m *servedModel, maxDelay time.Duration) (items in
 	if limit > 0 && q.items < limit && maxDelay > 0 {
 		ended := m.ended.Load()
 		begun := m.begun.Load()
+		if q.answeredN > 0 && begun-q.answeredMark < q.answeredN {
+			now := time.Now()
+			deadline := q.answeredAt.Add(maxDelay)
+			if oldest := q.reqs[0].arrived.Add(maxDelay); oldest.Before(deadline) {
+				deadline = oldest
+			}
+			if now.Before(deadline) {
+				return items, deadline, false
+			}
+		}
 		if q.holdMark == 0 && begun > ended {
 			q.holdMark = begun
 		}

@@ -48,8 +48,10 @@ type Options struct {
 	MaxBatch int
 	// MaxDelay is how long after its oldest request a batch that is not full may
 	// wait for requests that were being received when it began to wait (default
-	// 2 ms). A batch never waits for requests that have not reached the server, nor
-	// for those that began arriving after it began to wait, while a device is free.
+	// 2 ms), and how long after the model's latest answer it may wait for as many
+	// requests to begin as that answer's batch held (queue.due). Otherwise a batch
+	// never waits for requests that have not reached the server, nor for those that
+	// began arriving after it began to wait, while a device is free.
 	MaxDelay time.Duration
 	// BatchSizes are the batch sizes compiled per device for a model that batches
 	// (default: 1, the powers of 4 below MaxBatch, and MaxBatch); a batch runs as

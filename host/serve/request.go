@@ -108,8 +108,8 @@ func (q *queue) signalIfWaiting() {
 // each answer send their next request at once: with several devices, a device that
 // has just answered its batch would otherwise leave with the few requests queued
 // while those clients' next requests were still on their way, and run small batches
-// back to back. One client (or requests that come back no faster than they are
-// answered) never waits for this: its next request is the one queued.
+// back to back. A lone client never waits for this: its next request is the one
+// queued.
 func (q *queue) due(limit int, m *servedModel, maxDelay time.Duration) (items int, hold time.Time, closed bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()

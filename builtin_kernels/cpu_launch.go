@@ -26,10 +26,7 @@ const smallKernelMACs = 2 << 20
 // work-items are gathered into about one work-group per compute unit (the global size
 // padded to whole groups; every CPU kernel returns early outside its range).
 func cpuLaunch(kernel string, global []int, macs int, args []Arg, dev DeviceInfo) Launch {
-	l := Launch{Kernel: kernel, Global: cloneShape(global), Local: make([]int, len(global)), Args: args}
-	for i := range l.Local {
-		l.Local[i] = 1
-	}
+	l := cpuLaunchSingle(kernel, global, args)
 	cu := max(dev.ComputeUnits, 1)
 	items := 1
 	for _, v := range global {
@@ -56,4 +53,17 @@ func cpuLaunch(kernel string, global []int, macs int, args []Arg, dev DeviceInfo
 // work-group of its own.
 func planesPerItem(planes int, dev DeviceInfo) int {
 	return max(min(planes/(4*max(dev.ComputeUnits, 1)), 16), 1)
+}
+
+// cpuLaunchSingle is a launch of one work-item per work-group at any size, for the fused
+// inverted-residual kernels, whose bodies are long unrolled blocks. For a group of
+// several work-items PoCL compiles a work-group function that loops over them around
+// that body: in MobileNetV2 at batch 1 on 16 cores that cost a second and a half of the
+// first run, and the blocks ran no faster grouped (bench/HISTORY.md, 2026-11-28).
+func cpuLaunchSingle(kernel string, global []int, args []Arg) Launch {
+	l := Launch{Kernel: kernel, Global: cloneShape(global), Local: make([]int, len(global)), Args: args}
+	for i := range l.Local {
+		l.Local[i] = 1
+	}
+	return l
 }

@@ -177,9 +177,6 @@ func invResTiledPlan(d *defines, g invResGeom, t invResTile, pwArgs, dwArgs, pro
 	packed := Arg{Kind: ArgScratch, Index: 0}
 	packRows := pw.c*pw.win.k[0]*pw.win.k[1] + dw.win.k[0]*dw.win.k[1] + 2
 	pg, pl := launchSize([]int{vc, packRows, mb}, dev)
-	// Each band also recomputes the expanded rows above and below it.
-	bandIn := (t.bandRows-1)*dw.win.s[0] + dw.win.k[0]
-	macs := pw.macs()*nb*bandIn/max(dw.in[0], 1) + dw.macs()
 	plan := &Plan{
 		Source:            src,
 		Scratch:           []int{4 * mb * packRows * vc},
@@ -189,13 +186,13 @@ func invResTiledPlan(d *defines, g invResGeom, t invResTile, pwArgs, dwArgs, pro
 	}
 	output := Arg{Kind: ArgOutput, Index: 0}
 	if g.proj == nil {
-		plan.Launches = []Launch{cpuLaunch("pwdw", []int{nb, mb, pw.n}, macs, []Arg{{Kind: ArgInput, Index: 0}, packed, output}, dev)}
+		plan.Launches = []Launch{cpuLaunchSingle("pwdw", []int{nb, mb, pw.n}, []Arg{{Kind: ArgInput, Index: 0}, packed, output})}
 		return plan, nil
 	}
 	plan.OutputBatchStride = g.proj.yn
 	if t.groupRows == 0 {
 		args := append(append([]Arg{{Kind: ArgInput, Index: 0}, packed}, projArgs...), output)
-		plan.Launches = []Launch{cpuLaunch("pwdwp", []int{nb, pw.n}, macs+g.proj.macs(), args, dev)}
+		plan.Launches = []Launch{cpuLaunchSingle("pwdwp", []int{nb, pw.n}, args)}
 		return plan, nil
 	}
 	// pwdwr: the projection's weights are packed into scratch buffer 1 (projArgs[0] is
@@ -212,7 +209,7 @@ func invResTiledPlan(d *defines, g invResGeom, t invResTile, pwArgs, dwArgs, pro
 		args = append(args, Arg{Kind: ArgScratch, Index: len(plan.Scratch)})
 		plan.Scratch = append(plan.Scratch, 4*(nb*pw.n+1))
 	}
-	plan.Launches = []Launch{cpuLaunch("pwdwr", []int{nb, pw.n}, macs+g.proj.macs(), args, dev)}
+	plan.Launches = []Launch{cpuLaunchSingle("pwdwr", []int{nb, pw.n}, args)}
 	return plan, nil
 }
 

@@ -626,3 +626,41 @@ func TestRollingClaims(t *testing.T) {
 		prog.Release()
 	}
 }
+
+// TestFusedBlockOneItemPerGroup: the fused block kernels launch one work-item per group
+// even where the block is small for the device's compute units (MobileNetV2's blocks at
+// batch 1 on 16 cores), where other CPU kernels gather theirs into groups: PoCL compiles
+// a grouped launch of these long bodies far slower, for no speed.
+func TestFusedBlockOneItemPerGroup(t *testing.T) {
+	blockClip := Attrs{opspec.ExpansionActivationAttr: opspec.ActClip, opspec.ExpansionMinAttr: float32(0), opspec.ExpansionMaxAttr: float32(6),
+		opspec.DepthwiseActivationAttr: opspec.ActClip, opspec.DepthwiseMinAttr: float32(0), opspec.DepthwiseMaxAttr: float32(6)}
+	// MobileNetV2's features.4: 32 channels at 28×28, expanded to 192, projected to 32.
+	block := opCase{attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 192}),
+		in:  shapes(sh(1, 32, 28, 28), sh(192, 32, 1, 1), sh(192), sh(192, 1, 3, 3), sh(192), sh(32, 192, 1, 1), sh(32), sh(1, 32, 28, 28)),
+		out: shapes(sh(1, 32, 28, 28))}
+	noProj := opCase{attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 192}),
+		in:  shapes(sh(1, 32, 28, 28), sh(192, 32, 1, 1), sh(192), sh(192, 1, 3, 3), sh(192)),
+		out: shapes(sh(1, 192, 28, 28))}
+	dev := DeviceInfo{ComputeUnits: 16, MaxWorkGroupSize: 4096, LocalMemBytes: 1 << 20, FloatVectorWidth: 16}
+	for _, c := range []opCase{block, noProj} {
+		plan, err := invResOp{}.Plan(c.attrs, c.in, c.out, dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := plan.Launches[0]
+		if !strings.HasPrefix(l.Kernel, "pwdw") {
+			t.Fatalf("runs %s, want a fused block kernel", l.Kernel)
+		}
+		for _, v := range l.Local {
+			if v != 1 {
+				t.Errorf("%s: local %v (global %v), want one work-item per group", l.Kernel, l.Local, l.Global)
+				break
+			}
+		}
+	}
+	// A plain convolution of the same size is grouped on that device: the case is one
+	// where cpuLaunch would group.
+	if l := cpuLaunch("k", []int{28, 1}, 11<<20, nil, dev); l.Local[0] == 1 {
+		t.Errorf("cpuLaunch of 11M multiply-adds on 16 units: local %v, want grouped", l.Local)
+	}
+}

@@ -56,10 +56,10 @@ func planesPerItem(planes int, dev DeviceInfo) int {
 }
 
 // cpuLaunchSingle is a launch of one work-item per work-group at any size, for the fused
-// inverted-residual kernels, whose bodies are long unrolled blocks. For a group of
+// inverted-residual kernels, whose bodies are long unrolled blocks: for a group of
 // several work-items PoCL compiles a work-group function that loops over them around
-// that body: in MobileNetV2 at batch 1 on 16 cores that cost a second and a half of the
-// first run, and the blocks ran no faster grouped (bench/HISTORY.md, 2026-11-28).
+// that body, which slows a first run and makes these kernels no faster
+// (docs/kernels/conv-cpu.md, "Small launches").
 func cpuLaunchSingle(kernel string, global []int, args []Arg) Launch {
 	l := Launch{Kernel: kernel, Global: cloneShape(global), Local: make([]int, len(global)), Args: args}
 	for i := range l.Local {

@@ -66,11 +66,12 @@ func programMemo() func(ctx *cl.Context, source, options string) (*cl.Program, b
 	var mu sync.Mutex
 	built := map[key]*entry{}
 	return func(ctx *cl.Context, source, options string) (*cl.Program, bool, error) {
+		k := key{ctx, source, options}
 		mu.Lock()
-		e, ok := built[key{ctx, source, options}]
+		e, ok := built[k]
 		if !ok {
 			e = &entry{}
-			built[key{ctx, source, options}] = e
+			built[k] = e
 		}
 		mu.Unlock()
 		fresh := false

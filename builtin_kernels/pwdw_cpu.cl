@@ -326,11 +326,15 @@ static inline void depthwiseVectors(floatV (*buf)[BW][CV], const __global float*
 
 /* depthwiseRuns writes the depthwise results of the buffer's channel block (packed
    weights wp) for the band's or group's pixels 0 .. q1-1 to d, a run of q1 pixels per
-   channel, dq floats apart (pwdwp's and pwdwr's buffers of every channel). */
+   channel, dq floats apart (pwdwp's and pwdwr's buffers of every channel).
+   This loop over a block's channel vectors, and those of pwdw and pwdwr's OUT_LANES
+   pass, stay rolled: each turn is a whole window pass over V pixels, so unrolling them
+   saves nothing at run time, while it made PoCL compile the kernels at their first
+   launch up to twice as long (docs/kernels/invres.md#compile-time). */
 static inline void depthwiseRuns(floatV (*buf)[BW][CV], const __global float* restrict wp, const int q1,
                                  float* d, const int dq)
 {
-    _Pragma("unroll") for (int v = 0; v < CV; v++) {
+    _Pragma("unroll 1") for (int v = 0; v < CV; v++) {
         for (int q0 = 0; q0 < q1; q0 += V) {
             floatV t[V];
             depthwiseVectors(buf, wp, v, q0, q1, t);
@@ -370,7 +374,7 @@ __kernel void pwdw(__global const float* restrict x, int x_off,
     const int mv = min(VC, M - m0);
     const int q1 = rows * OW;
     __global float* yq = y + n * DWN + m0 * P + oy0 * OW;
-    _Pragma("unroll") for (int v = 0; v < CV; v++) {
+    _Pragma("unroll 1") for (int v = 0; v < CV; v++) {
         const int mvv = min(V, mv - v * V);
         for (int q0 = 0; q0 < q1; q0 += V) {
             floatV t[V];
@@ -746,7 +750,7 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
             }
             for (int mb = 0; mb < MB; mb++) {
                 const __global float* wp = packed + mb * PACK_ROWS * VC;
-                _Pragma("unroll") for (int v = 0; v < CV; v++) {
+                _Pragma("unroll 1") for (int v = 0; v < CV; v++) {
                     floatV taps[KK];
                     const floatV dbias = depthwiseTaps(wp, v, taps);
                     const floatV* bp = &buf[mb][0][0][v];

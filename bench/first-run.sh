@@ -59,7 +59,7 @@ seconds() {
 	start=$(date +%s.%N)
 	"$@" >"$scratch/out.log" 2>&1 || { echo "failed: $*" >&2; tail -5 "$scratch/out.log" >&2; echo NaN; return; }
 	end=$(date +%s.%N)
-	printf '%.2f\n' "$(echo "$end - $start" | bc)"
+	awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f\n", b - a }'
 }
 
 # p50 prints bench's p50 in ms.

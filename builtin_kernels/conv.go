@@ -130,13 +130,19 @@ func (g convGeom) define(d *defines) {
 	d.int("CG", g.cg)
 	d.int("MG", g.mg)
 	g.win.define(d)
-	d.bool("HAS_BIAS", g.hasBias)
-	d.bool("HAS_RESIDUAL", g.hasResidual)
 	// Elements from one output image to the next where not M*OH*OW, the kernels'
 	// default (the residual is always contiguous).
 	if g.yn != 0 {
 		d.int("YN", g.yn)
 	}
+	g.defineEpilogue(d)
+}
+
+// defineEpilogue writes what a conv kernel does after its sums, without the shape:
+// bias, residual, activation and the optional parameters they take.
+func (g convGeom) defineEpilogue(d *defines) {
+	d.bool("HAS_BIAS", g.hasBias)
+	d.bool("HAS_RESIDUAL", g.hasResidual)
 	// The optional parameters of every conv kernel's signature, after the weights:
 	// x, w BIAS_ARG RES_ARG, y (see kernelArgs).
 	d.raw("BIAS_ARG", optionalParam(g.hasBias, "bias"))

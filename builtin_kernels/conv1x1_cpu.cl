@@ -9,28 +9,34 @@
 //   pixel tiles one after another, so that layers with few input channels (16 in
 //   SqueezeNet's expansions) still give each work-item enough work to cover the driver's
 //   cost per work-group, and for each pixel tile MTI channel tiles.
-//   Arguments: x, packed w, [bias], [residual], y.
-// Defines as conv.cl (the geometry, HAS_BIAS, HAS_RESIDUAL, APPLY_ACT) plus VEC, MT, NP,
-// MT1, MTI, TPI and KC (input channels per chunk; CG when absent).
+//   Arguments: x, packed w, [bias], [residual], y, then the shape (SHAPE_PARAMS).
+// The layer's shape comes in kernel arguments, not defines, so that every 1×1 layer with
+// the same tile shares one program, built once and, on PoCL, compiled once at its first
+// launch (docs/kernels/conv1x1-cpu.md#shape-arguments). The defines are the tile (VEC,
+// MT, NP, MTI, KC: input channels per chunk, none for all of them at once; SMALL_PLANE for
+// planes narrower than one tile, which take a guarded path) and the epilogue (HAS_BIAS, HAS_RESIDUAL, APPLY_ACT and the optional parameters, as conv.cl's).
 // POOL_AVG: a global average pool after the fused work (FusedGlobalAveragePoolAttr).
 //   Each work-item runs one channel tile (MTI = 1) over the whole plane (TPI tiles),
 //   adds each tile's finished values of a channel into one running sum, and writes each
 //   channel's mean to y[n * YN + m] (YN = M for a contiguous (N, M, 1, 1) output).
-#ifndef YN
-#define YN (M * OH * OW)
-#endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define floatV CAT(float, VEC)
 
-#define P (H * W)
 #define PT1 (VEC * NP)
-#if POOL_AVG && (MTI != 1 || TPI * PT1 < P)
-#error "POOL_AVG needs one channel tile per work-item over the whole plane"
+#if POOL_AVG && MTI != 1
+#error "POOL_AVG needs one channel tile per work-item"
 #endif
-#ifndef KC
-#define KC CG
+#ifdef KC
+#define CHUNK KC
+#else
+#define CHUNK CG
 #endif
+
+/* The layer's shape: N images of C channels in G groups (CG each) of P pixels, to M
+   output channels (MG per group) in MT1 tiles of MT; TPI pixel tiles per work-item; YN
+   elements from one output image to the next. */
+#define SHAPE_PARAMS int N, int C, int G, int CG, int M, int MG, int P, int MT1, int TPI, int YN
 
 /* Each step of the channel loop reads from a new plane, P floats further on: far more
    streams than a core's prefetcher tracks (SqueezeNet's squeeze layers read 64–512 of
@@ -61,7 +67,8 @@ static inline float lane_sum(floatV v)
 }
 #endif
 
-__kernel void conv1x1_pack(__global const float* restrict w, int w_off, __global float* restrict wp, int wp_off)
+__kernel void conv1x1_pack(__global const float* restrict w, int w_off, __global float* restrict wp, int wp_off,
+                           int G, int CG, int MG, int MT1)
 {
     w += w_off;
     wp += wp_off;
@@ -76,21 +83,22 @@ __kernel void conv1x1_pack(__global const float* restrict w, int w_off, __global
     wp[(z * CG + c) * MT + i] = mg < MG ? w[(g * MG + mg) * CG + c] : 0.0f;
 }
 
-#ifdef XSH
 // conv1x1_subsample: a 1×1 convolution at a stride (ResNet's downsampling shortcuts) is
 // the plain one over the input's pixels at the stride. Reading them in place would make
 // every step of the GEMM's channel loop a strided gather from a new page; one streaming
 // pass copies them into a dense (N, C, H, W) scratch tensor instead, and the GEMM runs
-// on that. XH × XW is the input plane, XSH × XSW the stride (H, W, P are the GEMM's).
+// on that. XH × XW is the input plane, XSH × XSW the stride, H × W the GEMM's plane, NC
+// the images' planes (N*C).
 //   global = (H, N*C): one output row per work-item.
 __kernel void conv1x1_subsample(__global const float* restrict x, int x_off,
-                                __global float* restrict xs, int xs_off)
+                                __global float* restrict xs, int xs_off,
+                                int NC, int H, int W, int XH, int XW, int XSH, int XSW)
 {
     x += x_off;
     xs += xs_off;
     const int oy = get_global_id(0);
     const int nc = get_global_id(1);
-    if (oy >= H || nc >= N * C) {
+    if (oy >= H || nc >= NC) {
         return;
     }
     const __global float* row = x + ((long)nc * XH + oy * XSH) * XW;
@@ -99,11 +107,10 @@ __kernel void conv1x1_subsample(__global const float* restrict x, int x_off,
         out[ox] = row[ox * XSW];
     }
 }
-#endif
 
 __kernel void conv1x1(__global const float* restrict x, int x_off,
                       __global const float* restrict wp, int wp_off BIAS_ARG RES_ARG,
-                      __global float* restrict y, int y_off)
+                      __global float* restrict y, int y_off, SHAPE_PARAMS)
 {
     x += x_off;
     wp += wp_off;
@@ -131,9 +138,13 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
         /* A last, partial tile is moved left to end at P, so it still loads whole vectors;
            only its new pixels are written. Planes smaller than a tile take the guarded path. */
         const int done = tile * PT1;
-        const int p0 = P >= PT1 ? min(done, P - PT1) : 0;
+#if SMALL_PLANE
+        const int p0 = 0;
+#else
+        const int p0 = min(done, P - PT1);
+#endif
         const __global float* xg = x + (n * C + g * CG) * P + p0;
-#if KC < CG
+#ifdef KC
         /* The partial sums of the tile's channel tiles between chunks of input channels. */
         floatV part[MTI][MT][NP];
 #endif
@@ -141,49 +152,49 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
            the tile's input, read from memory by the first, is in the cache for the rest;
            where the input channels come in chunks (KC < CG), each chunk runs over every
            channel tile, so the chunk's input stays in the L1 cache meanwhile. */
-        for (int c0 = 0; c0 < CG; c0 += KC) {
-            const int c1 = min(c0 + KC, CG);
+        for (int c0 = 0; c0 < CG; c0 += CHUNK) {
+            const int c1 = min(c0 + CHUNK, CG);
             for (int mt = mtb * MTI; mt < (mtb + 1) * MTI && mt < MT1; mt++) {
                 const __global float* wt = wp + (g * MT1 + mt) * CG * MT;
                 floatV acc[MT][NP];
                 _Pragma("unroll") for (int i = 0; i < MT; i++) {
                     _Pragma("unroll") for (int j = 0; j < NP; j++) {
-#if KC < CG
+#ifdef KC
                         acc[i][j] = c0 == 0 ? (floatV)(0.0f) : part[mt - mtb * MTI][i][j];
 #else
                         acc[i][j] = (floatV)(0.0f);
 #endif
                     }
                 }
-                if (P >= PT1) {
-                    for (int c = c0; c < c1; c++) {
-                        floatV xv[NP];
-                        _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                            PREFETCH(xg + c * P + PF * PT1 + j * VEC);
-                            xv[j] = CAT(vload, VEC)(j, xg + c * P);
-                        }
-                        _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                            const floatV wv = (floatV)(wt[c * MT + i]);
-                            _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                                acc[i][j] = fma(wv, xv[j], acc[i][j]);
-                            }
-                        }
+#if !SMALL_PLANE
+                for (int c = c0; c < c1; c++) {
+                    floatV xv[NP];
+                    _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                        PREFETCH(xg + c * P + PF * PT1 + j * VEC);
+                        xv[j] = CAT(vload, VEC)(j, xg + c * P);
                     }
-                } else {
-                    for (int c = c0; c < c1; c++) {
-                        float xs[PT1];
-                        _Pragma("unroll") for (int q = 0; q < PT1; q++) {
-                            xs[q] = q < P ? xg[c * P + q] : 0.0f;
-                        }
-                        _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                            const floatV wv = (floatV)(wt[c * MT + i]);
-                            _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                                acc[i][j] = fma(wv, CAT(vload, VEC)(j, xs), acc[i][j]);
-                            }
+                    _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                        const floatV wv = (floatV)(wt[c * MT + i]);
+                        _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                            acc[i][j] = fma(wv, xv[j], acc[i][j]);
                         }
                     }
                 }
-#if KC < CG
+#else
+                for (int c = c0; c < c1; c++) {
+                    float xs[PT1];
+                    _Pragma("unroll") for (int q = 0; q < PT1; q++) {
+                        xs[q] = q < P ? xg[c * P + q] : 0.0f;
+                    }
+                    _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                        const floatV wv = (floatV)(wt[c * MT + i]);
+                        _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                            acc[i][j] = fma(wv, CAT(vload, VEC)(j, xs), acc[i][j]);
+                        }
+                    }
+                }
+#endif
+#ifdef KC
                 if (c1 < CG) {
                     _Pragma("unroll") for (int i = 0; i < MT; i++) {
                         _Pragma("unroll") for (int j = 0; j < NP; j++) {
@@ -194,11 +205,7 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
                 }
 #endif
 
-#if P >= PT1
-                const bool whole = p0 == done;
-#else
-                const bool whole = false; // the plane is narrower than one tile
-#endif
+                const bool whole = !SMALL_PLANE && p0 == done;
                 _Pragma("unroll") for (int i = 0; i < MT; i++) {
                     const int mg = mt * MT + i;
                     if (mg < MG) {

@@ -138,18 +138,19 @@ func channelTilesPerItem(cg, mg, mt1, items int, dev DeviceInfo) int {
 
 // cpu1x1Plan plans conv1x1: a setup launch packs W into scratch buffer 0, then the GEMM.
 // A strided 1×1 conv first copies its subsampled input into scratch buffer 1, which the
-// GEMM then reads as its X.
+// GEMM then reads as its X. The program's defines are the tile and the epilogue only;
+// the shape goes in kernel arguments, so that layers with the same tile share a program
+// and launch it at one work-group size (one work-item), which PoCL compiles once.
 func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 	gemm := g.gemm1x1()
 	mt1 := ceilDiv(g.mg, t.tileChannels)
 	var d defines
-	gemm.define(&d)
 	d.int("VEC", t.vec)
 	d.int("MT", t.tileChannels)
 	d.int("NP", t.tilePixelVecs)
-	d.int("MT1", mt1)
 	p := gemm.in[0] * gemm.in[1]
 	tiles := ceilDiv(p, t.vec*t.tilePixelVecs)
+	d.bool("SMALL_PLANE", p < t.vec*t.tilePixelVecs)
 	mti := t.itemChannelTiles
 	if g.pool {
 		mti = 1 // POOL_AVG: one channel tile per work-item, over the whole plane
@@ -166,43 +167,43 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 		d.int("KC", kc)
 	}
 	tpi := tilesPerItem(g.cg*t.tileChannels*t.tilePixelVecs*mti, tiles, mtb*g.n*g.g, dev)
+	yn := g.yn
+	if yn == 0 {
+		yn = g.m * p
+	}
 	if g.pool {
 		tpi = tiles
 		d.int("POOL_AVG", 1)
 		if g.yn == 0 {
-			d.int("YN", g.m)
+			yn = g.m
 		}
 	}
-	d.int("TPI", tpi)
 	d.bool("PREFETCH_BUILTIN", dev.Prefetch)
-	strided := g.strided1x1()
-	if strided {
-		d.int("XH", g.in[0])
-		d.int("XW", g.in[1])
-		d.int("XSH", g.win.s[0])
-		d.int("XSW", g.win.s[1])
-	}
+	g.defineEpilogue(&d)
 	src, err := d.program("conv1x1_cpu.cl")
 	if err != nil {
 		return nil, err
 	}
 	packGlobal, packLocal := launchSize([]int{t.tileChannels, g.cg, g.g * mt1}, dev)
-	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
+	args := append(g.kernelArgs(Arg{Kind: ArgScratch, Index: 0}),
+		intArgs(g.n, g.c, g.g, g.cg, g.m, g.mg, p, mt1, tpi, yn)...)
 	plan := &Plan{
 		Source:  src,
 		Scratch: []int{4 * g.g * mt1 * g.cg * t.tileChannels},
 		Setup: []Launch{{Kernel: "conv1x1_pack", Global: packGlobal, Local: packLocal,
-			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
+			Args: append([]Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}},
+				intArgs(g.g, g.cg, g.mg, mt1)...)}},
 		AliasInput:        -1,
 		OutputBatchStride: g.yn,
 	}
-	if strided {
+	if g.strided1x1() {
 		plan.Scratch = append(plan.Scratch, 4*g.n*g.c*p)
 		sg, sl := launchSize([]int{gemm.in[0], g.n * g.c}, dev)
 		plan.Launches = append(plan.Launches, Launch{Kernel: "conv1x1_subsample", Global: sg, Local: sl,
-			Args: []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 1}}})
+			Args: append([]Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 1}},
+				intArgs(g.n*g.c, gemm.in[0], gemm.in[1], g.in[0], g.in[1], g.win.s[0], g.win.s[1])...)})
 		args[0] = Arg{Kind: ArgScratch, Index: 1}
 	}
-	plan.Launches = append(plan.Launches, cpuLaunch("conv1x1", []int{ceilDiv(tiles, tpi), mtb, g.n * g.g}, g.macs(), args, dev))
+	plan.Launches = append(plan.Launches, cpuLaunchSingle("conv1x1", []int{ceilDiv(tiles, tpi), mtb, g.n * g.g}, args))
 	return plan, nil
 }

@@ -989,6 +989,38 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		}
 		return list, nil
 	})
+	// Layers that differ only in shape share one program, launched one work-item per
+	// group (the shape is in kernel arguments), and each still matches the reference.
+	relu := Attrs{opspec.FusedActivationAttr: opspec.ActRelu}
+	shared := []opCase{
+		{name: "shared 5x8x8 to 16", attrs: relu, in: shapes(sh(1, 5, 8, 8), sh(16, 5, 1, 1), sh(16)), out: shapes(sh(1, 16, 8, 8))},
+		{name: "shared 2x7x9x7 to 13", attrs: relu, in: shapes(sh(2, 7, 9, 7), sh(13, 7, 1, 1), sh(13)), out: shapes(sh(2, 13, 9, 7))},
+	}
+	sharedTile := cpu1x1Tile{8, 4, 2, 1, 0}
+	var sources []string
+	for _, c := range shared {
+		geo, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := cpu1x1Plan(geo, sharedTile, env.dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, plan.Source)
+		for _, l := range plan.Launches {
+			if slices.ContainsFunc(l.Local, func(v int) bool { return v != 1 }) {
+				t.Errorf("%s: %s launches groups of %v, want one work-item", c.name, l.Kernel, l.Local)
+			}
+		}
+	}
+	if sources[0] != sources[1] {
+		t.Errorf("two 1×1 layers with one tile and epilogue have different programs")
+	}
+	checkConvPlans(t, shared, func(_ int, geo convGeom) ([]namedPlan, error) {
+		plan, err := cpu1x1Plan(geo, sharedTile, env.dev)
+		return []namedPlan{{"shared", plan}}, err
+	})
 	// The chunks come with several channel tiles per work-item, and only then.
 	chunked, err := convOp{}.geometry(cases[len(cases)-1].attrs, cases[len(cases)-1].in)
 	if err != nil {
@@ -1531,8 +1563,10 @@ func TestCPULaunchGroups(t *testing.T) {
 				err = fmt.Errorf("no depthwise plan")
 			}
 		}
-		if err == nil && !padded(p) {
-			err = fmt.Errorf("launch %+v is not gathered into groups", p.Launches[len(p.Launches)-1])
+		// conv1x1 launches one work-item per group at every size, so that its layers
+		// share one compiled work-group function (cpu1x1Plan).
+		if err == nil && padded(p) != (ci != 1) {
+			err = fmt.Errorf("launch %+v: gathered into groups %v, want %v", p.Launches[len(p.Launches)-1], padded(p), ci != 1)
 		}
 		return []namedPlan{{"grouped", p}}, err
 	})

@@ -62,6 +62,15 @@ type Arg struct {
 	Bytes int
 }
 
+// intArgs are int scalar arguments of the values in order.
+func intArgs(v ...int) []Arg {
+	args := make([]Arg, len(v))
+	for i, x := range v {
+		args[i] = Arg{Kind: ArgInt, Int: int32(x)}
+	}
+	return args
+}
+
 // Launch is one NDRange of a plan.
 type Launch struct {
 	Kernel string // the __kernel function in the plan's program

@@ -13,8 +13,9 @@
 // The layer's shape comes in kernel arguments, not defines, so that every 1×1 layer with
 // the same tile shares one program, built once and, on PoCL, compiled once at its first
 // launch (docs/kernels/conv1x1-cpu.md#shape-arguments). The defines are the tile (VEC,
-// MT, NP, MTI, KC: input channels per chunk, none for all of them at once; SMALL_PLANE for
-// planes narrower than one tile, which take a guarded path) and the epilogue (HAS_BIAS, HAS_RESIDUAL, APPLY_ACT and the optional parameters, as conv.cl's).
+// MT, NP; KC input channels per chunk, with room for the partial sums of PARTS channel
+// tiles, or none for all channels at once; SMALL_PLANE for planes narrower than one
+// tile, which take a guarded path) and the epilogue (HAS_BIAS, HAS_RESIDUAL, APPLY_ACT and the optional parameters, as conv.cl's).
 // POOL_AVG: a global average pool after the fused work (FusedGlobalAveragePoolAttr).
 //   Each work-item runs one channel tile (MTI = 1) over the whole plane (TPI tiles),
 //   adds each tile's finished values of a channel into one running sum, and writes each
@@ -24,9 +25,6 @@
 #define floatV CAT(float, VEC)
 
 #define PT1 (VEC * NP)
-#if POOL_AVG && MTI != 1
-#error "POOL_AVG needs one channel tile per work-item"
-#endif
 #ifdef KC
 #define CHUNK KC
 #else
@@ -34,9 +32,10 @@
 #endif
 
 /* The layer's shape: N images of C channels in G groups (CG each) of P pixels, to M
-   output channels (MG per group) in MT1 tiles of MT; TPI pixel tiles per work-item; YN
-   elements from one output image to the next. */
-#define SHAPE_PARAMS int N, int C, int G, int CG, int M, int MG, int P, int MT1, int TPI, int YN
+   output channels (MG per group) in MT1 tiles of MT; TPI pixel tiles and MTI channel
+   tiles per work-item (at most PARTS where chunked, 1 with POOL_AVG); YN elements from
+   one output image to the next. */
+#define SHAPE_PARAMS int N, int C, int G, int CG, int M, int MG, int P, int MT1, int TPI, int MTI, int YN
 
 /* Each step of the channel loop reads from a new plane, P floats further on: far more
    streams than a core's prefetcher tracks (SqueezeNet's squeeze layers read 64–512 of
@@ -146,7 +145,7 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
         const __global float* xg = x + (n * C + g * CG) * P + p0;
 #ifdef KC
         /* The partial sums of the tile's channel tiles between chunks of input channels. */
-        floatV part[MTI][MT][NP];
+        floatV part[PARTS][MT][NP];
 #endif
         /* The channel tiles of one pixel tile run back to back in the same work-item, so that
            the tile's input, read from memory by the first, is in the cache for the rest;

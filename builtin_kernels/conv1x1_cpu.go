@@ -158,13 +158,23 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 		mti = channelTilesPerItem(g.cg, g.mg, mt1, tiles*g.n*g.g, dev)
 	}
 	mtb := ceilDiv(mt1, mti)
-	d.int("MTI", mti)
+	parts := max(maxChunkPartials/(t.tileChannels*t.tilePixelVecs*t.vec), mti)
 	kc := t.chunkChannels
 	if kc == 0 && mti > 1 && mti*t.tileChannels*t.tilePixelVecs*t.vec <= maxChunkPartials {
 		kc = chunk1x1
 	}
-	if kc > 0 && kc < g.cg {
+	if kc <= 0 || kc >= g.cg {
+		kc = 0
+		// Input channels that fit in one chunk run the chunked program all the same (one
+		// chunk, no partial sums kept), so that such layers share it with the chunked
+		// layers of their tile.
+		if t.chunkChannels == 0 && g.cg <= chunk1x1 {
+			kc = chunk1x1
+		}
+	}
+	if kc > 0 {
 		d.int("KC", kc)
+		d.int("PARTS", parts)
 	}
 	tpi := tilesPerItem(g.cg*t.tileChannels*t.tilePixelVecs*mti, tiles, mtb*g.n*g.g, dev)
 	yn := g.yn
@@ -186,7 +196,7 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 	}
 	packGlobal, packLocal := launchSize([]int{t.tileChannels, g.cg, g.g * mt1}, dev)
 	args := append(g.kernelArgs(Arg{Kind: ArgScratch, Index: 0}),
-		intArgs(g.n, g.c, g.g, g.cg, g.m, g.mg, p, mt1, tpi, yn)...)
+		intArgs(g.n, g.c, g.g, g.cg, g.m, g.mg, p, mt1, tpi, mti, yn)...)
 	plan := &Plan{
 		Source:  src,
 		Scratch: []int{4 * g.g * mt1 * g.cg * t.tileChannels},

@@ -989,38 +989,52 @@ func TestConv1x1CPUPlan(t *testing.T) {
 		}
 		return list, nil
 	})
-	// Layers that differ only in shape share one program, launched one work-item per
-	// group (the shape is in kernel arguments), and each still matches the reference.
+	// Layers that differ only in shape, or in how many channel tiles a work-item runs,
+	// share one program, launched one work-item per group (the shape is in kernel
+	// arguments; input channels that fit one chunk take the chunked program), and each
+	// still matches the reference.
 	relu := Attrs{opspec.FusedActivationAttr: opspec.ActRelu}
 	shared := []opCase{
 		{name: "shared 5x8x8 to 16", attrs: relu, in: shapes(sh(1, 5, 8, 8), sh(16, 5, 1, 1), sh(16)), out: shapes(sh(1, 16, 8, 8))},
 		{name: "shared 2x7x9x7 to 13", attrs: relu, in: shapes(sh(2, 7, 9, 7), sh(13, 7, 1, 1), sh(13)), out: shapes(sh(2, 13, 9, 7))},
 	}
-	sharedTile := cpu1x1Tile{8, 4, 2, 1, 0}
+	sharedTiles := []cpu1x1Tile{{8, 4, 2, 1, 0}, {8, 4, 2, 3, 0}}
+	sharedPlans := func(geo convGeom) ([]namedPlan, error) {
+		var list []namedPlan
+		for _, tile := range sharedTiles {
+			plan, err := cpu1x1Plan(geo, tile, env.dev)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, namedPlan{fmt.Sprintf("tile %v", tile), plan})
+		}
+		return list, nil
+	}
 	var sources []string
 	for _, c := range shared {
 		geo, err := convOp{}.geometry(c.attrs, c.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := cpu1x1Plan(geo, sharedTile, env.dev)
+		plans, err := sharedPlans(geo)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sources = append(sources, plan.Source)
-		for _, l := range plan.Launches {
-			if slices.ContainsFunc(l.Local, func(v int) bool { return v != 1 }) {
-				t.Errorf("%s: %s launches groups of %v, want one work-item", c.name, l.Kernel, l.Local)
+		for _, p := range plans {
+			sources = append(sources, p.plan.Source)
+			for _, l := range p.plan.Launches {
+				if slices.ContainsFunc(l.Local, func(v int) bool { return v != 1 }) {
+					t.Errorf("%s, %s: %s launches groups of %v, want one work-item", c.name, p.name, l.Kernel, l.Local)
+				}
 			}
 		}
 	}
-	if sources[0] != sources[1] {
-		t.Errorf("two 1×1 layers with one tile and epilogue have different programs")
+	for i := 1; i < len(sources); i++ {
+		if sources[i] != sources[0] {
+			t.Errorf("1×1 layers of one tile and epilogue: program %d differs from program 0", i)
+		}
 	}
-	checkConvPlans(t, shared, func(_ int, geo convGeom) ([]namedPlan, error) {
-		plan, err := cpu1x1Plan(geo, sharedTile, env.dev)
-		return []namedPlan{{"shared", plan}}, err
-	})
+	checkConvPlans(t, shared, func(_ int, geo convGeom) ([]namedPlan, error) { return sharedPlans(geo) })
 	// The chunks come with several channel tiles per work-item, and only then.
 	chunked, err := convOp{}.geometry(cases[len(cases)-1].attrs, cases[len(cases)-1].in)
 	if err != nil {

@@ -5,10 +5,11 @@
 // fused multiply-adds, and the results are stored as whole vectors.
 // conv1x1_pack: W → per group, per tile of MT channels, per input channel, MT weights
 //   (channels past MG zero).  global = (MT, CG, G*MT1) with MT1 = ceil(MG/MT).
-// conv1x1: global = (ceil(P/(VEC*NP*TPI)), ceil(MT1/MTI), N*G): each work-item runs TPI
-//   pixel tiles one after another, so that layers with few input channels (16 in
-//   SqueezeNet's expansions) still give each work-item enough work to cover the driver's
-//   cost per work-group, and for each pixel tile MTI channel tiles.
+// conv1x1: work-items (ceil(P/(VEC*NP*TPI)), ceil(MT1/MTI), N*G), IPW of them in each
+//   launched one, global = (ceil(items/IPW)), local = (1): each runs TPI pixel tiles one
+//   after another, so that layers with few input channels (16 in SqueezeNet's
+//   expansions) still give each work-item enough work to cover the driver's cost per
+//   work-group, and for each pixel tile MTI channel tiles.
 //   Arguments: x, packed w, [bias], [residual], y, then the shape (SHAPE_PARAMS).
 // The layer's shape comes in kernel arguments, not defines, so that every 1×1 layer with
 // the same tile shares one program, built once and, on PoCL, compiled once at its first
@@ -34,8 +35,8 @@
 /* The layer's shape: N images of C channels in G groups (CG each) of P pixels, to M
    output channels (MG per group) in MT1 tiles of MT; TPI pixel tiles and MTI channel
    tiles per work-item (at most PARTS where chunked, 1 with POOL_AVG); YN elements from
-   one output image to the next. */
-#define SHAPE_PARAMS int N, int C, int G, int CG, int M, int MG, int P, int MT1, int TPI, int MTI, int YN
+   one output image to the next; IPW work-items (see conv1x1) per launched work-item. */
+#define SHAPE_PARAMS int N, int C, int G, int CG, int M, int MG, int P, int MT1, int TPI, int MTI, int YN, int IPW
 
 /* Each step of the channel loop reads from a new plane, P floats further on: far more
    streams than a core's prefetcher tracks (SqueezeNet's squeeze layers read 64–512 of
@@ -115,157 +116,167 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
     wp += wp_off;
     y += y_off;
     OPTIONAL_OFFSETS
-    const int item = get_global_id(0);
-    const int mtb = get_global_id(1);
-    const int z = get_global_id(2);
-    if (item * TPI * PT1 >= P || mtb * MTI >= MT1 || z >= N * G) {
-        return;
-    }
-    const int g = z % G;
-    const int n = z / G;
+    /* Work-items (pixel-tile columns × channel-tile blocks × images and groups, the
+       first fastest) come IPW to a work-item and one work-item to a group: layers of
+       little work run about one group per compute unit, which PoCL's cost per group
+       asks for, and every layer launches the same group size, so its work-group
+       function is compiled once for all of them. */
+    const int items0 = (P + TPI * PT1 - 1) / (TPI * PT1);
+    const int items1 = (MT1 + MTI - 1) / MTI;
+    const int w0 = get_global_id(0) * IPW;
+    for (int w = w0; w < w0 + IPW; w++) {
+        const int item = w % items0;
+        const int mtb = (w / items0) % items1;
+        const int z = w / (items0 * items1);
+        if (z >= N * G) {
+            break;
+        }
+        const int g = z % G;
+        const int n = z / G;
 #if POOL_AVG
-    /* The running sums stay in memory (volatile): in registers, a 12 × 2 tile's 24
-       accumulators and 12 sums would not fit AVX-512's 32, and the channel loop spilled
-       (SqueezeNet's classifier at batch 16 took 4.9 ms against 2.7 for the plain layer).
-       Each tile adds to them once per channel. */
-    volatile float psum[MT];
-    _Pragma("unroll") for (int i = 0; i < MT; i++) {
-        psum[i] = 0.0f;
-    }
+        /* The running sums stay in memory (volatile): in registers, a 12 × 2 tile's 24
+           accumulators and 12 sums would not fit AVX-512's 32, and the channel loop spilled
+           (SqueezeNet's classifier at batch 16 took 4.9 ms against 2.7 for the plain layer).
+           Each tile adds to them once per channel. */
+        volatile float psum[MT];
+        _Pragma("unroll") for (int i = 0; i < MT; i++) {
+            psum[i] = 0.0f;
+        }
 #endif
-    for (int tile = item * TPI; tile < (item + 1) * TPI && tile * PT1 < P; tile++) {
-        /* A last, partial tile is moved left to end at P, so it still loads whole vectors;
-           only its new pixels are written. Planes smaller than a tile take the guarded path. */
-        const int done = tile * PT1;
+        for (int tile = item * TPI; tile < (item + 1) * TPI && tile * PT1 < P; tile++) {
+            /* A last, partial tile is moved left to end at P, so it still loads whole vectors;
+               only its new pixels are written. Planes smaller than a tile take the guarded path. */
+            const int done = tile * PT1;
 #if SMALL_PLANE
-        const int p0 = 0;
+            const int p0 = 0;
 #else
-        const int p0 = min(done, P - PT1);
+            const int p0 = min(done, P - PT1);
 #endif
-        const __global float* xg = x + (n * C + g * CG) * P + p0;
+            const __global float* xg = x + (n * C + g * CG) * P + p0;
 #ifdef KC
-        /* The partial sums of the tile's channel tiles between chunks of input channels. */
-        floatV part[PARTS][MT][NP];
+            /* The partial sums of the tile's channel tiles between chunks of input channels. */
+            floatV part[PARTS][MT][NP];
 #endif
-        /* The channel tiles of one pixel tile run back to back in the same work-item, so that
-           the tile's input, read from memory by the first, is in the cache for the rest;
-           where the input channels come in chunks (KC < CG), each chunk runs over every
-           channel tile, so the chunk's input stays in the L1 cache meanwhile. */
-        for (int c0 = 0; c0 < CG; c0 += CHUNK) {
-            const int c1 = min(c0 + CHUNK, CG);
-            for (int mt = mtb * MTI; mt < (mtb + 1) * MTI && mt < MT1; mt++) {
-                const __global float* wt = wp + (g * MT1 + mt) * CG * MT;
-                floatV acc[MT][NP];
-                _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                    _Pragma("unroll") for (int j = 0; j < NP; j++) {
+            /* The channel tiles of one pixel tile run back to back in the same work-item, so that
+               the tile's input, read from memory by the first, is in the cache for the rest;
+               where the input channels come in chunks (KC < CG), each chunk runs over every
+               channel tile, so the chunk's input stays in the L1 cache meanwhile. */
+            for (int c0 = 0; c0 < CG; c0 += CHUNK) {
+                const int c1 = min(c0 + CHUNK, CG);
+                for (int mt = mtb * MTI; mt < (mtb + 1) * MTI && mt < MT1; mt++) {
+                    const __global float* wt = wp + (g * MT1 + mt) * CG * MT;
+                    floatV acc[MT][NP];
+                    _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                        _Pragma("unroll") for (int j = 0; j < NP; j++) {
 #ifdef KC
-                        acc[i][j] = c0 == 0 ? (floatV)(0.0f) : part[mt - mtb * MTI][i][j];
+                            acc[i][j] = c0 == 0 ? (floatV)(0.0f) : part[mt - mtb * MTI][i][j];
 #else
-                        acc[i][j] = (floatV)(0.0f);
+                            acc[i][j] = (floatV)(0.0f);
 #endif
+                        }
                     }
-                }
 #if !SMALL_PLANE
-                for (int c = c0; c < c1; c++) {
-                    floatV xv[NP];
-                    _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                        PREFETCH(xg + c * P + PF * PT1 + j * VEC);
-                        xv[j] = CAT(vload, VEC)(j, xg + c * P);
-                    }
-                    _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                        const floatV wv = (floatV)(wt[c * MT + i]);
+                    for (int c = c0; c < c1; c++) {
+                        floatV xv[NP];
                         _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                            acc[i][j] = fma(wv, xv[j], acc[i][j]);
+                            PREFETCH(xg + c * P + PF * PT1 + j * VEC);
+                            xv[j] = CAT(vload, VEC)(j, xg + c * P);
+                        }
+                        _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                            const floatV wv = (floatV)(wt[c * MT + i]);
+                            _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                                acc[i][j] = fma(wv, xv[j], acc[i][j]);
+                            }
                         }
                     }
-                }
 #else
-                for (int c = c0; c < c1; c++) {
-                    float xs[PT1];
-                    _Pragma("unroll") for (int q = 0; q < PT1; q++) {
-                        xs[q] = q < P ? xg[c * P + q] : 0.0f;
-                    }
-                    _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                        const floatV wv = (floatV)(wt[c * MT + i]);
-                        _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                            acc[i][j] = fma(wv, CAT(vload, VEC)(j, xs), acc[i][j]);
+                    for (int c = c0; c < c1; c++) {
+                        float xs[PT1];
+                        _Pragma("unroll") for (int q = 0; q < PT1; q++) {
+                            xs[q] = q < P ? xg[c * P + q] : 0.0f;
+                        }
+                        _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                            const floatV wv = (floatV)(wt[c * MT + i]);
+                            _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                                acc[i][j] = fma(wv, CAT(vload, VEC)(j, xs), acc[i][j]);
+                            }
                         }
                     }
-                }
 #endif
 #ifdef KC
-                if (c1 < CG) {
-                    _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                        _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                            part[mt - mtb * MTI][i][j] = acc[i][j];
+                    if (c1 < CG) {
+                        _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                            _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                                part[mt - mtb * MTI][i][j] = acc[i][j];
+                            }
                         }
+                        continue;
                     }
-                    continue;
-                }
 #endif
 
-                const bool whole = !SMALL_PLANE && p0 == done;
-                _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                    const int mg = mt * MT + i;
-                    if (mg < MG) {
-                        const int m = g * MG + mg;
+                    const bool whole = !SMALL_PLANE && p0 == done;
+                    _Pragma("unroll") for (int i = 0; i < MT; i++) {
+                        const int mg = mt * MT + i;
+                        if (mg < MG) {
+                            const int m = g * MG + mg;
 #if HAS_BIAS
-                        const float bv = bias[m];
+                            const float bv = bias[m];
 #else
-                        const float bv = 0.0f;
+                            const float bv = 0.0f;
 #endif
 #if !POOL_AVG
-                        __global float* yrow = y + n * YN + m * P + p0;
+                            __global float* yrow = y + n * YN + m * P + p0;
 #endif
 #if HAS_RESIDUAL
-                        const __global float* rrow = res + (n * M + m) * P + p0;
+                            const __global float* rrow = res + (n * M + m) * P + p0;
 #endif
-                        if (whole) {
+                            if (whole) {
 #if POOL_AVG
-                            floatV tsum = (floatV)(0.0f);
+                                floatV tsum = (floatV)(0.0f);
 #endif
-                            _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                                floatV v = acc[i][j] + bv;
+                                _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                                    floatV v = acc[i][j] + bv;
 #if HAS_RESIDUAL
-                                v += CAT(vload, VEC)(j, rrow);
+                                    v += CAT(vload, VEC)(j, rrow);
 #endif
 #if POOL_AVG
-                                tsum += APPLY_ACT(v);
+                                    tsum += APPLY_ACT(v);
 #else
-                                CAT(vstore, VEC)(APPLY_ACT(v), j, yrow);
+                                    CAT(vstore, VEC)(APPLY_ACT(v), j, yrow);
 #endif
-                            }
+                                }
 #if POOL_AVG
-                            psum[i] += lane_sum(tsum);
+                                psum[i] += lane_sum(tsum);
 #endif
-                        } else {
-                            float out[PT1];
-                            _Pragma("unroll") for (int j = 0; j < NP; j++) {
-                                CAT(vstore, VEC)(acc[i][j], j, out);
-                            }
-                            for (int q = done - p0; q < min(PT1, P - p0); q++) {
-                                float v = out[q] + bv;
+                            } else {
+                                float out[PT1];
+                                _Pragma("unroll") for (int j = 0; j < NP; j++) {
+                                    CAT(vstore, VEC)(acc[i][j], j, out);
+                                }
+                                for (int q = done - p0; q < min(PT1, P - p0); q++) {
+                                    float v = out[q] + bv;
 #if HAS_RESIDUAL
-                                v += rrow[q];
+                                    v += rrow[q];
 #endif
 #if POOL_AVG
-                                psum[i] += APPLY_ACT(v);
+                                    psum[i] += APPLY_ACT(v);
 #else
-                                yrow[q] = APPLY_ACT(v);
+                                    yrow[q] = APPLY_ACT(v);
 #endif
+                                }
                             }
                         }
                     }
                 }
             }
         }
-    }
 #if POOL_AVG
-    _Pragma("unroll") for (int i = 0; i < MT; i++) {
-        const int mg = mtb * MT + i;
-        if (mg < MG) {
-            y[n * YN + g * MG + mg] = psum[i] / (float)P;
+        _Pragma("unroll") for (int i = 0; i < MT; i++) {
+            const int mg = mtb * MT + i;
+            if (mg < MG) {
+                y[n * YN + g * MG + mg] = psum[i] / (float)P;
+            }
         }
-    }
 #endif
+    }
 }

@@ -140,7 +140,8 @@ func channelTilesPerItem(cg, mg, mt1, items int, dev DeviceInfo) int {
 // A strided 1×1 conv first copies its subsampled input into scratch buffer 1, which the
 // GEMM then reads as its X. The program's defines are the tile and the epilogue only;
 // the shape goes in kernel arguments, so that layers with the same tile share a program
-// and launch it at one work-group size (one work-item), which PoCL compiles once.
+// and launch it at one work-group size (one work-item, which runs gatheredItems of the
+// layer's items), which PoCL compiles once.
 func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 	gemm := g.gemm1x1()
 	mt1 := ceilDiv(g.mg, t.tileChannels)
@@ -195,8 +196,10 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 		return nil, err
 	}
 	packGlobal, packLocal := launchSize([]int{t.tileChannels, g.cg, g.g * mt1}, dev)
+	items := ceilDiv(tiles, tpi) * mtb * g.n * g.g
+	ipw := gatheredItems(items, g.macs(), dev)
 	args := append(g.kernelArgs(Arg{Kind: ArgScratch, Index: 0}),
-		intArgs(g.n, g.c, g.g, g.cg, g.m, g.mg, p, mt1, tpi, mti, yn)...)
+		intArgs(g.n, g.c, g.g, g.cg, g.m, g.mg, p, mt1, tpi, mti, yn, ipw)...)
 	plan := &Plan{
 		Source:  src,
 		Scratch: []int{4 * g.g * mt1 * g.cg * t.tileChannels},
@@ -214,6 +217,6 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 				intArgs(g.n*g.c, gemm.in[0], gemm.in[1], g.in[0], g.in[1], g.win.s[0], g.win.s[1])...)})
 		args[0] = Arg{Kind: ArgScratch, Index: 1}
 	}
-	plan.Launches = append(plan.Launches, cpuLaunchSingle("conv1x1", []int{ceilDiv(tiles, tpi), mtb, g.n * g.g}, args))
+	plan.Launches = append(plan.Launches, cpuLaunchSingle("conv1x1", []int{ceilDiv(items, ipw)}, args))
 	return plan, nil
 }

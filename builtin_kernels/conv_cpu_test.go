@@ -1578,9 +1578,13 @@ func TestCPULaunchGroups(t *testing.T) {
 			}
 		}
 		// conv1x1 launches one work-item per group at every size, so that its layers
-		// share one compiled work-group function (cpu1x1Plan).
+		// share one compiled work-group function, and gathers its items in the
+		// work-items instead (its last argument, IPW; cpu1x1Plan).
 		if err == nil && padded(p) != (ci != 1) {
 			err = fmt.Errorf("launch %+v: gathered into groups %v, want %v", p.Launches[len(p.Launches)-1], padded(p), ci != 1)
+		}
+		if l := p.Launches[len(p.Launches)-1]; err == nil && ci == 1 && l.Args[len(l.Args)-1].Int < 2 {
+			err = fmt.Errorf("launch %+v: items not gathered into work-items", l)
 		}
 		return []namedPlan{{"grouped", p}}, err
 	})

@@ -27,13 +27,12 @@ const smallKernelMACs = 2 << 20
 // padded to whole groups; every CPU kernel returns early outside its range).
 func cpuLaunch(kernel string, global []int, macs int, args []Arg, dev DeviceInfo) Launch {
 	l := cpuLaunchSingle(kernel, global, args)
-	cu := max(dev.ComputeUnits, 1)
 	items := 1
 	for _, v := range global {
 		items *= v
 	}
-	per := ceilDiv(items, cu)
-	if macs >= smallKernelMACs*cu || per <= 1 || (dev.MaxWorkGroupSize > 0 && per > dev.MaxWorkGroupSize) {
+	per := gatheredItems(items, macs, dev)
+	if per <= 1 || (dev.MaxWorkGroupSize > 0 && per > dev.MaxWorkGroupSize) {
 		return l
 	}
 	// Fill the group along the first dimensions (neighbouring pixel tiles or planes share
@@ -46,6 +45,17 @@ func cpuLaunch(kernel string, global []int, macs int, args []Arg, dev DeviceInfo
 		l.Global[i] = ceilDiv(v, loc) * loc
 	}
 	return l
+}
+
+// gatheredItems is how many of a kernel's items to gather into one work-group (or one
+// work-item, for kernels that loop over them themselves): about one group per compute
+// unit where the kernel does less than smallKernelMACs of work per unit, else 1.
+func gatheredItems(items, macs int, dev DeviceInfo) int {
+	cu := max(dev.ComputeUnits, 1)
+	if macs >= smallKernelMACs*cu {
+		return 1
+	}
+	return max(ceilDiv(items, cu), 1)
 }
 
 // planesPerItem groups units of work into work-items: enough items for every compute

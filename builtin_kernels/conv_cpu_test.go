@@ -1562,13 +1562,16 @@ func TestCPULaunchGroups(t *testing.T) {
 		{name: "channel tiles", attrs: Attrs{"pads": []int{1, 1, 1, 1}}, in: shapes(sh(1, 3, 5, 9), sh(20, 3, 3, 3), sh(20)), out: shapes(sh(1, 20, 5, 9))},
 		{name: "gemm", attrs: Attrs{}, in: shapes(sh(1, 4, 7, 9), sh(21, 4, 1, 1), sh(21)), out: shapes(sh(1, 21, 7, 9))},
 		{name: "depthwise", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 5}, in: shapes(sh(1, 5, 9, 11), sh(5, 1, 3, 3), sh(5)), out: shapes(sh(1, 5, 9, 11))},
+		// 3 items, 2 to a work-item: the last work-item runs out of items.
+		{name: "gemm odd items", attrs: Attrs{}, in: shapes(sh(1, 4, 2, 3), sh(12, 4, 1, 1), sh(12)), out: shapes(sh(1, 12, 2, 3))},
 	}, func(ci int, geo convGeom) ([]namedPlan, error) {
+		gemm := ci == 1 || ci == 3
 		var p *Plan
 		var err error
 		switch ci {
 		case 0:
 			p, err = cpuConvPlan(geo, cpuConvTile{8, 1, 4}, two)
-		case 1:
+		case 1, 3:
 			p, err = cpu1x1Plan(geo, cpu1x1Tile{8, 4, 1, 0, 0}, two)
 		default:
 			var ok bool
@@ -1580,10 +1583,10 @@ func TestCPULaunchGroups(t *testing.T) {
 		// conv1x1 launches one work-item per group at every size, so that its layers
 		// share one compiled work-group function, and gathers its items in the
 		// work-items instead (its last argument, IPW; cpu1x1Plan).
-		if err == nil && padded(p) != (ci != 1) {
-			err = fmt.Errorf("launch %+v: gathered into groups %v, want %v", p.Launches[len(p.Launches)-1], padded(p), ci != 1)
+		if err == nil && padded(p) != !gemm {
+			err = fmt.Errorf("launch %+v: gathered into groups %v, want %v", p.Launches[len(p.Launches)-1], padded(p), !gemm)
 		}
-		if l := p.Launches[len(p.Launches)-1]; err == nil && ci == 1 && l.Args[len(l.Args)-1].Int < 2 {
+		if l := p.Launches[len(p.Launches)-1]; err == nil && gemm && l.Args[len(l.Args)-1].Int < 2 {
 			err = fmt.Errorf("launch %+v: items not gathered into work-items", l)
 		}
 		return []namedPlan{{"grouped", p}}, err

@@ -77,14 +77,9 @@ func (o convTransposeOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan,
 		hasBias, bias = 1, 2
 	}
 	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}, {Kind: ArgInput, Index: bias}, {Kind: ArgOutput, Index: 0}}
-	ints := func(vs ...int) {
-		for _, v := range vs {
-			args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
-		}
-	}
-	ints(x[0], x[1], g.Channels, int(paramsOr(p).Int("group", 1)), hasBias)
+	args = append(args, intArgs(x[0], x[1], g.Channels, int(paramsOr(p).Int("group", 1)), hasBias)...)
 	for _, v := range [][3]int{dhw(x[2:], 1), dhw(g.Out, 1), dhw(g.Kernel, 1), dhw(g.Strides, 1), dhw(g.Dilations, 1), dhw(g.PadBegin, 0)} {
-		ints(v[:]...)
+		args = append(args, intArgs(v[:]...)...)
 	}
 	src, err := kernelSource("deconv.cl")
 	if err != nil {

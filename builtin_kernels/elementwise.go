@@ -179,15 +179,9 @@ func (o binaryOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 		for i := range dims {
 			d[off+i], as[off+i], bs[off+i] = dims[i], st[0][i], st[1][i]
 		}
-		for _, v := range d[1:] {
-			args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
-		}
-		for _, v := range as {
-			args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
-		}
-		for _, v := range bs {
-			args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
-		}
+		args = append(args, intArgs(d[1:]...)...)
+		args = append(args, intArgs(as[:]...)...)
+		args = append(args, intArgs(bs[:]...)...)
 	}
 	gl, lo := launchSize([]int{n}, dev)
 	return &Plan{

@@ -450,9 +450,7 @@ func (o padOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	n := numel(ys)
 	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)},
 		{Kind: ArgInt, Int: int32(mode)}, {Kind: ArgFloat, Float: paramsOr(p).Float("value", 0)}}
-	for _, v := range append(append(append(d[1:], xs[:]...), pre[:]...), s[:]...) {
-		args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
-	}
+	args = append(args, intArgs(append(append(append(d[1:], xs[:]...), pre[:]...), s[:]...)...)...)
 	gl, lo := flatLaunch(n, dev)
 	return layoutPlan(Launch{Kernel: "pad", Global: gl, Local: lo, Args: args})
 }

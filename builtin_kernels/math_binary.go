@@ -96,15 +96,11 @@ func bcastArgs(typ string, ys []int, operands ...[]int) ([]Arg, error) {
 	off := maxBcastRank - len(dims)
 	copy(d[off:], dims)
 	var args []Arg
-	for _, v := range d[1:] {
-		args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
-	}
+	args = append(args, intArgs(d[1:]...)...)
 	for k := range operands {
 		var s [maxBcastRank]int
 		copy(s[off:], st[k])
-		for _, v := range s {
-			args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
-		}
+		args = append(args, intArgs(s[:]...)...)
 	}
 	return args, nil
 }

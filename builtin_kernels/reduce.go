@@ -100,16 +100,11 @@ func (o reduceOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 	n, m := numel(shapes[0]), numel(rd)
 	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)},
 		{Kind: ArgInt, Int: int32(reduceCodes[o.typ])}, {Kind: ArgInt, Int: int32(paramsOr(p).Int("select_last_index", 0))}}
-	ints := func(vs ...int) {
-		for _, v := range vs {
-			args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
-		}
-	}
-	ints(kdim[1:]...)
-	ints(kst[:]...)
-	ints(m)
-	ints(rdim[1:]...)
-	ints(rst[:]...)
+	args = append(args, intArgs(kdim[1:]...)...)
+	args = append(args, intArgs(kst[:]...)...)
+	args = append(args, intArgs(m)...)
+	args = append(args, intArgs(rdim[1:]...)...)
+	args = append(args, intArgs(rst[:]...)...)
 	src, err := kernelSource("reduce.cl")
 	if err != nil {
 		return nil, err
@@ -332,9 +327,7 @@ func (o mvnOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	}
 	n := numel(kd)
 	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)}}
-	for _, v := range append(append(append(append(kdim[1:], kst[:]...), numel(rd)), rdim[1:]...), rst[:]...) {
-		args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
-	}
+	args = append(args, intArgs(append(append(append(append(kdim[1:], kst[:]...), numel(rd)), rdim[1:]...), rst[:]...)...)...)
 	src, err := kernelSource("reduce.cl")
 	if err != nil {
 		return nil, err

@@ -92,9 +92,7 @@ func (o reorderOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error
 	}
 	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}}
 	for _, group := range [][4]int{dims, pitches(from, dims), pitches(to, dims)} {
-		for _, v := range group {
-			args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
-		}
+		args = append(args, intArgs(group[:]...)...)
 	}
 	gl, lo := launchSize([]int{numel(in[0])}, dev)
 	return &Plan{

@@ -48,9 +48,7 @@ func (o gatherElementsOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan
 	n := numel(idx)
 	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgInput, Index: 1}, {Kind: ArgOutput, Index: 0},
 		{Kind: ArgInt, Int: int32(n)}, {Kind: ArgInt, Int: int32(off + axis)}, {Kind: ArgInt, Int: int32(x[axis])}}
-	for _, v := range append(d[1:], st[:]...) {
-		args = append(args, Arg{Kind: ArgInt, Int: int32(v)})
-	}
+	args = append(args, intArgs(append(d[1:], st[:]...)...)...)
 	gl, lo := flatLaunch(n, dev)
 	return layoutPlan(Launch{Kernel: "gather_elements", Global: gl, Local: lo, Args: args})
 }

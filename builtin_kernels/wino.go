@@ -189,23 +189,8 @@ func winoPlan(g convGeom, t winoTile, dev DeviceInfo) (plan *Plan, ok bool, err 
 	}
 	bands := ceilDiv(rows, t.tileRows)
 	kblk := ceilDiv(g.m, t.itemChannels)
-	// The channel counts are arguments: a chunk that holds every input channel gets room
-	// for the next power of two of them, so that layers differing only in channels
-	// (SqueezeNet's 48 and 64 on 13×13) share one program.
-	cb := t.chunkChannels
-	if cb >= g.c {
-		cb = max(cb, min(nextPow2(g.c), maxWinoChunk/(nx*t.laneVecs*t.vec)))
-	}
-	yn := g.yn
-	if yn == 0 {
-		yn = g.m * g.win.out[0] * g.win.out[1]
-	}
 	var d defines
-	d.int("N", g.n)
-	d.int("H", g.in[0])
-	d.int("W", g.in[1])
-	g.win.define(&d)
-	g.defineEpilogue(&d)
+	g.define(&d)
 	d.int("TS", t.tileSize)
 	d.int("VEC", t.vec)
 	d.int("TWL", t.segmentTiles)
@@ -214,7 +199,8 @@ func winoPlan(g convGeom, t winoTile, dev DeviceInfo) (plan *Plan, ok bool, err 
 	d.int("BANDS", bands)
 	d.int("NT", t.laneVecs)
 	d.int("KB", t.itemChannels)
-	d.int("CB", cb)
+	d.int("KBLK", kblk)
+	d.int("CB", t.chunkChannels)
 	d.int("RK", t.regChannels)
 	d.int("NTR", t.regLaneVecs)
 	d.int("PW", pw)
@@ -223,14 +209,14 @@ func winoPlan(g convGeom, t winoTile, dev DeviceInfo) (plan *Plan, ok bool, err 
 		return nil, false, err
 	}
 	packGlobal, packLocal := launchSize([]int{kblk * t.itemChannels, g.c}, dev)
-	args := append(g.kernelArgs(Arg{Kind: ArgScratch, Index: 0}), intArgs(g.c, g.m, kblk, yn)...)
+	args := g.kernelArgs(Arg{Kind: ArgScratch, Index: 0})
 	// The GEMM's multiply-adds, for the grouping of small launches.
 	macs := winoTiles(g, t) * nx * g.c * kblk * t.itemChannels
 	return &Plan{
 		Source:  src,
 		Scratch: []int{4 * nx * g.c * kblk * t.itemChannels},
 		Setup: []Launch{{Kernel: "wino_pack", Global: packGlobal, Local: packLocal,
-			Args: append([]Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}, intArgs(g.c, g.m, kblk)...)}},
+			Args: []Arg{{Kind: ArgInput, Index: 1}, {Kind: ArgScratch, Index: 0}}}},
 		Launches:          []Launch{cpuLaunch("wino", []int{bands, kblk}, macs, args, dev)},
 		AliasInput:        -1,
 		OutputBatchStride: g.yn,

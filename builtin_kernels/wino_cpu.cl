@@ -27,13 +27,13 @@
 // wino_pack: W (M × C × 3 × 3) → U[kb][ξ][c][k] for blocks kb of KB output channels
 //   (channels past M zero).  global = (KBLK*KB, C)
 // wino: global = (BANDS, KBLK), BANDS = ceil(N*TH/TRB).  Arguments: x, U, [bias],
-//   [residual], y, then C, M, KBLK and YN (elements from one output image to the next).
-// Defines as conv.cl (the geometry, HAS_BIAS, HAS_RESIDUAL, APPLY_ACT) but the channel
-// counts, which come in arguments so that layers differing only in them share a program
-// (docs/kernels/winograd.md#channel-arguments), plus TS, VEC, TWL, NS, TRB, BANDS, NT,
-// KB, CB (the room for a chunk of input channels), RK, NTR and PW (the padded row
-// buffer's width).
+//   [residual], y.
+// Defines as conv.cl (the geometry, HAS_BIAS, HAS_RESIDUAL, APPLY_ACT) plus TS, VEC, TWL,
+// NS, TRB, BANDS, NT, KB, KBLK, CB, RK, NTR and PW (the padded row buffer's width).
 
+#ifndef YN
+#define YN (M * OH * OW)
+#endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define floatV CAT(float, VEC)
@@ -107,8 +107,7 @@
 #endif
 #define TROWS (N * TH) // tile rows of all images
 
-__kernel void wino_pack(__global const float* restrict w, int w_off, __global float* restrict u, int u_off,
-                        int C, int M, int KBLK)
+__kernel void wino_pack(__global const float* restrict w, int w_off, __global float* restrict u, int u_off)
 {
     w += w_off;
     u += u_off;
@@ -206,7 +205,7 @@ __kernel void wino_pack(__global const float* restrict w, int w_off, __global fl
 
 __kernel void wino(__global const float* restrict x, int x_off,
                    __global const float* restrict u, int u_off BIAS_ARG RES_ARG,
-                   __global float* restrict y, int y_off, int C, int M, int KBLK, int YN)
+                   __global float* restrict y, int y_off)
 {
     x += x_off;
     u += u_off;

@@ -58,46 +58,6 @@ func TestConvWinogradCPUPlan(t *testing.T) {
 	})
 }
 
-// TestWinoSharedProgram checks that two layers differing only in their channel counts
-// share one program (the counts are kernel arguments, the chunk's room the next power of
-// two), and that each still matches the reference.
-func TestWinoSharedProgram(t *testing.T) {
-	t.Parallel()
-	env := deviceEnv(t)
-	pad1 := []int{1, 1, 1, 1}
-	cases := []opCase{
-		{name: "24 to 40", attrs: Attrs{"pads": pad1}, in: shapes(sh(1, 24, 6, 13), sh(40, 24, 3, 3), sh(40)), out: shapes(sh(1, 40, 6, 13))},
-		{name: "32 to 56", attrs: Attrs{"pads": pad1}, in: shapes(sh(1, 32, 6, 13), sh(56, 32, 3, 3), sh(56)), out: shapes(sh(1, 56, 6, 13))},
-	}
-	plan := func(geo convGeom) (*Plan, error) {
-		tile := winoBlocks(geo, winoLayout(geo, 2, 16, 16, 1), 16, env.dev)
-		p, ok, err := winoPlan(geo, tile, env.dev)
-		if err == nil && !ok {
-			err = fmt.Errorf("tile %+v refused", tile)
-		}
-		return p, err
-	}
-	var sources []string
-	for _, c := range cases {
-		geo, err := convOp{}.geometry(c.attrs, c.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := plan(geo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sources = append(sources, p.Source)
-	}
-	if sources[0] != sources[1] {
-		t.Error("two Winograd layers differing only in channels have different programs")
-	}
-	checkConvPlans(t, cases, func(_ int, geo convGeom) ([]namedPlan, error) {
-		p, err := plan(geo)
-		return []namedPlan{{"shared", p}}, err
-	})
-}
-
 // TestChooseWinoTile checks the blocking chosen for ResNet-18's and SqueezeNet's 3×3
 // layers on a 16-lane, 16-unit CPU (4×4 tiles except on 7×7 planes; segments that fit
 // the rows; the most output channels per work-item that still give every unit two

@@ -55,7 +55,7 @@ fuzz:
 	@scripts/fuzz.sh $${FUZZTIME:-60s}
 
 bench: build
-	$(GO) test -run XXX -bench . -benchtime 2000x ./host/cl/
+	$(GO) test -run XXX -bench . -benchtime 2000x ./cl/
 
 clean:
 	rm -rf bin
@@ -68,9 +68,9 @@ clean:
 conformance: deps
 	@scripts/onnx-conformance.sh
 
-# serve-deps installs what host/serve's tests need beyond Go: Node's gRPC client
+# serve-deps installs what serve's tests need beyond Go: Node's gRPC client
 # libraries (@grpc/grpc-js, @grpc/proto-loader from the npm registry) into
-# host/serve/testdata/node/node_modules, and curl.
+# serve/testdata/node/node_modules, and curl.
 .PHONY: serve-deps
 serve-deps:
 	@scripts/serve-test-deps.sh

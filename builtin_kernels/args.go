@@ -3,7 +3,7 @@ package builtinkernels
 import (
 	"fmt"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 )
 
 // BufferRef is where a buffer argument's data lies: a device buffer and the element

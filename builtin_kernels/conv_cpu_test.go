@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/internal/opspec"
 )
 

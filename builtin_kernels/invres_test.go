@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/internal/opspec"
 )
 

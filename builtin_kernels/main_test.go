@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 )
 
 // TestMain fails the package's tests where any built-in program that RunPlan compiled

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/internal/opspec"
 )
 

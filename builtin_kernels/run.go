@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 )
 
 // buildLogged, where set (by this package's tests, which hold built-in kernels to

@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/clhost/clhost/jit/formula"
+	"github.com/clhost/clhost/customlayer/formula"
 )
 
 // Format is the memory layout a kernel expects for a tensor.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/beevik/etree"
 
-	"github.com/clhost/clhost/jit/formula"
+	"github.com/clhost/clhost/customlayer/formula"
 )
 
 // MaxFileSize bounds a configuration or kernel source file. Real ones are a few KiB;

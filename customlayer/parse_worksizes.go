@@ -7,7 +7,7 @@ import (
 
 	"github.com/beevik/etree"
 
-	"github.com/clhost/clhost/jit/formula"
+	"github.com/clhost/clhost/customlayer/formula"
 )
 
 // The <WorkSizes> element: global and local size formulas and the dim they read.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/cl"
+	"github.com/clhost/clhost/model"
 )
 
 // benchChain is a network of 16 small layers, so per-layer host cost dominates.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	builtinkernels "github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // bindLayer binds one layer: a custom kernel where a config defines its type, else the

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // TestBorrowedInputs: on a CPU device the kernels read the graph input from the

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // Checking an inference: what a check reports, and Network.CheckNetwork, which runs the

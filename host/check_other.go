@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // CheckOptions.Other: the same inputs through the network on a second device, compared

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // The CPU side of a check: reading the device's values after an inference, each built-in

@@ -8,9 +8,9 @@ import (
 	"slices"
 
 	builtinkernels "github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/internal/graph"
+	"github.com/clhost/clhost/model"
 )
 
 // Compile binds every layer of the model to a kernel, builds the programs and

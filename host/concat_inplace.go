@@ -4,8 +4,8 @@ import (
 	"slices"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // partOf places a tensor inside another: the producers of a Concat's inputs write

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // fireModel is a SqueezeNet-style fire module over input shape xs: a 1×1 conv and a

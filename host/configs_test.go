@@ -8,9 +8,9 @@ import (
 	"math"
 	"testing"
 
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/configs"
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // ctOneLayer is a model of one layer of type typ from x (shape in) to y (shape out).

@@ -10,12 +10,12 @@ import (
 	"strings"
 
 	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/configs"
 	"github.com/clhost/clhost/customlayer"
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/jit"
+	"github.com/clhost/clhost/model"
 )
 
 // LoadConfigs builds the custom-layer registry an engine with these options would use:

@@ -23,11 +23,11 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
-	"github.com/clhost/clhost/host/tensorio"
 	"github.com/clhost/clhost/jit"
+	"github.com/clhost/clhost/model"
+	"github.com/clhost/clhost/tensorio"
 )
 
 // ctDir holds the test configurations and their kernels.

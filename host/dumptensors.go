@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/clhost/clhost/host/tensorio"
+	"github.com/clhost/clhost/tensorio"
 )
 
 // dumpTensors writes every activation of the last inference (graph inputs, intermediates,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // TestEmptyOutputs: a graph output with a dimension of 0 (an empty constant, as an ONNX

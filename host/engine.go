@@ -23,8 +23,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
-	"github.com/clhost/clhost/host/cl"
 )
 
 // Options configure an Engine.

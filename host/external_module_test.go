@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/tensorio"
+	"github.com/clhost/clhost/tensorio"
 )
 
 // externalMain is a program of another module: it may import only the public packages,
@@ -29,7 +29,7 @@ import (
 
 	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/tensorio"
+	"github.com/clhost/clhost/tensorio"
 )
 
 func main() {

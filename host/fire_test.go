@@ -4,8 +4,8 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // TestFireModules: on a CPU device a fire module (squeeze, two expansions with their Relus,

@@ -3,8 +3,8 @@ package host
 import (
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // TestLayerFlops: the fused convolution layers count the work of the convolutions they

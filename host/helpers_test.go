@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // testDeviceSpec is the device the tests run on: CLHOST_TEST_DEVICE (a -d spec), else the

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 )
 
 // depsOf returns the distinct steps producing the given tensors.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // TestIntegerGraphInput: a model whose graph input is INT64 token ids (an embedding

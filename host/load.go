@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/onnx"
+	"github.com/clhost/clhost/model"
 )
 
 // Model file forms, told apart by the file's extension (in any case).

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/onnx"
+	"github.com/clhost/clhost/model"
 )
 
 // sameModel fails unless a and b have the same JSON form.

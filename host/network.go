@@ -7,9 +7,9 @@ import (
 	"sync"
 
 	builtinkernels "github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // Tensor is a float32 tensor in host memory: its Shape, and its Data in C order. The

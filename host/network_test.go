@@ -15,8 +15,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/cl"
+	"github.com/clhost/clhost/model"
 )
 
 func newTestEngine(t testing.TB, opts Options) *Engine {

@@ -4,7 +4,7 @@ import (
 	"sync"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // progress passes Compile's advance to Options.Progress: done of total steps of what.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // threeProgramModel is x → Relu → 2×2 MaxPool → GlobalAveragePool: three small

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 )
 
 // Drivers compile one program at a time per process however many threads ask (PoCL

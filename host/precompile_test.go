@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // privatePoCLEnv marks the child process in which TestCompileWorkersFillPoCLCache runs

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // preparedLayer is a layer with its implementation chosen and, for a built-in, its

@@ -3,10 +3,10 @@ package host
 import (
 	"math"
 
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 func (n *Network) recordProfile(events [][]*cl.Event) {

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/jit"
 )
 

@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/jit"
+	"github.com/clhost/clhost/model"
 )
 
 // The sanitizer runs a custom layer's kernel alone, on copies of the inputs it had in an

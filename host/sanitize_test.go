@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/configs"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // sanChain is x → Relu → custom layer of type typ → Relu, so that the custom layer's

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // scratchModel: two 7×7 padded convolutions (each reads a zero-padded copy of its input

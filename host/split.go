@@ -2,8 +2,8 @@ package host
 
 import (
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // Batch splitting (Options.SplitBatch): on a CPU device each eligible layer runs as two

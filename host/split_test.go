@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // splitModel has a layer of each kind that splits its batch (Conv with fused

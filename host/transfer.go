@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 )
 
 // Inputs and outputs cross to the device either directly from the caller's Go memory (a
@@ -19,7 +19,7 @@ import (
 // (borrowed_inputs.go); an input that is copied all the same (Options.CopyInputs, a graph
 // output) is written in place: the buffer's region is mapped (no copy on such a device)
 // and filled by the same goroutines. A blocking write there is one memcpy on one driver
-// thread, several times slower than the mapped fill (BenchmarkInputWrite in host/cl).
+// thread, several times slower than the mapped fill (BenchmarkInputWrite in cl).
 
 // PinnedMode is Options.Pinned.
 type PinnedMode int

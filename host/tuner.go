@@ -12,8 +12,8 @@ import (
 	"sync"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/cl"
+	"github.com/clhost/clhost/model"
 )
 
 // tuner picks, for layers whose op offers several plans (tile sizes, K splits on GPUs),

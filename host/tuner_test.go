@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // slowFastOp is a test op with three plans of one copy kernel: the first (its own

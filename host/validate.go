@@ -5,9 +5,9 @@ import (
 
 	"github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/customlayer"
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/jit"
+	"github.com/clhost/clhost/model"
 )
 
 // CustomInstance is one custom layer of a model as an engine would bind it: its

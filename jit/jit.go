@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/clhost/clhost/customlayer"
-	"github.com/clhost/clhost/jit/formula"
+	"github.com/clhost/clhost/customlayer/formula"
 )
 
 // Tensor describes one input or output of a layer instance.

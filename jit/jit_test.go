@@ -10,7 +10,7 @@ import (
 	"testing/fstest"
 
 	"github.com/clhost/clhost/customlayer"
-	"github.com/clhost/clhost/jit/formula"
+	"github.com/clhost/clhost/customlayer/formula"
 )
 
 func loadReLU(t *testing.T) *customlayer.Layer {

@@ -22,7 +22,7 @@ export OCLGRIND_CHECK_API=1 OCLGRIND_DATA_RACES=1
 # in the code it runs, and the optimizer's merged array indices read there as overruns
 # that the source does not have.
 export CLHOST_BUILD_OPTIONS=-cl-opt-disable
-# The canary (host/cl) reads past a buffer on purpose: its report must reach the log.
+# The canary (cl) reads past a buffer on purpose: its report must reach the log.
 export CLHOST_TEST_CANARY=1
 start=$(date +%s)
 status=0
@@ -48,7 +48,7 @@ slowpid=$!
 rest='TestOclgrindCanary|TestOpsMatchReference|TestConv3D|TestPool3D|TestPoolLargeWindow|TestConvGPUPlan|TestConvCPUPlan|TestConvCPUPaddedCopy|TestConvDepthwiseCPUPlan|TestConvWindowCPUPlan|TestConv1x1CPUPlan|TestConv1x1PooledCPUPlan|TestConv1x1BlockedCPUPlan|TestCPULaunchGroups|TestInvertedResidualPlan|TestMaxPoolCPUPlan|TestConcatCPUPlan|TestGemmCPUPlan|TestGlobalConfig.*|TestCustom.*|TestSample.*|TestDiamond.*|TestLayerNormStatistics|TestRowGroupPlans|TestGoodKernel|TestYoloHead|TestSampleAgainstReference'
 gotest -p 1 \
 	-run "^($rest)\$" \
-	./host/cl ./host ./builtin_kernels ./samples/custom_layers ./samples/custom_relu ./samples/onnx_custom_op ./samples/yolo_head 2>&1 | tee "$log" | grep --line-buffered -E '^(ok|FAIL|--- FAIL)'
+	./cl ./host ./builtin_kernels ./samples/custom_layers ./samples/custom_relu ./samples/onnx_custom_op ./samples/yolo_head 2>&1 | tee "$log" | grep --line-buffered -E '^(ok|FAIL|--- FAIL)'
 # PIPESTATUS right after the pipeline: go test's own status (a "|| true" after the
 # pipeline would replace it with true's, and a failing test would pass).
 [ "${PIPESTATUS[0]}" = 0 ] || status=1

@@ -1,10 +1,10 @@
 #!/bin/sh
-# Installs what host/serve's tests need beyond Go: Node's gRPC client libraries
-# (@grpc/grpc-js, @grpc/proto-loader, versions pinned in host/serve/testdata/node) from
-# the npm registry into host/serve/testdata/node/node_modules (ignored by git), and curl.
+# Installs what serve's tests need beyond Go: Node's gRPC client libraries
+# (@grpc/grpc-js, @grpc/proto-loader, versions pinned in serve/testdata/node) from
+# the npm registry into serve/testdata/node/node_modules (ignored by git), and curl.
 set -eu
 cd "$(dirname "$0")/.."
-dir=host/serve/testdata/node
+dir=serve/testdata/node
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		apt-get update -q && apt-get install -y -q nodejs npm curl

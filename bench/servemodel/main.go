@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/tensorio"
+	"github.com/clhost/clhost/tensorio"
 )
 
 // checkFlags are the debugging flags of `clhost run`: --check, --sanitize, --expect.

@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/onnx"
+	"github.com/clhost/clhost/model"
 )
 
 // ONNX's backend tests compare with numpy.testing.assert_allclose at these tolerances:

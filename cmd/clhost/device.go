@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 )
 
 // deviceFlag adds the shared -d selector to a command's flags.

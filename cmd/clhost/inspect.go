@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
+	"github.com/clhost/clhost/model"
 )
 
 func init() {

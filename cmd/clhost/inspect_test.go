@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 func TestInspectTable(t *testing.T) {

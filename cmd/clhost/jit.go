@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
-	"github.com/clhost/clhost/host/cl"
 	"github.com/clhost/clhost/jit"
 )
 

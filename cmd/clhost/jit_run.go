@@ -13,9 +13,9 @@ import (
 
 	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/model"
-	"github.com/clhost/clhost/host/tensorio"
 	"github.com/clhost/clhost/jit"
+	"github.com/clhost/clhost/model"
+	"github.com/clhost/clhost/tensorio"
 )
 
 // jitRunFlags are the flags of `clhost jit --run`: one custom layer run alone on given

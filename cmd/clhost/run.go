@@ -17,9 +17,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/model"
-	"github.com/clhost/clhost/host/tensorio"
 	"github.com/clhost/clhost/internal/onnx"
+	"github.com/clhost/clhost/model"
+	"github.com/clhost/clhost/tensorio"
 )
 
 func init() {

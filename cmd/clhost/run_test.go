@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/tensorio"
+	"github.com/clhost/clhost/tensorio"
 )
 
 // captureStderr runs f with os.Stderr redirected and returns what it wrote.

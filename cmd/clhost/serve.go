@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/serve"
+	"github.com/clhost/clhost/serve"
 )
 
 func init() {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // TestServeCommand: clhost serve prints its device, model and listening lines, answers

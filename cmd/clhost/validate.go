@@ -8,11 +8,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/customlayer/formula"
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/cl"
 	"github.com/clhost/clhost/jit"
-	"github.com/clhost/clhost/jit/formula"
 )
 
 func init() {

@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // FoldBatchNorm folds every inference-mode BatchNormalization that directly follows a

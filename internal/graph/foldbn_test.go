@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // convBNModel builds x → Conv(W[, B]) → BatchNormalization per entry of convs, all on

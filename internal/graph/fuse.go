@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // FuseStats counts what Fuse folded.

@@ -4,8 +4,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // The rules every device takes: an activation or a residual Add folded into the Conv or

@@ -3,8 +3,8 @@ package graph
 import (
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // SqueezeNet's rule: a fire module (a squeeze, two expansions and their Concat) made one

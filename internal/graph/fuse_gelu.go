@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // GELU as PyTorch exports it before opset 20, which has no Gelu operator:

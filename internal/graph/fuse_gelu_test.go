@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
+	"github.com/clhost/clhost/model"
 )
 
 // geluChain appends GELU as PyTorch exports it before opset 20 to b, reading x, with

@@ -4,8 +4,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // MobileNet's rules: a 1×1 (or stem) Conv and the depthwise Conv after it made one

@@ -3,8 +3,8 @@ package graph
 import (
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // A Linear layer as PyTorch exports it: MatMul(x, W) then Add of a constant bias over

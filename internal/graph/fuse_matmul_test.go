@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // linearModel has PyTorch's Linear layers: MatMul by a constant W and Add of a bias [N]

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // The pooling rules: a GlobalAveragePool or a MaxPool folded into the Conv before it, and

@@ -16,9 +16,9 @@ import (
 
 	"github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // modelBuilder wraps model.Builder with seeded random weights.

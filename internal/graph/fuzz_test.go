@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // fuzzBytes hands out the fuzzer's bytes one at a time, zeros once they run out.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // Graph is the dependency structure of a valid model: which layer produces and which

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 func layer(typ, name string, inputs ...string) model.Layer {

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // ShapeFunc computes the output shapes of one layer from the shapes of its inputs, with

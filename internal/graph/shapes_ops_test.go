@@ -1,6 +1,6 @@
 package graph
 
-import "github.com/clhost/clhost/host/model"
+import "github.com/clhost/clhost/model"
 
 // The shape cases of the element-wise math ops, reductions, normalizations and the shape
 // family, worked out by hand from the ONNX definitions (the comment beside each shows the

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // ConvGeometry checks a Conv layer's input (N, C, spatial…) and weight (M, C/group,

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/builtin_kernels"
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
+	"github.com/clhost/clhost/model"
 )
 
 // Shape inference and the kernels resolve a window by one rule: for each case the shape

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // Computing layers at load time: which operators fold, and each one's rule on constant

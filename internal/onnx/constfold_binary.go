@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // Element-wise binary ops on constant values (arithmetic, comparisons, logic) with numpy

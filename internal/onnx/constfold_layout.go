@@ -3,8 +3,8 @@ package onnx
 import (
 	"fmt"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
 )
 
 // Reshaping and slicing constant values: the shape Flatten, Reshape, Unsqueeze and Squeeze

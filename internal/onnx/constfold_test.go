@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 func intVal(shape []int, vs ...int64) *cval {

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // cval is a constant's value while the importer folds layers at load time: integers keep

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/cl"
 	"github.com/clhost/clhost/internal/onnx"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/sbinet/npyio/npy"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
+	"github.com/clhost/clhost/model"
 )
 
 // convRef is a direct NCHW convolution with ONNX Conv's pads, strides, dilations and

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // The importer's state and run, which drives the import: import_inputs.go reads the graph

@@ -3,7 +3,7 @@ package onnx
 import (
 	"strconv"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // resolveAliases rewires every reader of a folded Identity or Dropout to the tensor it

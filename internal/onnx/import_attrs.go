@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // convertAttr maps an ONNX attribute onto a typed layer attribute.

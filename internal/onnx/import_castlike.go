@@ -3,7 +3,7 @@ package onnx
 import (
 	"fmt"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // castLike turns a CastLike node into the Cast it means: Cast to the element type of its

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // Graph inputs (their shapes, the sizes of their symbols, load-time constants) and the

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // One NodeProto at a time: a Constant becomes a constant, an Identity or Dropout an alias

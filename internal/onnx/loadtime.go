@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // loadTimeSlots lists, per operator, the inputs whose values clhost needs when it loads the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 

@@ -41,8 +41,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
+	"github.com/clhost/clhost/model"
 )
 
 // Options tune how a model is imported. The zero value is the default.

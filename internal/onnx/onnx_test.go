@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
+	"github.com/clhost/clhost/model"
 )
 
 // The fixtures come from testdata/make_fixtures.py; the literal values below are the ones

@@ -12,7 +12,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // Every prefix of a model is refused with an error that names the file, and nothing

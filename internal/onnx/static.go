@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
+	"github.com/clhost/clhost/model"
 )
 
 // prepareLayers walks the layers in graph order (ONNX lists nodes topologically) with

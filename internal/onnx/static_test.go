@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 func i64init(name string, dims []int64, vs ...int64) func(pb) pb {

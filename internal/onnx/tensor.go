@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // maxDim bounds one dimension: OpenCL kernels index with int, and a bound keeps the

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // Reading a constant model tensor's elements back as numbers.

@@ -3,7 +3,7 @@ package onnx
 import (
 	"fmt"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // DecodeTensor reads one serialized TensorProto, such as the input_N.pb and output_N.pb

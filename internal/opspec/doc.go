@@ -4,6 +4,6 @@
 // follow, and the bounds of the fused kernels' buffers that decide whether a fusion pays.
 //
 // It is a leaf of pure Go apart from builtin_kernels, which needs OpenCL: internal/graph may
-// import only host/model and this package, so the graph passes ask the ops here, and each
+// import only model and this package, so the graph passes ask the ops here, and each
 // name, rule and limit is declared once for both sides.
 package opspec

@@ -14,7 +14,7 @@ import (
 	"math/rand/v2"
 	"os"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 func main() {

@@ -22,7 +22,7 @@ import (
 	"math/rand/v2"
 	"os"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // The ChannelMix parameters: output channel f is input channel Perm[f] times Gain[f].

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 //go:embed custom_layers.xml kernels/*.cl

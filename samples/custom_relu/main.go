@@ -15,8 +15,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/clhost/clhost/host/model"
-	"github.com/clhost/clhost/host/tensorio"
+	"github.com/clhost/clhost/model"
+	"github.com/clhost/clhost/tensorio"
 )
 
 func main() {

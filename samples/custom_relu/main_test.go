@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/tensorio"
+	"github.com/clhost/clhost/tensorio"
 )
 
 // TestSampleAgainstReference runs the sample model with OpenVINO's example kernel on the

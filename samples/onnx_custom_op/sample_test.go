@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/tensorio"
+	"github.com/clhost/clhost/tensorio"
 )
 
 func readNpy(t *testing.T, path string) *host.Tensor {

@@ -11,8 +11,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/clhost/clhost/host/cl"
-	pb "github.com/clhost/clhost/host/serve/inferencepb"
+	"github.com/clhost/clhost/cl"
+	pb "github.com/clhost/clhost/serve/inferencepb"
 )
 
 // metricSum adds up a counter or a histogram's sample count and sum over every label

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/clhost/clhost/host/serve/inferencepb"
+	pb "github.com/clhost/clhost/serve/inferencepb"
 )
 
 // grpcService is the protocol's inference.GRPCInferenceService.

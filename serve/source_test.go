@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/host/model"
-	"github.com/clhost/clhost/host/tensorio"
+	"github.com/clhost/clhost/model"
+	"github.com/clhost/clhost/tensorio"
 )
 
 func copyFile(t *testing.T, from, to string) {
@@ -56,7 +56,7 @@ func mixModel() (*model.Model, error) {
 // item at a time. Each answers as its reference says.
 func TestModelRepository(t *testing.T) {
 	dir := t.TempDir()
-	copyFile(t, filepath.Join("..", "..", "internal", "onnx", "testdata", "dynamic.onnx"), filepath.Join(dir, "dynamic.onnx"))
+	copyFile(t, filepath.Join("..", "internal", "onnx", "testdata", "dynamic.onnx"), filepath.Join(dir, "dynamic.onnx"))
 	m, err := reluModel(1)
 	saveModel(t, m, err, filepath.Join(dir, "relu", "relu.clm"))
 	for _, f := range []string{"custom_layer_example.xml", "custom_layer_kernel.cl"} {
@@ -90,11 +90,11 @@ func TestModelRepository(t *testing.T) {
 		t.Errorf("the log does not say why mix is not batched:\n%s", log.String())
 	}
 
-	x, err := tensorio.ReadFile(filepath.Join("..", "..", "internal", "onnx", "testdata", "expected", "dynamic", "x.npy"))
+	x, err := tensorio.ReadFile(filepath.Join("..", "internal", "onnx", "testdata", "expected", "dynamic", "x.npy"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, err := tensorio.ReadFile(filepath.Join("..", "..", "internal", "onnx", "testdata", "expected", "dynamic", "y.npy"))
+	y, err := tensorio.ReadFile(filepath.Join("..", "internal", "onnx", "testdata", "expected", "dynamic", "y.npy"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	pb "github.com/clhost/clhost/host/serve/inferencepb"
+	pb "github.com/clhost/clhost/serve/inferencepb"
 )
 
 // TestIntegerData: integer tensors (as a model input declared INT8, UINT8, INT32 or

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 )
 
 // device is one device the server runs batches on, one at a time, in its worker.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/clhost/clhost/host/model"
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/internal/onnx"
+	"github.com/clhost/clhost/model"
 )
 
 // Source is a model the server loads: its name, the custom-layer configurations it

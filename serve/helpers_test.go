@@ -13,14 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // reluConfig is the custom-layer configuration of samples/custom_relu: a leaky ReLU
 // kernel of type "ReLU", its slope a model attribute.
-var reluConfig = filepath.Join("..", "..", "samples", "custom_relu", "custom_layer_example.xml")
+var reluConfig = filepath.Join("..", "samples", "custom_relu", "custom_layer_example.xml")
 
 const (
 	imgC, imgH, imgW = 3, 8, 8

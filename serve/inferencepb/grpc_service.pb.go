@@ -1312,7 +1312,7 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x0eServerMetadata\x12 .inference.ServerMetadataRequest\x1a!.inference.ServerMetadataResponse\"\x00\x12T\n" +
 	"\rModelMetadata\x12\x1f.inference.ModelMetadataRequest\x1a .inference.ModelMetadataResponse\"\x00\x12K\n" +
 	"\n" +
-	"ModelInfer\x12\x1c.inference.ModelInferRequest\x1a\x1d.inference.ModelInferResponse\"\x00B1Z/github.com/clhost/clhost/host/serve/inferencepbb\x06proto3"
+	"ModelInfer\x12\x1c.inference.ModelInferRequest\x1a\x1d.inference.ModelInferResponse\"\x00B,Z*github.com/clhost/clhost/serve/inferencepbb\x06proto3"
 
 var (
 	file_grpc_service_proto_rawDescOnce sync.Once

@@ -29,9 +29,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/host/cl"
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // Options configure a Server. The zero value of each field takes its default.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 )
 
 // TestSelectDevices: -d lists resolve by type and ordinal, index or name, "all" takes

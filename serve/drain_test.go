@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/clhost/clhost/host/serve/inferencepb"
+	pb "github.com/clhost/clhost/serve/inferencepb"
 )
 
 func inflight(s *Server) int {

@@ -611,7 +611,7 @@ func TestBuilderIsIndependentOfBuiltModel(t *testing.T) {
 // TestLoadOtherForms: Load of an ONNX or JSON model, by name or by content, says which
 // loader reads it instead of reporting a bad file identifier.
 func TestLoadOtherForms(t *testing.T) {
-	onnxPath := filepath.Join("..", "..", "internal", "onnx", "testdata", "conv.onnx")
+	onnxPath := filepath.Join("..", "internal", "onnx", "testdata", "conv.onnx")
 	onnxData, err := os.ReadFile(onnxPath)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clhost/clhost/host/cl"
+	"github.com/clhost/clhost/cl"
 )
 
 // SelectDevices resolves a device list: "all" (every device of every platform), or

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clhost/clhost/host/model"
-	pb "github.com/clhost/clhost/host/serve/inferencepb"
+	"github.com/clhost/clhost/model"
+	pb "github.com/clhost/clhost/serve/inferencepb"
 )
 
 // An embedding lookup: INT64 token ids [batch, 3] → Gather of a [10, 4] table.
@@ -124,7 +124,7 @@ func TestIntegerModelInput(t *testing.T) {
 // as every activation) is served with the datatype the file declares: metadata says
 // INT64, INT64 JSON data gives the table's rows (row r holds 4r .. 4r+3), FP32 is refused.
 func TestONNXIntegerInput(t *testing.T) {
-	ts := startServer(t, []Source{FileSource("../../internal/onnx/testdata/ids.onnx", nil)}, 1, Options{MaxBatch: 4})
+	ts := startServer(t, []Source{FileSource("../internal/onnx/testdata/ids.onnx", nil)}, 1, Options{MaxBatch: 4})
 	url := ts.httpURL + "/v2/models/ids"
 	resp, err := httpClient.Get(url)
 	if err != nil {

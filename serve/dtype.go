@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/clhost/clhost/host/model"
+	"github.com/clhost/clhost/model"
 )
 
 // Networks compute in float32 whatever a model declares, so a tensor crosses the

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/clhost/clhost/host/serve/inferencepb"
+	pb "github.com/clhost/clhost/serve/inferencepb"
 )
 
 func grpcClient(t testing.TB, addr string) pb.GRPCInferenceServiceClient {

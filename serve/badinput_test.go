@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/clhost/clhost/host/serve/inferencepb"
+	pb "github.com/clhost/clhost/serve/inferencepb"
 )
 
 // TestBadInputs: every malformed request is refused with the status its kind takes and

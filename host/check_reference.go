@@ -56,10 +56,11 @@ type refJob struct {
 
 // referenceJob reads what layer l's reference needs from the device.
 func (c *checker) referenceJob(l *model.Layer, at int) (*refJob, error) {
-	op, ok := builtinkernels.Lookup(l.Type)
-	if !ok {
-		return nil, fmt.Errorf("no built-in layer type %q", l.Type)
+	im := c.n.res.layer(l)
+	if !im.builtin() {
+		return nil, fmt.Errorf("layer %q (%s) runs no built-in", l.Name, l.Type)
 	}
+	op := im.op
 	j := &refJob{at: at, l: l, op: op, ins: make([]*builtinkernels.HostTensor, len(l.Inputs))}
 	for i, name := range l.Inputs {
 		if name == "" {
@@ -149,7 +150,10 @@ func (c *checker) wholeNetwork(r *CheckReport, inputs, outs map[string]*Tensor, 
 			}
 			continue
 		}
-		op, _ := builtinkernels.Lookup(l.Type)
+		op := n.res.layer(l).op
+		if op == nil {
+			return fmt.Errorf("layer %q (%s) runs no built-in", l.Name, l.Type)
+		}
 		ins := make([]*builtinkernels.HostTensor, len(l.Inputs))
 		for i, name := range l.Inputs {
 			if name == "" {

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-	builtinkernels "github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/model"
@@ -27,23 +26,24 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	}
 	// Passes rewrite the model; the caller's stays as it was.
 	m = m.Clone()
-	if err := graph.InferShapesExcept(m, e.isCustomType); err != nil {
+	res := newResolver(e.Layers)
+	if err := graph.InferShapesExcept(m, res.isCustom); err != nil {
 		return nil, err
 	}
 	if err := checkNoEmpty(m); err != nil {
 		return nil, err
 	}
-	if err := e.checkImplemented(m); err != nil {
+	if err := e.checkImplemented(m, res); err != nil {
 		return nil, err
 	}
-	if err := e.optimize(m); err != nil {
+	if err := e.optimize(m, res); err != nil {
 		return nil, err
 	}
-	order, levels, err := executionOrder(m, e.isCustomType)
+	order, levels, err := executionOrder(m, res.isCustom)
 	if err != nil {
 		return nil, err
 	}
-	n := &Network{engine: e, Model: m, tensors: map[string]*deviceTensor{}}
+	n := &Network{engine: e, Model: m, res: res, tensors: map[string]*deviceTensor{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -56,7 +56,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	}
 	prepared := make([]*preparedLayer, len(order))
 	stepOf := make(map[int]int, len(order))
-	tuning := e.progress("layers tuned", e.tunableLayers(m, order))
+	tuning := e.progress("layers tuned", e.tunableLayers(res, m, order))
 	for si, li := range order {
 		stepOf[li] = si
 		p, err := n.prepare(&m.Layers[li])
@@ -64,7 +64,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 			return nil, err
 		}
 		prepared[si] = p
-		if tuning != nil && e.tunable(p.l) {
+		if tuning != nil && e.tunable(res, p.l) {
 			tuning.step()
 		}
 	}
@@ -154,11 +154,11 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 // residual additions into the layers before them, unless Options.NoFuse says otherwise
 // or a tensor dump wants every intermediate tensor. Layer types a custom layer overrides
 // are left alone: the user's kernel would not know the fused attributes.
-func (e *Engine) optimize(m *model.Model) error {
+func (e *Engine) optimize(m *model.Model, res *resolver) error {
 	if e.opts.NoFuse || e.opts.DumpTensors != "" {
 		return nil
 	}
-	custom := func(typ string) bool { _, ok := e.Layers.Lookup(typ); return ok }
+	custom := res.isCustom
 	if !custom("Conv") && !custom("BatchNormalization") {
 		// Before Fuse: the fold must never see a Conv that already carries an activation.
 		if k := graph.FoldBatchNorm(m); k > 0 {
@@ -197,19 +197,16 @@ func (e *Engine) optimize(m *model.Model) error {
 
 // checkImplemented lists every layer type that neither a custom layer nor a built-in
 // implements, and notes custom layers that replace built-ins.
-func (e *Engine) checkImplemented(m *model.Model) error {
+func (e *Engine) checkImplemented(m *model.Model, res *resolver) error {
 	var missing *UnimplementedError
 	seen := map[string]bool{}
 	for i := range m.Layers {
 		l := &m.Layers[i]
-		if _, custom := e.Layers.Lookup(l.Type); custom {
-			if _, builtin := builtinkernels.Lookup(l.Type); builtin && !seen["override "+l.Type] {
-				seen["override "+l.Type] = true
-				e.logf("custom layer %q from %s replaces the built-in layer type for this run", l.Type, e.layerOrigin(l.Type))
-			}
-			continue
+		if res.shadows(l.Type) && !seen["override "+l.Type] {
+			seen["override "+l.Type] = true
+			e.logf("custom layer %q from %s replaces the built-in layer type for this run", l.Type, e.layerOrigin(l.Type))
 		}
-		if _, ok := builtinkernels.Lookup(l.Type); ok {
+		if i := res.layer(l); i.custom != nil || i.op != nil {
 			continue
 		}
 		if !seen[l.Type] {

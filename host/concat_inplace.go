@@ -155,7 +155,7 @@ func (n *Network) stridedConcatParts(m *model.Model) map[int][]int {
 				ps = nil
 				break
 			}
-			if _, custom := n.engine.Layers.Lookup(m.Layers[p].Type); custom {
+			if n.res.layer(&m.Layers[p]).custom != nil {
 				ps = nil
 				break
 			}
@@ -194,10 +194,11 @@ func setIntAttr(l *model.Layer, name string, v int64) {
 // honoursStride says whether a built-in layer's untuned plan writes its output's images
 // image elements apart when asked to.
 func (n *Network) honoursStride(l model.Layer, image int) bool {
-	op, ok := builtinkernels.Lookup(l.Type)
-	if !ok {
+	im := n.res.layer(&l)
+	if !im.builtin() {
 		return false
 	}
+	op := im.op
 	l.Attrs = slices.Clone(l.Attrs)
 	setIntAttr(&l, opspec.OutputBatchStrideAttr, int64(image))
 	in, out, err := n.layerShapes(&l)

@@ -114,12 +114,6 @@ func (e *Engine) unimplemented(err *UnimplementedError, l *model.Layer) *Unimple
 	return err
 }
 
-// isCustomType says whether a loaded custom-layer configuration implements typ, which then
-// replaces any built-in of that name.
-func (e *Engine) isCustomType(typ string) bool {
-	_, ok := e.Layers.Lookup(typ)
-	return ok
-}
 
 // executionOrder is the order layers are enqueued in, and their dependency levels.
 func executionOrder(m *model.Model, custom func(typ string) bool) ([]int, [][]int, error) {
@@ -256,8 +250,8 @@ func (n *Network) readAs(name string, f customlayer.Format) bool {
 				continue
 			}
 			readers++
-			cfg, ok := n.engine.Layers.Lookup(l.Type)
-			if !ok {
+			cfg := n.res.layer(l).custom
+			if cfg == nil {
 				return false
 			}
 			declared, found := cfg.FormatOf(customlayer.Input, port)
@@ -510,8 +504,8 @@ func (n *Network) producedFormat(name string) customlayer.Format {
 		if port < 0 {
 			continue
 		}
-		cfg, ok := n.engine.Layers.Lookup(l.Type)
-		if !ok {
+		cfg := n.res.layer(l).custom
+		if cfg == nil {
 			return f
 		}
 		for _, t := range cfg.Outputs() {

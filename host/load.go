@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/internal/onnx"
 	"github.com/clhost/clhost/model"
 )
@@ -39,6 +40,11 @@ type LoadOptions struct {
 	// model must already have them. The key "" stands for the only input of a
 	// single-input model.
 	InputShapes map[string][]int
+	// Layers are the custom layers the model will run with (an Engine's Layers, or what
+	// LoadConfigs returns). An ONNX node whose type one of them implements is imported as
+	// written, with none of the rewrites that give it a built-in's semantics, so that the
+	// user's kernel gets the node's own inputs and attributes. Nil: no custom layers.
+	Layers *customlayer.Registry
 }
 
 // LoadModel reads a model in any form clhost reads (see ModelFormat), ONNX models
@@ -75,9 +81,12 @@ func (o LoadOptions) Load(path string) (*model.Model, error) {
 
 func (o LoadOptions) loadONNX(path string) (*model.Model, error) {
 	opt := onnx.Options{Batch: o.Batch, InputShapes: maps.Clone(o.InputShapes)}
+	if o.Layers != nil {
+		opt.Custom = newResolver(o.Layers).isCustom
+	}
 	if _, ok := opt.InputShapes[""]; ok {
 		// The only input's name is known once the model is read.
-		m, err := onnx.Options{Batch: o.Batch}.Load(path)
+		m, err := onnx.Options{Batch: o.Batch, Custom: opt.Custom}.Load(path)
 		if err != nil {
 			return nil, err
 		}

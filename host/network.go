@@ -85,6 +85,7 @@ func (t *deviceTensor) whole() (*cl.Buffer, error) {
 // arguments set. See the package documentation for its concurrency model.
 type Network struct {
 	engine  *Engine
+	res     *resolver // decides, once per type, custom or built-in
 	Model   *model.Model
 	steps   []*step
 	levels  [][]int

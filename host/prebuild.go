@@ -36,13 +36,13 @@ func (p *progress) step() {
 }
 
 // tunableLayers counts the layers whose plans the tuner times (TuneOn), for progress.
-func (e *Engine) tunableLayers(m *model.Model, order []int) int {
+func (e *Engine) tunableLayers(res *resolver, m *model.Model, order []int) int {
 	if !e.measuring() {
 		return 0
 	}
 	count := 0
 	for _, li := range order {
-		if e.tunable(&m.Layers[li]) {
+		if e.tunable(res, &m.Layers[li]) {
 			count++
 		}
 	}
@@ -50,15 +50,12 @@ func (e *Engine) tunableLayers(m *model.Model, order []int) int {
 }
 
 // tunable says whether a layer runs a built-in op that offers several plans.
-func (e *Engine) tunable(l *model.Layer) bool {
-	if _, custom := e.Layers.Lookup(l.Type); custom {
+func (e *Engine) tunable(res *resolver, l *model.Layer) bool {
+	im := res.layer(l)
+	if !im.builtin() {
 		return false
 	}
-	op, ok := builtinkernels.Lookup(l.Type)
-	if !ok {
-		return false
-	}
-	_, ok = op.(builtinkernels.Tunable)
+	_, ok := im.op.(builtinkernels.Tunable)
 	return ok
 }
 

@@ -25,10 +25,11 @@ type preparedLayer struct {
 
 // prepare chooses a layer's implementation and plans a built-in's launches.
 func (n *Network) prepare(l *model.Layer) (*preparedLayer, error) {
-	if cfg, ok := n.engine.Layers.Lookup(l.Type); ok {
-		return &preparedLayer{l: l, custom: cfg}, nil
+	im := n.res.layer(l)
+	if im.custom != nil {
+		return &preparedLayer{l: l, custom: im.custom}, nil
 	}
-	op, _ := builtinkernels.Lookup(l.Type)
+	op := im.op
 	inShapes, outShapes, err := n.layerShapes(l)
 	if err != nil {
 		return nil, err

@@ -96,10 +96,11 @@ func (n *Network) planHalves(prepared []*preparedLayer, levels [][]int) {
 		if !ok {
 			continue
 		}
-		op, ok := builtinkernels.Lookup(p.l.Type)
-		if !ok {
+		im := n.res.layer(p.l)
+		if !im.builtin() {
 			continue
 		}
+		op := im.op
 		half, err := op.Plan(p.l, in, out, dev)
 		if err != nil || len(half.Launches) == 0 || half.AliasInput >= 0 || half.OutputBatchStride != p.plan.OutputBatchStride {
 			continue

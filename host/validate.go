@@ -3,7 +3,6 @@ package host
 import (
 	"fmt"
 
-	"github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/jit"
@@ -30,7 +29,8 @@ func CustomInstances(m *model.Model, reg *customlayer.Registry) ([]CustomInstanc
 		return nil, err
 	}
 	m = m.Clone()
-	if err := graph.InferShapesExcept(m, func(typ string) bool { _, ok := reg.Lookup(typ); return ok }); err != nil {
+	res := newResolver(reg)
+	if err := graph.InferShapesExcept(m, res.isCustom); err != nil {
 		return nil, err
 	}
 	var out []CustomInstance
@@ -38,9 +38,9 @@ func CustomInstances(m *model.Model, reg *customlayer.Registry) ([]CustomInstanc
 	seen := map[string]bool{}
 	for i := range m.Layers {
 		l := &m.Layers[i]
-		cfg, ok := reg.Lookup(l.Type)
-		if !ok {
-			if _, builtin := builtinkernels.Lookup(l.Type); !builtin && !seen[l.Type] {
+		cfg := res.layer(l).custom
+		if cfg == nil {
+			if res.layer(l).op == nil && !seen[l.Type] {
 				seen[l.Type] = true
 				t := UnimplementedType{Type: l.Type, Layer: l.Name}
 				if near, ok := reg.Near(l.Type); ok {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"github.com/clhost/clhost/customlayer"
 	"math"
 	"math/rand"
 	"net"
@@ -45,7 +46,7 @@ var reluWeights, reluBias = func() ([]float32, []float32) {
 
 // reluModel is Conv 3×3 → custom ReLU (the sample's kernel) → MaxPool 2×2 at a batch
 // size, with two outputs: the ReLU's ("features") and the pool's ("pooled").
-func reluModel(batch int) (*model.Model, error) {
+func reluModel(batch int, _ *customlayer.Registry) (*model.Model, error) {
 	if batch == 0 {
 		batch = 1
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/clhost/clhost/customlayer"
 	"net/http"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func embTable() []float32 {
 }
 
 func embeddingSource() Source {
-	return Source{Name: "embed", Platform: "clhost_clm", Load: func(batch int) (*model.Model, error) {
+	return Source{Name: "embed", Platform: "clhost_clm", Load: func(batch int, _ *customlayer.Registry) (*model.Model, error) {
 		b := model.NewBuilder("embed")
 		ids := b.Input("ids", model.Int64, max(batch, 1), embIDs)
 		b.Output(b.Layer("Gather", "vectors", []string{b.ConstFloat32("table", []int{embRows, embDim}, embTable()), ids}))

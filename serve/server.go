@@ -187,7 +187,15 @@ func (s *Server) load(src Source) (*servedModel, error) {
 	if src.Load == nil {
 		return nil, fmt.Errorf("model %q: no loader", src.Name)
 	}
-	stored, err := src.Load(0)
+	// The configurations the model's engines load, read once more here: the importer
+	// passes the nodes they implement through as written.
+	eo := s.opts.Engine
+	eo.Configs = append(slices.Clone(eo.Configs), src.Configs...)
+	layers, err := host.LoadConfigs(eo)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", src.Name, err)
+	}
+	stored, err := src.Load(0, layers)
 	if err == nil {
 		stored, err = withShapes(stored)
 	}
@@ -203,7 +211,7 @@ func (s *Server) load(src Source) (*servedModel, error) {
 	byBatch := map[int]*model.Model{}
 	if _, ok := batchOf(stored); ok {
 		for _, b := range s.opts.BatchSizes {
-			mb, err := src.Load(b)
+			mb, err := src.Load(b, layers)
 			if err == nil {
 				mb, err = withShapes(mb)
 			}

@@ -2,6 +2,8 @@ package serve
 
 import (
 	"fmt"
+	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/host"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,8 +28,10 @@ type Source struct {
 	Configs []string
 	// Load returns the model with batch size batch: dim 0 of every input and output.
 	// Batch 0 asks for the model as stored. A model that cannot take another batch
-	// returns an error, and the server runs it at its own shapes only.
-	Load func(batch int) (*model.Model, error)
+	// returns an error, and the server runs it at its own shapes only. layers are the
+	// custom layers the model will run with: an importer passes nodes of their types
+	// through as written (host.LoadOptions.Layers).
+	Load func(batch int, layers *customlayer.Registry) (*model.Model, error)
 	// InputTypes, where set, are the element types clients send for inputs whose type
 	// the loaded model does not keep: an ONNX model's integer inputs (token ids), which
 	// import as float32 like every activation.
@@ -63,7 +67,7 @@ func FileSource(path string, configs []string) Source {
 	var once sync.Once
 	var stored *model.Model
 	var storedErr error
-	read := func() (*model.Model, error) {
+	read := func(layers *customlayer.Registry) (*model.Model, error) {
 		once.Do(func() {
 			switch ext {
 			case extCLM:
@@ -71,15 +75,15 @@ func FileSource(path string, configs []string) Source {
 			case extJSON:
 				stored, storedErr = model.LoadJSON(path)
 			case extONNX:
-				stored, storedErr = onnx.Load(path)
+				stored, storedErr = host.LoadOptions{Layers: layers}.Load(path)
 			default:
 				storedErr = fmt.Errorf("%s: unknown model format %q: use %s, %s or %s", path, filepath.Ext(path), extCLM, extJSON, extONNX)
 			}
 		})
 		return stored, storedErr
 	}
-	load := func(batch int) (*model.Model, error) {
-		m, err := read()
+	load := func(batch int, layers *customlayer.Registry) (*model.Model, error) {
+		m, err := read(layers)
 		if err != nil || batch == 0 {
 			return m, err
 		}
@@ -87,7 +91,7 @@ func FileSource(path string, configs []string) Source {
 			// The importer gives a dynamic batch dimension its size everywhere it
 			// appears; a model whose batch is fixed comes back unchanged and is
 			// rewritten like a native one.
-			mb, err := onnx.Options{Batch: batch}.Load(path)
+			mb, err := host.LoadOptions{Batch: batch, Layers: layers}.Load(path)
 			if err != nil {
 				return nil, err
 			}

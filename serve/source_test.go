@@ -57,7 +57,7 @@ func mixModel() (*model.Model, error) {
 func TestModelRepository(t *testing.T) {
 	dir := t.TempDir()
 	copyFile(t, filepath.Join("..", "internal", "onnx", "testdata", "dynamic.onnx"), filepath.Join(dir, "dynamic.onnx"))
-	m, err := reluModel(1)
+	m, err := reluModel(1, nil)
 	saveModel(t, m, err, filepath.Join(dir, "relu", "relu.clm"))
 	for _, f := range []string{"custom_layer_example.xml", "custom_layer_kernel.cl"} {
 		copyFile(t, filepath.Join(filepath.Dir(reluConfig), f), filepath.Join(dir, "relu", f))
@@ -134,7 +134,7 @@ func TestModelRepository(t *testing.T) {
 // TestRebatch: a native model's batch dimension is rewritten through built-in and custom
 // layers; a model whose constants fix the batch is refused.
 func TestRebatch(t *testing.T) {
-	m, err := reluModel(1)
+	m, err := reluModel(1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,14 +112,8 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	if *ef.batch < 0 {
 		return nil, nil, usagef("-batch %d: must be positive", *ef.batch)
 	}
-	m, err := host.LoadOptions{Batch: *ef.batch, InputShapes: ef.inputShapes}.Load(*ef.model)
+	o, err := ef.options(o)
 	if err != nil {
-		if len(ef.inputFiles) > 0 {
-			return nil, nil, fmt.Errorf("%w (input shapes taken from -i %s)", err, strings.Join(ef.inputFiles, ", -i "))
-		}
-		return nil, nil, err
-	}
-	if o, err = ef.options(o); err != nil {
 		return nil, nil, err
 	}
 	var prog *compileProgress
@@ -130,6 +124,17 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	e, err := host.NewEngine(o)
 	if err != nil {
 		prog.finish()
+		return nil, nil, err
+	}
+	// The model is read once the configurations are: a node a custom layer implements is
+	// imported as written, for the user's kernel.
+	m, err := host.LoadOptions{Batch: *ef.batch, InputShapes: ef.inputShapes, Layers: e.Layers}.Load(*ef.model)
+	if err != nil {
+		prog.finish()
+		e.Close()
+		if len(ef.inputFiles) > 0 {
+			return nil, nil, fmt.Errorf("%w (input shapes taken from -i %s)", err, strings.Join(ef.inputFiles, ", -i "))
+		}
 		return nil, nil, err
 	}
 	n, err := e.Compile(m)

@@ -193,13 +193,13 @@ func (v *validation) buildRepresentative(layers []*customlayer.Layer) {
 // checkModel generates the program of every custom layer of the model from its shapes
 // and attributes, and builds each distinct one.
 func (v *validation) checkModel(path string, configs []string, stderr io.Writer) error {
-	m, err := host.LoadModel(path)
-	if err != nil {
-		return err
-	}
 	reg, err := host.LoadConfigs(host.Options{Configs: configs})
 	if err != nil {
 		return configError(err)
+	}
+	m, err := host.LoadOptions{Layers: reg}.Load(path)
+	if err != nil {
+		return err
 	}
 	insts, err := host.CustomInstances(m, reg)
 	var ue *host.UnimplementedError

@@ -18,7 +18,7 @@ func (im *importer) node(i int, n *nodeProto) error {
 	if n.opType == "" {
 		return fmt.Errorf("%s has no op_type", desc)
 	}
-	if defaultDomain(n.domain) {
+	if defaultDomain(n.domain) && !im.isCustomType(n.opType) {
 		switch n.opType {
 		case "Constant":
 			return im.constantNode(desc, n)
@@ -90,7 +90,7 @@ func (im *importer) node(i int, n *nodeProto) error {
 		}
 		l.Attrs = append(l.Attrs, model.Attr{Name: "domain", Kind: model.AttrString, Str: n.domain})
 	}
-	if defaultDomain(n.domain) && n.opType == "CastLike" {
+	if defaultDomain(n.domain) && n.opType == "CastLike" && !im.isCustomType(n.opType) {
 		if err := im.castLike(desc, &l); err != nil {
 			return err
 		}

@@ -54,6 +54,13 @@ type Options struct {
 	// InputShapes replaces the declared shape of the named graph inputs. A symbol the
 	// model uses in such an input takes the size given here wherever else it appears.
 	InputShapes map[string][]int
+	// Custom says which operator types a user's custom layer implements (host passes its
+	// loaded configurations). Nodes of those types, like nodes of other domains than the
+	// default one, are imported as written: no constant folding, no load-time inputs made
+	// attributes, no opset rewrites, so the user's kernel gets the node's own inputs and
+	// attributes. Their output shapes come from the model or, where it declares none, from
+	// the built-in operator's shape rule when that applies.
+	Custom func(typ string) bool
 	// Constants fixes the values of the named graph inputs at load time: each becomes a
 	// constant tensor of the model. Shapes are static in clhost, so an input whose values
 	// decide shapes or attributes (a Reshape's target shape, a Slice's starts; Inspect lists
@@ -139,10 +146,10 @@ func (o Options) decode(data []byte, dir, name string) (*model.Model, error) {
 	if m.Name == "" {
 		m.Name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	}
-	if err := checkDeclared(m); err != nil {
+	if err := checkDeclared(m, im.isCustom); err != nil {
 		return nil, err
 	}
-	if err := graph.InferShapes(m); err != nil {
+	if err := graph.InferShapesExcept(m, im.customTypes(m)); err != nil {
 		return nil, err
 	}
 	if err := im.rewriteLegacySoftmax(m); err != nil {
@@ -158,14 +165,15 @@ func (o Options) decode(data []byte, dir, name string) (*model.Model, error) {
 // checkDeclared makes sure every output of a layer type without built-in shape inference
 // (a custom operator) has a shape from the model, and names every one that has not, with
 // the ONNX places a shape can be declared.
-func checkDeclared(m *model.Model) error {
+func checkDeclared(m *model.Model, custom func(*model.Layer) bool) error {
 	declared := map[string]bool{}
 	for i := range m.Tensors {
 		declared[m.Tensors[i].Name] = true
 	}
 	var missing []string
-	for _, l := range m.Layers {
-		if graph.HasShape(l.Type) {
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		if !custom(l) && graph.HasShape(l.Type) {
 			continue
 		}
 		for _, o := range l.Outputs {

@@ -27,6 +27,11 @@ func (im *importer) prepareLayers() error {
 	for i := range im.layers {
 		l := im.layers[i]
 		fail := func(err error) error { return fmt.Errorf("node %q (%s): %w", l.Name, l.Type, err) }
+		if im.isCustom(&l) {
+			im.customShapes(&l, shapes, types)
+			kept = append(kept, l)
+			continue
+		}
 		if err := im.normalize(&l); err != nil {
 			return fail(err)
 		}

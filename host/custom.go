@@ -114,7 +114,6 @@ func (e *Engine) unimplemented(err *UnimplementedError, l *model.Layer) *Unimple
 	return err
 }
 
-
 // executionOrder is the order layers are enqueued in, and their dependency levels.
 func executionOrder(m *model.Model, custom func(typ string) bool) ([]int, [][]int, error) {
 	if err := graph.InferShapesExcept(m, custom); err != nil {

@@ -104,6 +104,16 @@ func (r *Registry) Lookup(typ string) (*Layer, bool) {
 	return l, ok
 }
 
+// Implements says whether a custom layer implements type typ, which then replaces any
+// built-in of that name. A nil registry implements nothing.
+func (r *Registry) Implements(typ string) bool {
+	if r == nil {
+		return false
+	}
+	_, ok := r.Lookup(typ)
+	return ok
+}
+
 // Layers returns every layer in force, in the order their types were first defined;
 // each Layer's Origin says which file its definition came from.
 func (r *Registry) Layers() []*Layer {

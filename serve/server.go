@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clhost/clhost/internal/graph"
 	"io"
 	"math"
 	"math/rand"
@@ -197,7 +198,7 @@ func (s *Server) load(src Source) (*servedModel, error) {
 	}
 	stored, err := src.Load(0, layers)
 	if err == nil {
-		stored, err = withShapes(stored)
+		stored, err = withShapes(stored, layers.Implements)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", src.Name, err)
@@ -209,14 +210,14 @@ func (s *Server) load(src Source) (*servedModel, error) {
 	// Items are rows of the batch dimension when the model has one and reads at
 	// batch 1; otherwise requests run at the model's own shapes.
 	byBatch := map[int]*model.Model{}
-	if _, ok := batchOf(stored); ok {
+	if _, ok := graph.BatchOf(stored); ok {
 		for _, b := range s.opts.BatchSizes {
 			mb, err := src.Load(b, layers)
 			if err == nil {
-				mb, err = withShapes(mb)
+				mb, err = withShapes(mb, layers.Implements)
 			}
 			if err == nil {
-				if got, ok := batchOf(mb); !ok || got != b {
+				if got, ok := graph.BatchOf(mb); !ok || got != b {
 					err = fmt.Errorf("the model read at batch %d has inputs or outputs of another batch", b)
 				}
 			}

@@ -95,12 +95,12 @@ func FileSource(path string, configs []string) Source {
 			if err != nil {
 				return nil, err
 			}
-			if b, ok := batchOf(mb); ok && b == batch {
+			if b, ok := graph.BatchOf(mb); ok && b == batch {
 				return mb, nil
 			}
 			m = mb
 		}
-		r, err := Rebatch(m, batch)
+		r, err := graph.Rebatch(m, batch, layers.Implements)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -179,90 +179,11 @@ func DirSources(dir string, configs []string) ([]Source, error) {
 	return out, nil
 }
 
-// batchOf is dim 0 shared by every input and output of m, if they share one.
-func batchOf(m *model.Model) (int, bool) {
-	b := -1
-	for _, names := range [][]string{m.Inputs, m.Outputs} {
-		for _, name := range names {
-			t := m.Tensor(name)
-			if t == nil || len(t.Shape) == 0 {
-				return 0, false
-			}
-			if b < 0 {
-				b = t.Shape[0]
-			}
-			if t.Shape[0] != b {
-				return 0, false
-			}
-		}
-	}
-	return b, b > 0
-}
-
-// Rebatch returns a copy of m whose batch dimension (dim 0 of every input, shared by
-// every output) is batch. Shapes of built-in layers' outputs are inferred anew; a
-// layer without shape inference (a custom layer) keeps its declared output shape with
-// dim 0 scaled, when dim 0 is the old batch. A model whose constants fix the batch (a
-// Reshape to [1, n]) fails shape inference and is refused. The server checks the result
-// numerically against the stored model before it batches requests.
-func Rebatch(m *model.Model, batch int) (*model.Model, error) {
-	if batch <= 0 {
-		return nil, fmt.Errorf("batch size %d: must be positive", batch)
-	}
-	m, err := withShapes(m)
-	if err != nil {
-		return nil, err
-	}
-	old, ok := batchOf(m)
-	if !ok {
-		return nil, fmt.Errorf("model %q: its inputs and outputs share no batch dimension (dim 0)", m.Name)
-	}
+// withShapes is a copy of m with the shape of every tensor inferred; the layers of the
+// types custom says are custom keep their declared shapes.
+func withShapes(m *model.Model, custom func(string) bool) (*model.Model, error) {
 	c := m.Clone()
-	if old == batch {
-		return c, nil
-	}
-	isInput := map[string]bool{}
-	for _, in := range c.Inputs {
-		isInput[in] = true
-	}
-	inferred := map[string]bool{}
-	for _, l := range c.Layers {
-		if !graph.HasShape(l.Type) {
-			continue
-		}
-		for _, o := range l.Outputs {
-			inferred[o] = true
-		}
-	}
-	kept := c.Tensors[:0]
-	for _, t := range c.Tensors {
-		switch {
-		case t.IsConst():
-		case isInput[t.Name]:
-			t.Shape[0] = batch
-		case inferred[t.Name]:
-			continue // inferred again below
-		case len(t.Shape) > 0 && t.Shape[0] == old:
-			t.Shape[0] = batch
-		default:
-			return nil, fmt.Errorf("model %q: tensor %q %v has no batch dimension of %d to rewrite", m.Name, t.Name, t.Shape, old)
-		}
-		kept = append(kept, t)
-	}
-	c.Tensors = kept
-	if err := graph.InferShapes(c); err != nil {
-		return nil, fmt.Errorf("at batch %d: %w", batch, err)
-	}
-	if b, ok := batchOf(c); !ok || b != batch {
-		return nil, fmt.Errorf("model %q: at batch %d the outputs do not all have dim 0 = %d", m.Name, batch, batch)
-	}
-	return c, nil
-}
-
-// withShapes is a copy of m with the shape of every tensor inferred.
-func withShapes(m *model.Model) (*model.Model, error) {
-	c := m.Clone()
-	if err := graph.InferShapes(c); err != nil {
+	if err := graph.InferShapesExcept(c, custom); err != nil {
 		return nil, err
 	}
 	return c, nil

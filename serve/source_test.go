@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"github.com/clhost/clhost/internal/graph"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -138,7 +139,7 @@ func TestRebatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Rebatch(m, 5)
+	r, err := graph.Rebatch(m, 5, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestRebatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Rebatch(fixed, 4); err == nil {
+	if _, err := graph.Rebatch(fixed, 4, nil); err == nil {
 		t.Error("a Reshape to [1 6] was rebatched to 4")
 	}
 }

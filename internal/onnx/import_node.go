@@ -27,7 +27,7 @@ func (im *importer) node(i int, n *nodeProto) error {
 				return fmt.Errorf("%s needs an input and an output", desc)
 			}
 			// The mask of a Dropout is all true at inference; a graph that reads it
-			// keeps the node (and needs an implementation for it).
+			// gets it computed from the input's shape.
 			maskRead := n.opType == "Dropout" && len(n.outputs) > 1 && n.outputs[1] != "" && im.read[n.outputs[1]]
 			if len(n.outputs) > 2 || (n.opType == "Identity" && len(n.outputs) > 1) {
 				return fmt.Errorf("%s has %d outputs", desc, len(n.outputs))
@@ -37,14 +37,15 @@ func (im *importer) node(i int, n *nodeProto) error {
 					return fmt.Errorf("%s: %w", desc, err)
 				}
 			}
-			if !maskRead {
-				if err := im.produce(n.outputs[0], desc); err != nil {
-					return err
-				}
-				im.alias[n.outputs[0]] = n.inputs[0]
-				im.aliasNode[n.outputs[0]] = n.name
-				return nil
+			if maskRead {
+				return im.dropoutMask(desc, n)
 			}
+			if err := im.produce(n.outputs[0], desc); err != nil {
+				return err
+			}
+			im.alias[n.outputs[0]] = n.inputs[0]
+			im.aliasNode[n.outputs[0]] = n.name
+			return nil
 		}
 	}
 	name := n.name

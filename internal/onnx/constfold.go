@@ -32,7 +32,7 @@ var foldable = map[string]bool{
 	"Range": true, "Reshape": true, "Flatten": true, "Expand": true, "Transpose": true,
 	"Floor": true, "Ceil": true, "Sqrt": true, "ReduceProd": true, "EyeLike": true,
 	"Mod": true, "Pow": true, "LessOrEqual": true, "GreaterOrEqual": true, "And": true,
-	"Or": true, "Xor": true, "Sign": true, "Reciprocal": true,
+	"Or": true, "Xor": true, "Sign": true, "Reciprocal": true, "ScatterND": true,
 }
 
 // evalLayer computes a layer's outputs from constant inputs. in[i] is nil where input i
@@ -282,6 +282,8 @@ func evalData(l *model.Layer, in []*cval, opset int64) (*cval, error) {
 		return out, nil
 	case "Slice":
 		return sliceVal(l, in)
+	case "ScatterND":
+		return scatterND(l, in)
 	case "Transpose":
 		r := len(x.shape)
 		perm := l.Ints("perm", nil)

@@ -27,24 +27,25 @@ func (im *importer) node(i int, n *nodeProto) error {
 				return fmt.Errorf("%s needs an input and an output", desc)
 			}
 			// The mask of a Dropout is all true at inference; a graph that reads it
-			// keeps the node (and needs an implementation for it).
+			// gets it computed from the input's shape.
 			maskRead := n.opType == "Dropout" && len(n.outputs) > 1 && n.outputs[1] != "" && im.read[n.outputs[1]]
 			if len(n.outputs) > 2 || (n.opType == "Identity" && len(n.outputs) > 1) {
 				return fmt.Errorf("%s has %d outputs", desc, len(n.outputs))
 			}
 			if n.opType == "Dropout" && len(n.inputs) > 2 && n.inputs[2] != "" {
-				if err := im.dropoutInference(n.inputs[2]); err != nil {
+				if err := im.dropoutInference(n.inputs[1], n.inputs[2]); err != nil {
 					return fmt.Errorf("%s: %w", desc, err)
 				}
 			}
-			if !maskRead {
-				if err := im.produce(n.outputs[0], desc); err != nil {
-					return err
-				}
-				im.alias[n.outputs[0]] = n.inputs[0]
-				im.aliasNode[n.outputs[0]] = n.name
-				return nil
+			if maskRead {
+				return im.dropoutMask(desc, n)
 			}
+			if err := im.produce(n.outputs[0], desc); err != nil {
+				return err
+			}
+			im.alias[n.outputs[0]] = n.inputs[0]
+			im.aliasNode[n.outputs[0]] = n.name
+			return nil
 		}
 	}
 	name := n.name
@@ -96,20 +97,6 @@ func (im *importer) node(i int, n *nodeProto) error {
 		}
 	}
 	im.layers = append(im.layers, l)
-	return nil
-}
-
-// dropoutInference accepts Dropout's training_mode input (opset 12 on) when it is a
-// constant false: clhost runs inference only.
-func (im *importer) dropoutInference(name string) error {
-	c := im.consts[name]
-	if c == nil {
-		return fmt.Errorf("training_mode (input %q) must be a constant false when the model loads; clhost runs inference only", name)
-	}
-	is, err := c.Int64s()
-	if err != nil || len(is) != 1 || is[0] != 0 {
-		return fmt.Errorf("training_mode (input %q) is true: training is not supported; export the model for inference", name)
-	}
 	return nil
 }
 

@@ -296,10 +296,13 @@ func TestEdgeCases(t *testing.T) {
 		m := decodeOK(t, onnxModel(13, g), Options{})
 		wantLayer(t, m, "clip", "Clip", []string{"x", "lo"}, []string{"y"})
 	})
-	t.Run("dropout with mask read stays", func(t *testing.T) {
+	t.Run("dropout with mask read folds", func(t *testing.T) {
+		// The mask is all true at inference: a constant of ones as the graph output.
 		m := decodeOK(t, onnxModel(13, relu1(addNode(node("Dropout", "drop", []string{"y"}, []string{"d", "mask"})),
 			addOutput(vinfo("mask", dtBool)), addOutput(vinfo("d", dtFloat)))), Options{})
-		wantLayer(t, m, "drop", "Dropout", []string{"y"}, []string{"d", "mask"})
+		wantLayer(t, m, "drop", "Identity", []string{"y"}, []string{"d"})
+		l := wantLayer(t, m, "Identity_mask", "Identity", []string{"mask/value"}, []string{"mask"})
+		wantConst(t, m, l.Inputs[0], model.Float32, []int{1, 2}, f32bytes(1, 1))
 	})
 	t.Run("batchnorm statistics outputs dropped", func(t *testing.T) {
 		stat := func(n string) func(pb) pb { return addInit(tensorPB(n, dtFloat, []int64{2}, f32raw(1, 1))) }

@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/clhost/clhost/cl"
 )
@@ -11,16 +10,6 @@ import (
 // deviceFlag adds the shared -d selector to a command's flags.
 func deviceFlag(fs *flag.FlagSet) *string {
 	return fs.String("d", "", "device: cpu, gpu, an index from 'clhost devices', or part of its name (default: first GPU, else first CPU)")
-}
-
-// selectDevice resolves a -d spec and says on stderr which device it picked.
-func selectDevice(spec string) (*cl.Device, error) {
-	d, note, err := cl.Select(spec)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintln(os.Stderr, "clhost: "+note)
-	return d, nil
 }
 
 func init() {

@@ -171,7 +171,7 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "clhost: entry %s, options %q, global work size %s, local %s\n", prog.Entry, prog.Options, joinInts(prog.Global), local)
 	if *rf.run {
-		return runJitLayer(layer, inst, params.m, data, &rf, configs, *dev, stdout, stderr)
+		return runJitLayer(layer, inst, data, &rf, configs, *dev, stdout, stderr)
 	}
 	if !*build {
 		return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,35 +8,17 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
+
+	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/conformance"
 )
 
 func init() {
 	register(command{name: "conformance", summary: "run ONNX backend test folders (model.onnx + test_data_set_*) and count pass / wrong / refused / crash per op", run: runConformance})
-}
-
-// Verdicts of one conformance test.
-const (
-	verdictPass    = "pass"    // every output within tolerance
-	verdictWrong   = "wrong"   // ran, but an output differs in shape or values
-	verdictRefused = "refused" // the model was refused at load or compile time, with an error
-	verdictCrash   = "crash"   // a panic, a signal, a time-out, or an error while running
-)
-
-// caseResult is the verdict on one test folder, as the child process reports it.
-type caseResult struct {
-	Test    string   `json:"test"`
-	Verdict string   `json:"verdict"`
-	Message string   `json:"message,omitempty"`
-	Ops     []string `json:"ops,omitempty"`
-	// Float says every input and output of the test is a floating-point tensor.
-	Float bool `json:"float"`
 }
 
 func runConformance(args []string) error {
@@ -54,7 +35,7 @@ func runConformance(args []string) error {
 		return err
 	}
 	if *one != "" {
-		r := runConformanceCase(*one, *device)
+		r := conformance.RunCase(*one, host.Options{Device: *device, CacheDir: defaultCacheDir()})
 		return json.NewEncoder(os.Stdout).Encode(r)
 	}
 	if fs.NArg() == 0 {
@@ -70,7 +51,7 @@ func runConformance(args []string) error {
 			return usagef("-run: %v", err)
 		}
 	}
-	tests, err := findConformanceTests(fs.Args(), re)
+	tests, err := conformance.FindTests(fs.Args(), re)
 	if err != nil {
 		return err
 	}
@@ -81,36 +62,20 @@ func runConformance(args []string) error {
 	if err != nil {
 		return err
 	}
-	results := make([]caseResult, len(tests))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	var mu sync.Mutex
-	done := 0
-	for range *jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				r := runConformanceChild(self, tests[i], *device, *timeout)
-				mu.Lock()
-				results[i] = r
-				done++
-				if *verbose {
-					fmt.Printf("[%d/%d] %-8s %s", done, len(tests), r.Verdict, r.Test)
-					if r.Verdict != verdictPass && r.Message != "" {
-						fmt.Printf(": %s", r.Message)
-					}
-					fmt.Println()
-				}
-				mu.Unlock()
+	opt := conformance.RunOptions{Jobs: *jobs, Timeout: *timeout,
+		Command: func(ctx context.Context, dir string) *exec.Cmd {
+			return exec.CommandContext(ctx, self, "conformance", "-one", dir, "-d", *device)
+		}}
+	if *verbose {
+		opt.Done = func(done, total int, r conformance.Result) {
+			fmt.Printf("[%d/%d] %-8s %s", done, total, r.Verdict, r.Test)
+			if r.Verdict != conformance.Pass && r.Message != "" {
+				fmt.Printf(": %s", r.Message)
 			}
-		}()
+			fmt.Println()
+		}
 	}
-	for i := range tests {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	results := conformance.Run(tests, opt)
 	if *jsonOut != "" {
 		b, err := json.MarshalIndent(results, "", " ")
 		if err != nil {
@@ -127,158 +92,52 @@ func runConformance(args []string) error {
 	return nil
 }
 
-// findConformanceTests expands the arguments into test folders: a folder with model.onnx
-// is a test, any other folder holds tests one level down. The result is sorted.
-func findConformanceTests(args []string, re *regexp.Regexp) ([]string, error) {
-	var out []string
-	isTest := func(dir string) bool {
-		_, err := os.Stat(filepath.Join(dir, "model.onnx"))
-		return err == nil
-	}
-	for _, a := range args {
-		if isTest(a) {
-			if re == nil || re.MatchString(filepath.Base(a)) {
-				out = append(out, a)
-			}
-			continue
-		}
-		entries, err := os.ReadDir(a)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			dir := filepath.Join(a, e.Name())
-			if e.IsDir() && isTest(dir) && (re == nil || re.MatchString(e.Name())) {
-				out = append(out, dir)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// runConformanceChild runs one test in a child process, so that a crash of the OpenCL
-// driver or a panic ends that test only.
-func runConformanceChild(self, dir, device string, timeout time.Duration) caseResult {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, self, "conformance", "-one", dir, "-d", device)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var r caseResult
-	if line := lastLine(stdout.String()); line != "" && json.Unmarshal([]byte(line), &r) == nil && r.Verdict != "" {
-		return r
-	}
-	r = caseResult{Test: dir, Verdict: verdictCrash}
-	switch {
-	case ctx.Err() != nil:
-		r.Message = fmt.Sprintf("no verdict within %v", timeout)
-	case err != nil:
-		r.Message = fmt.Sprintf("%v: %s", err, firstLine(lastLine(stderr.String())))
-	default:
-		r.Message = "the test process printed no verdict"
-	}
-	return r
-}
-
-func lastLine(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " ..."
-	}
-	return s
-}
-
-// printConformanceTable prints the verdicts per op type (a test counts once under each
-// op type its graph holds), then the totals, over all tests and over the float ones.
-// A float test refused because of another of its op types (Loop in an expanded Range,
-// RandomUniformLike in an expanded Bernoulli) counts as "blocked" under the others: it
-// says nothing about them. The last line names the op types whose float tests, blocked
-// ones aside, pass less than 95 % of the time, of those that pass any test at all.
-func printConformanceTable(w io.Writer, results []caseResult) {
-	type counts struct{ tests, pass, wrong, refused, crash, floatTests, floatPass, floatBlocked int }
-	add := func(c *counts, r caseResult, blocked bool) {
-		c.tests++
-		switch r.Verdict {
-		case verdictPass:
-			c.pass++
-		case verdictWrong:
-			c.wrong++
-		case verdictRefused:
-			c.refused++
-		default:
-			c.crash++
-		}
-		if r.Float {
-			c.floatTests++
-			switch {
-			case r.Verdict == verdictPass:
-				c.floatPass++
-			case blocked:
-				c.floatBlocked++
-			}
-		}
-	}
-	perOp := map[string]*counts{}
-	var total counts
-	for _, r := range results {
-		add(&total, r, false)
-		ops := r.Ops
-		if len(ops) == 0 {
-			ops = []string{"(unreadable)"}
-		}
-		by := refusingOp(r)
-		for _, op := range ops {
-			if perOp[op] == nil {
-				perOp[op] = &counts{}
-			}
-			add(perOp[op], r, by != "" && by != op)
-		}
-	}
-	ops := make([]string, 0, len(perOp))
-	for op := range perOp {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
+// printConformanceTable prints the verdicts per op type, then the totals, over all tests
+// and over the float ones (conformance.Count says how blocked tests count). The last line
+// names the op types whose float tests, blocked ones aside, pass less than 95 % of the
+// time, of those that pass any test at all.
+func printConformanceTable(w io.Writer, results []conformance.Result) {
+	t := conformance.Count(results)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\ttests\tpass\twrong\trefused\tcrash\tfloat tests\tfloat pass\tfloat blocked\t")
-	row := func(name string, c *counts) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, c.tests, c.pass, c.wrong, c.refused, c.crash, c.floatTests, c.floatPass, c.floatBlocked)
+	row := func(name string, c conformance.Counts) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, c.Tests, c.Pass, c.Wrong, c.Refused, c.Crash, c.FloatTests, c.FloatPass, c.FloatBlocked)
 	}
-	var under []string
-	for _, op := range ops {
-		c := perOp[op]
-		row(op, c)
-		if n := c.floatTests - c.floatBlocked; c.pass > 0 && 100*c.floatPass < 95*n {
-			under = append(under, fmt.Sprintf("%s %d/%d", op, c.floatPass, n))
-		}
+	for _, c := range t.Ops {
+		row(c.Op, c.Counts)
 	}
-	row("total", &total)
+	row("total", t.Total)
 	tw.Flush()
-	if len(under) > 0 {
+	if len(t.Under) > 0 {
+		under := make([]string, len(t.Under))
+		for i, c := range t.Under {
+			under[i] = fmt.Sprintf("%s %d/%d", c.Op, c.FloatPass, c.FloatJudged())
+		}
 		fmt.Fprintf(w, "op types clhost runs whose float tests, those blocked by another op aside, pass under 95 %%: %s\n", strings.Join(under, ", "))
 	}
 }
 
-// refusingOp is the op type a refused test's message names as the one refused, or "".
-func refusingOp(r caseResult) string {
-	if r.Verdict != verdictRefused {
-		return ""
+// checkExpectedPasses holds a conformance run to the list of test folders at path
+// (conformance.ReadPassList): a listed test that no longer passes, or any wrong or
+// crashed test, fails the run. Tests that pass beyond the list are printed, to be added
+// to it.
+func checkExpectedPasses(w io.Writer, path string, results []conformance.Result) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("-expect-pass: %w", err)
 	}
-	if m := refusingOpRE.FindStringSubmatch(r.Message); m != nil {
-		return m[1]
+	defer f.Close()
+	want, err := conformance.ReadPassList(f)
+	if err != nil {
+		return fmt.Errorf("-expect-pass %s: %w", path, err)
 	}
-	return ""
+	e := conformance.CompareExpected(want, results)
+	if len(e.Gained) > 0 {
+		fmt.Fprintf(w, "%d tests pass that %s does not list (add them):\n  %s\n", len(e.Gained), path, strings.Join(e.Gained, "\n  "))
+	}
+	if e.OK() {
+		fmt.Fprintf(w, "every test %s lists passes (%d); none is wrong or crashes\n", path, len(want))
+		return nil
+	}
+	return fmt.Errorf("%d tests %s lists do not pass, %d are wrong or crash:\n  %s", len(e.Lost), path, len(e.Bad), strings.Join(append(e.Bad, e.Lost...), "\n  "))
 }
-
-// refusingOpRE matches how the importer and the compiler name a refused node: `node "n"
-// (Op):`, `node 8 (Op):`, `layer "n" (Op)` and `layer type "Op"`.
-var refusingOpRE = regexp.MustCompile(`(?:node (?:"[^"]*"|\d+) \(|layer "[^"]*" \(|layer type ")([A-Za-z][\w.:]*)`)

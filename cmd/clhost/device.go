@@ -3,24 +3,13 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 
-	"github.com/clhost/clhost/cl"
+	"github.com/clhost/clhost/host"
 )
 
 // deviceFlag adds the shared -d selector to a command's flags.
 func deviceFlag(fs *flag.FlagSet) *string {
 	return fs.String("d", "", "device: cpu, gpu, an index from 'clhost devices', or part of its name (default: first GPU, else first CPU)")
-}
-
-// selectDevice resolves a -d spec and says on stderr which device it picked.
-func selectDevice(spec string) (*cl.Device, error) {
-	d, note, err := cl.Select(spec)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintln(os.Stderr, "clhost: "+note)
-	return d, nil
 }
 
 func init() {
@@ -36,15 +25,15 @@ func runDevices(args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	all, err := cl.AllDevices()
+	all, err := host.Devices()
 	if err != nil {
 		return err
 	}
-	var plat *cl.Platform
+	plat := -1
 	for _, d := range all {
-		if d.Platform != plat {
-			plat = d.Platform
-			fmt.Printf("platform %q (%s, %s)\n", plat.Name, plat.Vendor, plat.Version)
+		if p := d.Platform; p.Index != plat {
+			plat = p.Index
+			fmt.Printf("platform %q (%s, %s)\n", p.Name, p.Vendor, p.Version)
 		}
 		fmt.Printf("  [%d] %-4s %s\n", d.Index, d.Type, d.Name)
 		fmt.Printf("       driver %s, %d compute units, %s global memory, %s local memory\n",
@@ -55,9 +44,6 @@ func runDevices(args []string) error {
 			fmt.Printf("       fp16 %v, fp64 %v, out-of-order queues %v, clock %d MHz\n", d.FP16, d.FP64, d.OutOfOrder, d.ClockMHz)
 			fmt.Printf("       extensions: %s\n", d.Extensions)
 		}
-	}
-	if len(all) == 0 {
-		return fmt.Errorf("the OpenCL platforms list no device: %w", cl.ErrNoPlatform)
 	}
 	return nil
 }

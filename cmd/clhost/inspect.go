@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/model"
 )
 
@@ -37,20 +36,16 @@ func runInspect(args []string) error {
 // fails (a custom layer with undeclared outputs, a shape mismatch) what is known is still
 // printed, unknown shapes as "?", and the failure is returned.
 func inspect(w io.Writer, path string, dot bool) error {
-	m, err := host.LoadModel(path)
+	lay, err := host.LoadLayout(path)
 	if err != nil {
 		return err
 	}
-	shapeErr := graph.InferShapes(m)
-	g, err := graph.Build(m)
-	if err != nil {
-		return err
-	}
+	m, shapeErr := lay.Model, lay.ShapeError
 	v := newModelView(m)
 	if dot {
 		err = writeDot(w, m, v)
 	} else {
-		err = writeTable(w, path, m, g, v)
+		err = writeTable(w, path, m, lay.Levels, v)
 	}
 	if err != nil {
 		return err
@@ -103,7 +98,7 @@ func (v *modelView) params(l *model.Layer) int64 {
 	return n
 }
 
-func writeTable(w io.Writer, path string, m *model.Model, g *graph.Graph, v *modelView) error {
+func writeTable(w io.Writer, path string, m *model.Model, levels [][]int, v *modelView) error {
 	var consts, params, bytes int64
 	for i := range m.Tensors {
 		if t := &m.Tensors[i]; t.IsConst() {
@@ -133,7 +128,7 @@ func writeTable(w io.Writer, path string, m *model.Model, g *graph.Graph, v *mod
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "level\tlayer\ttype\tinputs\toutputs\tparams\tattributes")
-	for lv, layers := range g.Levels() {
+	for lv, layers := range levels {
 		for _, li := range layers {
 			l := &m.Layers[li]
 			row := fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%d", lv, l.Name, l.Type,
@@ -149,7 +144,7 @@ func writeTable(w io.Writer, path string, m *model.Model, g *graph.Graph, v *mod
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\n%d layers in %d levels; %d parameters (%s) in %d constant tensors\n",
-		len(m.Layers), len(g.Levels()), params, humanBytes(bytes), consts)
+		len(m.Layers), len(levels), params, humanBytes(bytes), consts)
 	return err
 }
 

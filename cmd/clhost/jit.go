@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/jit"
 )
 
@@ -171,7 +171,7 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "clhost: entry %s, options %q, global work size %s, local %s\n", prog.Entry, prog.Options, joinInts(prog.Global), local)
 	if *rf.run {
-		return runJitLayer(layer, inst, params.m, data, &rf, configs, *dev, stdout, stderr)
+		return runJitLayer(layer, inst, data, &rf, configs, *dev, stdout, stderr)
 	}
 	if !*build {
 		return nil
@@ -190,18 +190,17 @@ func joinInts(v []int) string {
 // buildProgram compiles prog on the selected device and checks that the entry exists
 // with one argument per declared buffer.
 func buildProgram(layer *customlayer.Layer, prog *jit.Program, spec string, stderr io.Writer) error {
-	d, err := selectDevice(spec)
+	pc, note, err := host.NewProgramChecker(spec)
+	if note != "" {
+		fmt.Fprintln(os.Stderr, "clhost: "+note)
+	}
 	if err != nil {
 		return err
 	}
-	ctx, err := cl.NewContext(d)
+	defer pc.Close()
+	log, err := pc.Check(layer, prog)
 	if err != nil {
-		return err
-	}
-	defer ctx.Release()
-	log, err := checkProgram(ctx, d, layer, prog)
-	if err != nil {
-		var be *buildFailure
+		var be *host.ProgramBuildError
 		if errors.As(err, &be) {
 			return err
 		}
@@ -211,56 +210,5 @@ func buildProgram(layer *customlayer.Layer, prog *jit.Program, spec string, stde
 		fmt.Fprintf(stderr, "clhost: build log:\n%s\n", log)
 	}
 	fmt.Fprintln(stderr, "ok")
-	return nil
-}
-
-// buildFailure is a program that did not compile; its text carries the build log, with
-// lines mapped to the user's files.
-type buildFailure struct{ msg string }
-
-func (e *buildFailure) Error() string { return e.msg }
-
-// checkProgram builds prog in ctx and checks that its entry is a kernel of the program
-// taking one argument per buffer the layer declares. It returns the build log (mapped to
-// the user's files) of a program that built.
-func checkProgram(ctx *cl.Context, d *cl.Device, layer *customlayer.Layer, prog *jit.Program) (string, error) {
-	p, log, err := compileProgram(ctx, d, prog)
-	if err != nil {
-		return "", err
-	}
-	defer p.Release()
-	return log, checkEntry(p, layer, prog)
-}
-
-// compileProgram builds prog in ctx; a failure is a *buildFailure carrying the build log
-// mapped to the user's files, a success returns that log.
-func compileProgram(ctx *cl.Context, d *cl.Device, prog *jit.Program) (*cl.Program, string, error) {
-	p, err := ctx.BuildProgram(prog.Source, prog.Options)
-	if err != nil {
-		var be *cl.BuildError
-		if errors.As(err, &be) {
-			return nil, "", &buildFailure{fmt.Sprintf("build failed on %s (options %q); build log:\n%s", d, prog.Options, strings.TrimRight(jit.MapBuildLog(prog.Source, be.Log), "\n"))}
-		}
-		return nil, "", &buildFailure{fmt.Sprintf("build failed on %s: %v", d, err)}
-	}
-	return p, strings.TrimSpace(jit.MapBuildLog(prog.Source, p.Log)), nil
-}
-
-// checkEntry checks that the built program p has the layer's entry, taking one argument
-// per declared buffer.
-func checkEntry(p *cl.Program, layer *customlayer.Layer, prog *jit.Program) error {
-	k, err := p.Kernel(prog.Entry)
-	if err != nil {
-		names, _ := p.KernelNames()
-		return fmt.Errorf("entry %q is not a kernel of the program (it has %s): %w", prog.Entry, strings.Join(names, ", "), err)
-	}
-	defer k.Release()
-	n, err := k.NumArgs()
-	if err != nil {
-		return err
-	}
-	if n != layer.NumBuffers() {
-		return fmt.Errorf("kernel %q takes %d arguments but the configuration declares %d buffers", prog.Entry, n, layer.NumBuffers())
-	}
 	return nil
 }

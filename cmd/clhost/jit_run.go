@@ -14,7 +14,6 @@ import (
 	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/jit"
-	"github.com/clhost/clhost/model"
 	"github.com/clhost/clhost/tensorio"
 )
 
@@ -122,56 +121,9 @@ func readJitExpect(specs []string, outputs int) (map[string]*host.Tensor, error)
 	return out, nil
 }
 
-// oneLayerModel is a model of the single layer inst of layer: graph inputs input0…,
-// constants named after the Data blobs, outputs output0…, parameters as attributes.
-func oneLayerModel(layer *customlayer.Layer, inst jit.Instance, params jit.ParamMap, data *jitData) (*model.Model, error) {
-	b := model.NewBuilder(inst.Name)
-	var ins []string
-	for i, t := range inst.Inputs {
-		ins = append(ins, b.Input(fmt.Sprintf("input%d", i), model.Float32, t.Shape...))
-	}
-	for _, d := range layer.Data {
-		blob, ok := data.blobs[d.Name]
-		if !ok {
-			return nil, usagef("Data %q of layer type %q: give its values with --input-data %s=FILE.npy", d.Name, layer.Name, d.Name)
-		}
-		ins = append(ins, b.ConstFloat32(d.Name, blob.Shape, blob.Data))
-	}
-	var outs []string
-	for i, t := range inst.Outputs {
-		outs = append(outs, b.Tensor(fmt.Sprintf("output%d", i), model.Float32, t.Shape...))
-	}
-	var attrs []model.Attr
-	for _, name := range params.ParamNames() {
-		attrs = append(attrs, attrOf(name, params[name]))
-	}
-	b.LayerOutputs(layer.Name, inst.Name, ins, outs, attrs...)
-	b.Output(outs...)
-	return b.Build()
-}
-
-// attrOf turns a --param value into a model attribute of the same kind.
-func attrOf(name string, v jit.Value) model.Attr {
-	switch v.Kind {
-	case jit.KindInt:
-		return model.IntAttr(name, v.Ints[0])
-	case jit.KindFloat:
-		return model.FloatAttr(name, float32(v.Floats[0]))
-	case jit.KindIntList:
-		return model.IntsAttr(name, v.Ints...)
-	case jit.KindFloatList:
-		f := make([]float32, len(v.Floats))
-		for i, x := range v.Floats {
-			f[i] = float32(x)
-		}
-		return model.FloatsAttr(name, f...)
-	}
-	return model.StringAttr(name, v.Str)
-}
-
 // runJitLayer runs one instance of a custom layer alone under the sanitizer and
 // compares its outputs with the expected ones; it prints the report on stdout.
-func runJitLayer(layer *customlayer.Layer, inst jit.Instance, params jit.ParamMap, data *jitData, f *jitRunFlags, configs []string, dev string, stdout, stderr io.Writer) error {
+func runJitLayer(layer *customlayer.Layer, inst jit.Instance, data *jitData, f *jitRunFlags, configs []string, dev string, stdout, stderr io.Writer) error {
 	expect, err := readJitExpect(f.expect, len(inst.Outputs))
 	if err != nil {
 		return err
@@ -181,7 +133,12 @@ func runJitLayer(layer *customlayer.Layer, inst jit.Instance, params jit.ParamMa
 			return err
 		}
 	}
-	m, err := oneLayerModel(layer, inst, params, data)
+	for _, d := range layer.Data {
+		if data.blobs[d.Name] == nil {
+			return usagef("Data %q of layer type %q: give its values with --input-data %s=FILE.npy", d.Name, layer.Name, d.Name)
+		}
+	}
+	m, err := host.SingleLayerModel(layer, inst, data.blobs)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"math/rand"
 	"os"
@@ -17,8 +16,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/clhost/clhost/host"
-	"github.com/clhost/clhost/internal/onnx"
-	"github.com/clhost/clhost/model"
 	"github.com/clhost/clhost/tensorio"
 )
 
@@ -299,7 +296,7 @@ func inputFileShapes(specs []string) (map[string][]int, error) {
 // zeros for the integer inputs of the model file at path.
 func readInputs(n *host.Network, path string, specs []string, seed int64, log io.Writer) (map[string]*host.Tensor, error) {
 	want := n.Inputs()
-	integerInputs := integerInputTypes(n.Model, path)
+	integerInputs := host.IntegerInputTypes(n.Model, path)
 	in := map[string]*host.Tensor{}
 	for _, s := range specs {
 		name, file, ok := strings.Cut(s, "=")
@@ -462,23 +459,4 @@ func elementsOf(s []int) int {
 		n *= d
 	}
 	return n
-}
-
-// integerInputTypes are the model's graph inputs of integer types: those the model keeps,
-// and, in an ONNX file, those it declares (they import as float32, as every activation).
-func integerInputTypes(m *model.Model, path string) map[string]model.DataType {
-	out := map[string]model.DataType{}
-	for _, in := range m.Inputs {
-		if t := m.Tensor(in); t != nil && t.Type.IsInteger() {
-			out[in] = t.Type
-		}
-	}
-	if host.ModelFormat(path) == host.FormatONNX {
-		if data, err := os.ReadFile(path); err == nil {
-			if sum, err := onnx.Inspect(data); err == nil {
-				maps.Copy(out, sum.IntegerInputs())
-			}
-		}
-	}
-	return out
 }

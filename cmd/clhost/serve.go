@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/serve"
 )
@@ -70,13 +69,13 @@ func runServe(args []string) error {
 		}
 		sources = append(sources, more...)
 	}
-	all, err := cl.AllDevices()
+	all, err := serve.AllDevices()
 	if err != nil {
 		return err
 	}
 	spec := *devices
 	if spec == "" {
-		spec = defaultServeDevices(all)
+		spec = serve.DefaultDevices(all)
 	}
 	devs, labels, err := serve.SelectDevices(all, spec)
 	if err != nil {
@@ -165,20 +164,6 @@ func listen(what, addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("-%s %s: %w", what, addr, err)
 	}
 	return l, nil
-}
-
-// defaultServeDevices is every GPU, or the first CPU when there is none.
-func defaultServeDevices(all []*cl.Device) string {
-	var gpus []string
-	for _, d := range all {
-		if d.IsGPU() {
-			gpus = append(gpus, "gpu:"+strconv.Itoa(len(gpus)))
-		}
-	}
-	if len(gpus) == 0 {
-		return "cpu"
-	}
-	return strings.Join(gpus, ",")
 }
 
 // parseBytes reads a size: bytes, or a number with KiB, MiB or GiB.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/customlayer/formula"
 	"github.com/clhost/clhost/host"
@@ -64,20 +63,17 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	}
 	printLayers(stdout, reg.Layers())
 	v := &validation{stdout: stdout}
-	defer v.release()
 	v.ran(fmt.Sprintf("XML: %d custom layer(s) from %d file(s): attributes, sources read, arg-index sequence, formats, work-size formulas parse", reg.Len(), len(configs)))
 	if !*noBuild {
-		d, note, err := cl.Select(*dev)
+		pc, note, err := host.NewProgramChecker(*dev)
+		if note != "" {
+			fmt.Fprintln(stderr, "clhost: "+note)
+		}
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stderr, "clhost: "+note)
-		ctx, err := cl.NewContext(d)
-		if err != nil {
-			return err
-		}
-		defer ctx.Release()
-		v.dev, v.ctx = d, ctx
+		defer pc.Close()
+		v.pc = pc
 		v.buildRepresentative(reg.Layers())
 	}
 	if *modelPath != "" {
@@ -88,19 +84,12 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	return v.finish()
 }
 
-// representative is the shape every tensor of a layer gets when validate builds it
-// without a model.
-var representative = []int{1, 16, 16, 16}
-
 // validation collects what `clhost validate` checked and what it found.
 type validation struct {
 	stdout   io.Writer
-	dev      *cl.Device
-	ctx      *cl.Context
+	pc       *host.ProgramChecker // nil with -no-build
 	checks   []string
 	problems []string
-	// programs are those built so far, by options and source (nil: it failed to build).
-	programs map[string]*cl.Program
 }
 
 func (v *validation) ran(s string) { v.checks = append(v.checks, s) }
@@ -112,78 +101,40 @@ func (v *validation) problem(format string, a ...any) {
 // build compiles a program (once for all layers that share it) and checks the layer's
 // entry and argument count; who names the layer in messages.
 func (v *validation) build(who string, layer *customlayer.Layer, prog *jit.Program) bool {
-	key := prog.Options + "\x00" + prog.Source
-	p, done := v.programs[key]
-	if !done {
-		if v.programs == nil {
-			v.programs = map[string]*cl.Program{}
-		}
-		var log string
-		var err error
-		p, log, err = compileProgram(v.ctx, v.dev, prog)
-		v.programs[key] = p
-		if err != nil {
-			v.problem("%s: %v", who, err)
-			return false
-		}
-		if log != "" {
-			fmt.Fprintf(v.stdout, "%s: build log:\n%s\n", who, log)
-		}
-	}
-	if p == nil {
+	log, err := v.pc.Check(layer, prog)
+	switch {
+	case errors.Is(err, host.ErrBuildFailedBefore):
 		v.problem("%s: its program failed to build (above)", who)
 		return false
-	}
-	if err := checkEntry(p, layer, prog); err != nil {
+	case err != nil:
 		v.problem("%s: %v", who, err)
 		return false
+	}
+	if log != "" {
+		fmt.Fprintf(v.stdout, "%s: build log:\n%s\n", who, log)
 	}
 	return true
 }
 
-// release frees the programs built.
-func (v *validation) release() {
-	for _, p := range v.programs {
-		if p != nil {
-			p.Release()
-		}
-	}
-}
-
-// buildRepresentative builds each layer with every tensor of the representative shape
-// and its defines' defaults (1 where a define has no default).
+// buildRepresentative builds each layer as its configuration alone gives it
+// (host.StandInProgram).
 func (v *validation) buildRepresentative(layers []*customlayer.Layer) {
 	ok := 0
 	var defaulted []string
+	shape := dims(host.StandInShape())
 	for _, l := range layers {
 		who := fmt.Sprintf("layer type %q (%s)", l.Name, l.Where())
-		params := jit.ParamMap{}
-		for _, d := range l.Defines {
-			if d.Param != "" && !d.HasDefault {
-				params[d.Param] = standIn(d.Type)
-				defaulted = append(defaulted, fmt.Sprintf("%s.%s", l.Name, d.Name))
-			}
-		}
-		inst := jit.Instance{Name: l.Name, Params: params}
-		for _, t := range l.Tensors {
-			dst := &inst.Inputs
-			if t.Kind == customlayer.Output {
-				dst = &inst.Outputs
-			}
-			for len(*dst) <= t.Port {
-				*dst = append(*dst, jit.Tensor{Shape: representative, Format: customlayer.ANY})
-			}
-		}
-		prog, err := jit.Generate(l, inst)
+		prog, d, err := host.StandInProgram(l)
+		defaulted = append(defaulted, d...)
 		if err != nil {
-			v.problem("%s: with every tensor %s: %v", who, dims(representative), err)
+			v.problem("%s: with every tensor %s: %v", who, shape, err)
 			continue
 		}
 		if v.build(who, l, prog) {
 			ok++
 		}
 	}
-	s := fmt.Sprintf("built on %s: each layer with every tensor %s and its defines' defaults; entry and argument count against the Buffers: %d of %d ok", v.dev.Name, dims(representative), ok, len(layers))
+	s := fmt.Sprintf("built on %s: each layer with every tensor %s and its defines' defaults; entry and argument count against the Buffers: %d of %d ok", v.pc.DeviceName(), shape, ok, len(layers))
 	if len(defaulted) > 0 {
 		s += fmt.Sprintf(" (defines without a default took 1: %s)", strings.Join(defaulted, ", "))
 	}
@@ -218,7 +169,7 @@ func (v *validation) checkModel(path string, configs []string, stderr io.Writer)
 			continue
 		}
 		generated++
-		if v.ctx != nil && v.build(fmt.Sprintf("%s: layer %q (%s)", path, ci.Layer, ci.Type), ci.Config, ci.Program) {
+		if v.pc != nil && v.build(fmt.Sprintf("%s: layer %q (%s)", path, ci.Layer, ci.Type), ci.Config, ci.Program) {
 			built++
 		}
 	}
@@ -227,7 +178,7 @@ func (v *validation) checkModel(path string, configs []string, stderr io.Writer)
 		impl = fmt.Sprintf("%d layer type(s) without an implementation", len(ue.Types))
 	}
 	s := fmt.Sprintf("model %s: %s; %d custom layer(s) against the model's shapes and attributes (parameters, work sizes, formats): %d of %d ok", path, impl, len(insts), generated, len(insts))
-	if v.ctx != nil {
+	if v.pc != nil {
 		s += fmt.Sprintf("; built with them: %d of %d ok", built, generated)
 	}
 	v.ran(s)
@@ -250,20 +201,6 @@ func (v *validation) finish() error {
 	}
 	fmt.Fprintln(v.stdout, "ok")
 	return nil
-}
-
-// standIn is the value a define without a default takes when validate builds a
-// layer without a model.
-func standIn(t customlayer.DefineType) jit.Value {
-	switch t {
-	case customlayer.Float:
-		return jit.Float(1)
-	case customlayer.IntArray:
-		return jit.Ints(1)
-	case customlayer.FloatArray:
-		return jit.Floats(1)
-	}
-	return jit.Int(1)
 }
 
 func dims(s []int) string {

@@ -1,4 +1,4 @@
-package main
+package conformance
 
 import (
 	"context"
@@ -20,8 +20,8 @@ import (
 // ONNX's backend tests compare with numpy.testing.assert_allclose at these tolerances:
 // |got − want| ≤ atol + rtol·|want|, NaN matching NaN.
 const (
-	conformanceRtol = 1e-3
-	conformanceAtol = 1e-7
+	rtol = 1e-3
+	atol = 1e-7
 )
 
 // testDataSet is one test_data_set_N folder: inputs and expected outputs.
@@ -31,42 +31,43 @@ type testDataSet struct {
 	outputs []model.Tensor
 }
 
-// runConformanceCase runs every data set of one test folder on the device and gives the
-// verdict; a panic anywhere in it is a crash.
-func runConformanceCase(dir, device string) (r caseResult) {
-	r = caseResult{Test: dir}
+// RunCase runs every data set of the test folder dir on an engine opened with opt and
+// gives the verdict; a panic anywhere in it is a crash. Failures are verdicts, not
+// errors: the Message says what went wrong.
+func RunCase(dir string, opt host.Options) (r Result) {
+	r = Result{Test: dir}
 	defer func() {
 		if p := recover(); p != nil {
-			r.Verdict = verdictCrash
+			r.Verdict = Crash
 			r.Message = fmt.Sprintf("panic: %v (%s)", p, firstLine(string(debug.Stack())))
 		}
 	}()
 	data, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
 	if err != nil {
-		r.Verdict, r.Message = verdictRefused, err.Error()
+		r.Verdict, r.Message = Refused, err.Error()
 		return r
 	}
 	sum, err := onnx.Inspect(data)
 	if err != nil {
-		r.Verdict, r.Message = verdictRefused, err.Error()
+		r.Verdict, r.Message = Refused, err.Error()
 		return r
 	}
 	r.Ops = sum.OpTypes
 	sets, err := readTestDataSets(dir)
 	if err != nil {
-		r.Verdict, r.Message = verdictRefused, err.Error()
+		r.Verdict, r.Message = Refused, err.Error()
 		return r
 	}
 	r.Float = isFloatTest(sum, sets)
-	e, err := host.NewEngine(host.Options{Device: device, CacheDir: defaultCacheDir()})
+	e, err := host.NewEngine(opt)
 	if err != nil {
-		r.Verdict, r.Message = verdictCrash, "opening the device: "+err.Error()
+		r.Verdict, r.Message = Crash, "opening the device: "+err.Error()
 		return r
 	}
 	defer e.Close()
 	for _, s := range sets {
 		verdict, msg := runTestDataSet(e, data, dir, sum, s)
-		if verdict != verdictPass {
+		if verdict != Pass {
 			r.Verdict, r.Message = verdict, msg
 			if len(sets) > 1 {
 				r.Message = filepath.Base(s.dir) + ": " + msg
@@ -74,7 +75,7 @@ func runConformanceCase(dir, device string) (r caseResult) {
 			return r
 		}
 	}
-	r.Verdict = verdictPass
+	r.Verdict = Pass
 	return r
 }
 
@@ -116,10 +117,10 @@ func runTestDataSet(e *host.Engine, data []byte, dir string, sum *onnx.Summary, 
 	for _, name := range sum.Inputs {
 		t, ok := byName[name]
 		if !ok {
-			return verdictRefused, fmt.Sprintf("input %q has no data in %s", name, s.dir)
+			return Refused, fmt.Sprintf("input %q has no data in %s", name, s.dir)
 		}
 		if want, ok := sum.Types[name]; ok && want != t.Type {
-			return verdictRefused, fmt.Sprintf("input %q: the test data is %s, the model declares %s", name, t.Type, want)
+			return Refused, fmt.Sprintf("input %q: the test data is %s, the model declares %s", name, t.Type, want)
 		}
 		if slices.Contains(sum.LoadTimeInputs, name) {
 			opt.Constants[name] = t
@@ -133,32 +134,32 @@ func runTestDataSet(e *host.Engine, data []byte, dir string, sum *onnx.Summary, 
 			name = sum.Outputs[i]
 		}
 		if typ, ok := sum.Types[name]; ok && typ != want.Type {
-			return verdictRefused, fmt.Sprintf("output %q: the expected data is %s, the model declares %s", name, want.Type, typ)
+			return Refused, fmt.Sprintf("output %q: the expected data is %s, the model declares %s", name, want.Type, typ)
 		}
 	}
 	m, err := opt.Decode(data, dir, filepath.Join(dir, "model.onnx"))
 	if err != nil {
-		return verdictRefused, oneLine(err)
+		return Refused, oneLine(err)
 	}
 	n, err := e.Compile(m)
 	if err != nil {
-		return verdictRefused, oneLine(err)
+		return Refused, oneLine(err)
 	}
 	feed := map[string]*host.Tensor{}
 	for _, in := range n.Inputs() {
 		t, ok := byName[in.Name]
 		if !ok {
-			return verdictRefused, fmt.Sprintf("input %q has no data in %s", in.Name, s.dir)
+			return Refused, fmt.Sprintf("input %q has no data in %s", in.Name, s.dir)
 		}
 		v, err := tensorFloats(&t)
 		if err != nil {
-			return verdictRefused, fmt.Sprintf("input %q: %v", in.Name, err)
+			return Refused, fmt.Sprintf("input %q: %v", in.Name, err)
 		}
 		feed[in.Name] = &host.Tensor{Shape: slices.Clone(t.Shape), Data: v}
 	}
 	got, err := n.Infer(context.Background(), feed)
 	if err != nil {
-		return verdictCrash, "inference: " + oneLine(err)
+		return Crash, "inference: " + oneLine(err)
 	}
 	for i, want := range s.outputs {
 		name := want.Name
@@ -167,25 +168,25 @@ func runTestDataSet(e *host.Engine, data []byte, dir string, sum *onnx.Summary, 
 		}
 		g, ok := got[name]
 		if !ok {
-			return verdictWrong, fmt.Sprintf("output %q was not produced", name)
+			return Wrong, fmt.Sprintf("output %q was not produced", name)
 		}
 		if !slices.Equal(g.Shape, want.Shape) {
-			return verdictWrong, fmt.Sprintf("output %q has shape %v, want %v", name, g.Shape, want.Shape)
+			return Wrong, fmt.Sprintf("output %q has shape %v, want %v", name, g.Shape, want.Shape)
 		}
 		w, err := tensorFloats(&want)
 		if err != nil {
-			return verdictRefused, fmt.Sprintf("expected output %q: %v", name, err)
+			return Refused, fmt.Sprintf("expected output %q: %v", name, err)
 		}
-		if msg := compareConformance(g.Data, w); msg != "" {
-			return verdictWrong, fmt.Sprintf("output %q: %s", name, msg)
+		if msg := compareOutputs(g.Data, w); msg != "" {
+			return Wrong, fmt.Sprintf("output %q: %s", name, msg)
 		}
 	}
-	return verdictPass, ""
+	return Pass, ""
 }
 
-// compareConformance checks got against want at ONNX's tolerances and describes the first
+// compareOutputs checks got against want at ONNX's tolerances and describes the first
 // and worst differences, or returns "".
-func compareConformance(got, want []float32) string {
+func compareOutputs(got, want []float32) string {
 	bad, worst := 0, -1
 	worstDiff := 0.0
 	for i := range want {
@@ -199,7 +200,7 @@ func compareConformance(got, want []float32) string {
 			if g == w {
 				continue
 			}
-		case math.Abs(g-w) <= conformanceAtol+conformanceRtol*math.Abs(w):
+		case math.Abs(g-w) <= atol+rtol*math.Abs(w):
 			continue
 		}
 		bad++

@@ -226,7 +226,7 @@ func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, o
 	}
 	r := &CheckReport{Tolerance: opts.Tolerance, References: !opts.NoReferences}
 	if other != nil {
-		r.OtherDevice = other.n.engine.Device.Name
+		r.OtherDevice = other.n.engine.device.Name
 	}
 	var jobs []*refJob
 	for _, s := range n.steps {

@@ -29,10 +29,13 @@ import (
 
 // Options configure an Engine.
 type Options struct {
-	// Device is a device spec as for `clhost -d`: "", "cpu", "gpu", an index or part of
-	// a name. Ignored when DeviceHandle is set.
-	Device       string
-	DeviceHandle *cl.Device
+	// Device is a device spec as for `clhost -d`: "" (the first GPU, else the first
+	// CPU), "cpu", "gpu", an index in `clhost devices`' list (DeviceInfo.Index) or part
+	// of a device's or platform's name.
+	Device string
+	// device, when set, is the device itself, and Device is ignored: the tests open
+	// engines on a device they chose once.
+	device *cl.Device
 	// Configs are custom-layer configuration files, loaded in order after the global
 	// configuration; ConfigFS adds configurations from file systems (embedded configs).
 	Configs  []string
@@ -147,7 +150,7 @@ type ConfigFile struct {
 // Engine is one device with its context, queue, custom-layer registry and programs.
 type Engine struct {
 	opts     Options
-	Device   *cl.Device
+	device   *cl.Device
 	ctx      *cl.Context
 	queue    *cl.Queue
 	Layers   *customlayer.Registry
@@ -175,7 +178,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.Layers = reg
-	dev := opts.DeviceHandle
+	dev := opts.device
 	if dev == nil {
 		d, note, err := cl.Select(opts.Device)
 		if err != nil {
@@ -184,7 +187,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		e.logf("%s", note)
 		dev = d
 	}
-	e.Device = dev
+	e.device = dev
 	if e.ctx, err = cl.NewContext(dev); err != nil {
 		return nil, err
 	}
@@ -203,6 +206,31 @@ func (e *Engine) logf(format string, args ...any) {
 	if e.opts.Log != nil {
 		fmt.Fprintf(e.opts.Log, "clhost: "+format+"\n", args...)
 	}
+}
+
+// DeviceInfo describes an engine's device.
+type DeviceInfo struct {
+	// Name and Vendor are the device's own; Platform names its OpenCL platform (its
+	// driver, e.g. "Portable Computing Language"), Driver the driver's version.
+	Name, Vendor, Platform, Driver string
+	// Index is the device's place in the list of every platform's devices, as
+	// `clhost devices` prints it: Options.Device takes it to open the same device again.
+	Index int
+	// IsCPU and IsGPU give the device's type; a simulator may call itself both.
+	IsCPU, IsGPU   bool
+	ComputeUnits   int
+	GlobalMemBytes int64
+}
+
+// Device describes the engine's device.
+func (e *Engine) Device() DeviceInfo {
+	d := e.device
+	info := DeviceInfo{Name: d.Name, Vendor: d.Vendor, Driver: d.DriverVersion, Index: d.Index,
+		IsCPU: d.IsCPU(), IsGPU: d.IsGPU(), ComputeUnits: d.ComputeUnits, GlobalMemBytes: d.GlobalMemBytes}
+	if d.Platform != nil {
+		info.Platform = d.Platform.Name
+	}
+	return info
 }
 
 // OutOfOrder reports whether the engine's queue runs independent kernels out of order.

@@ -21,7 +21,7 @@ import (
 
 func newTestEngine(t testing.TB, opts Options) *Engine {
 	t.Helper()
-	if opts.Device == "" && opts.DeviceHandle == nil {
+	if opts.Device == "" && opts.device == nil {
 		opts.Device = testDeviceSpec()
 	}
 	e, err := NewEngine(opts)
@@ -280,7 +280,7 @@ func TestDeviceFaultsAreRecoverable(t *testing.T) {
 	before := cl.LiveObjects()
 	// Too large: one tensor past the device's largest allocation (named: the input, or the
 	// output where the input is borrowed from the caller).
-	cols := int(e.Device.MaxAllocBytes/4/1024) + 1
+	cols := int(e.device.MaxAllocBytes/4/1024) + 1
 	if _, err := e.Compile(oneLayer("Relu", 1024, cols)); err == nil || !strings.Contains(err.Error(), `"x"`) && !strings.Contains(err.Error(), `"y"`) && !strings.Contains(err.Error(), `"the_Relu"`) {
 		t.Errorf("oversized model: %v", err)
 	}
@@ -536,10 +536,10 @@ func TestArenaFallback(t *testing.T) {
 
 	var logs strings.Builder
 	e := newTestEngine(t, opts(&logs))
-	if e.Device.BaseAlignBytes <= 64 {
-		t.Fatalf("device alignment %d leaves no offset finer than the arena's 64 bytes to try", e.Device.BaseAlignBytes)
+	if e.device.BaseAlignBytes <= 64 {
+		t.Fatalf("device alignment %d leaves no offset finer than the arena's 64 bytes to try", e.device.BaseAlignBytes)
 	}
-	e.Device.BaseAlignBytes = 4
+	e.device.BaseAlignBytes = 4
 	if n, err = e.Compile(oddChain()); err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +553,7 @@ func TestArenaFallback(t *testing.T) {
 // weight keeps its device copy. Results are checked against the reference on both.
 func TestPackedWeightsOnce(t *testing.T) {
 	e := newTestEngine(t, Options{NoGlobalConfig: true})
-	packs := !e.Device.IsGPU()
+	packs := !e.device.IsGPU()
 	ws := []int{4, 8, 3, 3}
 	w := ctRandSlice(40, elements(ws), -0.5, 0.5)
 	b := model.NewBuilder("packed")

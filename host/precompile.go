@@ -60,7 +60,7 @@ const precompileMarkers = "pocl-built"
 // process builds whatever the workers left out.
 func (n *Network) precompile(prepared []*preparedLayer) {
 	e := n.engine
-	pocl := isPoCL(e.Device) && !e.buildOnlyWorkers
+	pocl := isPoCL(e.device) && !e.buildOnlyWorkers
 	if len(e.opts.WorkerCommand) == 0 || e.opts.CacheDir == "" || !pocl && !e.programs.store {
 		return
 	}
@@ -145,7 +145,7 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 	if !pocl {
 		what = "programs"
 	}
-	all := precompileJobs{Index: e.Device.Index, Platform: e.Device.Platform.Name, Device: e.Device.Name, BuildOnly: !pocl, CacheDir: e.opts.CacheDir, Jobs: jobs}
+	all := precompileJobs{Index: e.device.Index, Platform: e.device.Platform.Name, Device: e.device.Name, BuildOnly: !pocl, CacheDir: e.opts.CacheDir, Jobs: jobs}
 	done, err := runPrecompileWorkers(e.opts.WorkerCommand, all, workers,
 		e.progress(fmt.Sprintf("%s in %d processes", what, workers), len(jobs)), func(i int) {
 			last, lastAt = i, time.Since(start)
@@ -187,7 +187,7 @@ func orderHeaviestFirst(jobs []precompileJob, origin []*preparedLayer) {
 // cache, so that the next Compile of them starts no workers.
 func (n *Network) markBuilt(prepared []*preparedLayer) {
 	e := n.engine
-	if len(e.opts.WorkerCommand) == 0 || !isPoCL(e.Device) || e.opts.CacheDir == "" {
+	if len(e.opts.WorkerCommand) == 0 || !isPoCL(e.device) || e.opts.CacheDir == "" {
 		return // elsewhere the stored binaries are the marks
 	}
 	dir := filepath.Join(e.opts.CacheDir, precompileMarkers)

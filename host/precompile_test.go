@@ -67,8 +67,8 @@ func TestCompileWorkersFillPoCLCache(t *testing.T) {
 	// The PoCL path, on the CPU whichever device the other tests use (PoCL is the CPU
 	// runtime wherever the suite runs).
 	probe := newTestEngine(t, Options{NoGlobalConfig: true, Device: "cpu"})
-	if !isPoCL(probe.Device) {
-		t.Fatalf("the CPU device %q is not PoCL (install pocl-opencl-icd)", probe.Device.Name)
+	if !isPoCL(probe.device) {
+		t.Fatalf("the CPU device %q is not PoCL (install pocl-opencl-icd)", probe.device.Name)
 	}
 	t.Setenv(precompileWorkerEnv, "1")
 	t.Setenv("CLHOST_COMPILE_WORKERS", "2")
@@ -218,7 +218,7 @@ func TestCompileWorkersStoreBinaries(t *testing.T) {
 // names match (several alike GPUs), else the first device of that platform and name, and
 // fails on a device that is not there.
 func TestFindWorkerDevice(t *testing.T) {
-	d := newTestEngine(t, Options{NoGlobalConfig: true}).Device
+	d := newTestEngine(t, Options{NoGlobalConfig: true}).device
 	got, err := findDevice(d.Index, d.Platform.Name, d.Name)
 	if err != nil || got.Index != d.Index {
 		t.Fatalf("by index %d: %v, %v", d.Index, got, err)

@@ -39,7 +39,7 @@ func (e *Engine) storeBinaries() bool {
 	case BinariesOff:
 		return false
 	}
-	return !isPoCL(e.Device)
+	return !isPoCL(e.device)
 }
 
 func isPoCL(d *cl.Device) bool {

@@ -77,7 +77,7 @@ func TestBinariesAutoSkipsPoCL(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries, _ := filepath.Glob(filepath.Join(cache, "*.bin"))
-	if pocl := isPoCL(e.Device); pocl != (len(entries) == 0) {
+	if pocl := isPoCL(e.device); pocl != (len(entries) == 0) {
 		t.Errorf("PoCL %v: %d binaries written", pocl, len(entries))
 	}
 }

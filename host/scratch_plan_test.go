@@ -69,7 +69,7 @@ func TestScratchInArena(t *testing.T) {
 				}
 				padded += lanes
 			}
-			if padded == 0 && strings.Contains(e.Device.Platform.Name, "Portable Computing Language") {
+			if padded == 0 && strings.Contains(e.device.Platform.Name, "Portable Computing Language") {
 				t.Fatal("no layer reads a padded copy on PoCL, where both 7×7 layers should")
 			}
 			if len(scratch) < padded {

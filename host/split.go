@@ -57,7 +57,7 @@ func (e *Engine) splitBatch() bool {
 	case SplitOff:
 		return false
 	}
-	return !e.Device.IsGPU()
+	return !e.device.IsGPU()
 }
 
 // planHalves plans the half-batch launches of every layer that can run in two halves
@@ -77,10 +77,10 @@ func (n *Network) planHalves(prepared []*preparedLayer, levels [][]int) {
 			side++
 		}
 	}
-	if n.engine.opts.SplitBatch == SplitAuto && (4*side > len(levels) || n.engine.Device.ComputeUnits < minSplitUnits) {
+	if n.engine.opts.SplitBatch == SplitAuto && (4*side > len(levels) || n.engine.device.ComputeUnits < minSplitUnits) {
 		return
 	}
-	dev := builtinkernels.DeviceInfoOf(n.engine.Device)
+	dev := builtinkernels.DeviceInfoOf(n.engine.device)
 	// The halves run side by side, each on about half the cores: tiles chosen for half
 	// the units keep as many work-items per core as the whole batch had.
 	dev.ComputeUnits = max(dev.ComputeUnits/2, 1)

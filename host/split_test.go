@@ -154,9 +154,9 @@ func TestSplitBatchEligibility(t *testing.T) {
 	}
 	auto := newTestEngine(t, Options{Queue: QueueOutOfOrder})
 	got := compile(auto, splitModel(t, 16))
-	if units := auto.Device.ComputeUnits; auto.Device.IsGPU() && len(got) != 0 {
+	if units := auto.device.ComputeUnits; auto.device.IsGPU() && len(got) != 0 {
 		t.Errorf("SplitAuto on a GPU: split layers %v, want none", got)
-	} else if !auto.Device.IsGPU() && units >= minSplitUnits && len(got) == 0 {
+	} else if !auto.device.IsGPU() && units >= minSplitUnits && len(got) == 0 {
 		t.Errorf("SplitAuto, batch 16, one level of two layers, %d compute units: nothing split", units)
 	} else if units < minSplitUnits && len(got) != 0 {
 		t.Errorf("SplitAuto, %d compute units (under minSplitUnits): split layers %v, want none", units, got)
@@ -317,7 +317,7 @@ func TestSplitBatchClaimedGroups(t *testing.T) {
 	if got := sn.SplitLayers(); !slices.Contains(got, "ex") {
 		t.Fatalf("split layers %v: the block (ex) missing", got)
 	}
-	if !builtinkernels.DeviceInfoOf(split.Device).IsGPU {
+	if !builtinkernels.DeviceInfoOf(split.device).IsGPU {
 		files, _ := filepath.Glob(filepath.Join(dump, opspec.InvertedResidualType+"_*.cl"))
 		claims := false
 		for _, f := range files {

@@ -42,7 +42,7 @@ func (e *Engine) pinned() bool {
 	}
 	// A device that calls itself a CPU too (oclgrind claims every type) shares host
 	// memory: its kernels read the caller's inputs in place instead.
-	return e.Device.IsGPU() && !e.Device.IsCPU()
+	return e.device.IsGPU() && !e.device.IsCPU()
 }
 
 // pinnedPiece is the size of one enqueued device copy: large enough that the enqueue
@@ -79,7 +79,7 @@ func (n *Network) writeInputs(q *cl.Queue, inputs map[string]*Tensor) error {
 		}
 		written = true
 		src := float32Bytes(inputs[t.name].Data)
-		if n.stageIn == nil && n.engine.Device.IsCPU() {
+		if n.stageIn == nil && n.engine.device.IsCPU() {
 			if err := writeMapped(q, t.buf, t.byteOff(), src); err != nil {
 				return fmt.Errorf("input %q: %w", t.name, err)
 			}
@@ -95,7 +95,7 @@ func (n *Network) writeInputs(q *cl.Queue, inputs map[string]*Tensor) error {
 			return fmt.Errorf("input %q: %w", t.name, err)
 		}
 	}
-	if written && (n.stageIn != nil || n.engine.Device.IsCPU()) && q.OutOfOrder {
+	if written && (n.stageIn != nil || n.engine.device.IsCPU()) && q.OutOfOrder {
 		// Out of order, the kernels would not wait for non-blocking writes or unmaps.
 		return q.Barrier()
 	}

@@ -34,8 +34,8 @@ func TestPinnedTransfers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if direct.Device.IsGPU() != (dn.stageIn != nil) {
-		t.Fatalf("PinnedAuto on a %v device: pinned buffers %v", direct.Device.Type, dn.stageIn != nil)
+	if direct.device.IsGPU() != (dn.stageIn != nil) {
+		t.Fatalf("PinnedAuto on a %v device: pinned buffers %v", direct.device.Type, dn.stageIn != nil)
 	}
 	var want []map[string]*Tensor
 	for _, in := range inputs {

@@ -79,7 +79,7 @@ func newTuner(e *Engine) *tuner {
 type tuningTable map[string]map[string]string
 
 // tableDevice names the engine's device in a tuning table.
-func (e *Engine) tableDevice() string { return e.Device.Platform.Name + " / " + e.Device.Name }
+func (e *Engine) tableDevice() string { return e.device.Platform.Name + " / " + e.device.Name }
 
 // loadShipped reads the shipped tables' choices for the engine's device; a table that
 // does not parse is skipped (a test keeps them valid).
@@ -99,7 +99,7 @@ func (t *tuner) loadShipped() {
 
 // key identifies a layer instance on this device and driver in tuning.json.
 func (t *tuner) key(l *model.Layer, in, out [][]int) string {
-	dev := t.e.Device
+	dev := t.e.device
 	return hashText(dev.Platform.Name, dev.Name, dev.DriverVersion, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs))[:24]
 }
 
@@ -107,7 +107,7 @@ func (t *tuner) key(l *model.Layer, in, out [][]int) string {
 // driver version, so a table measured once serves the drivers after it (a choice that no
 // candidate matches any more is ignored).
 func (t *tuner) tableKey(l *model.Layer, in, out [][]int) string {
-	dev := t.e.Device
+	dev := t.e.device
 	return hashText(dev.Platform.Name, dev.Name, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs))[:24]
 }
 
@@ -145,7 +145,7 @@ func planSignature(p *builtinkernels.Plan) string {
 // plan returns a tunable layer's plan: a stored choice, else, when measuring, the
 // fastest candidate, else the op's own plan.
 func (t *tuner) plan(l *model.Layer, op builtinkernels.Op, tun builtinkernels.Tunable, in, out [][]int) (*builtinkernels.Plan, error) {
-	dev := builtinkernels.DeviceInfoOf(t.e.Device)
+	dev := builtinkernels.DeviceInfoOf(t.e.device)
 	if t.e.measuring() {
 		return t.choose(l, tun, in, out)
 	}
@@ -176,7 +176,7 @@ func (t *tuner) remember(l *model.Layer, in, out [][]int, c *builtinkernels.Plan
 
 // choose returns the fastest of the op's candidate plans for this layer instance.
 func (t *tuner) choose(l *model.Layer, op builtinkernels.Tunable, in, out [][]int) (*builtinkernels.Plan, error) {
-	dev := t.e.Device
+	dev := t.e.device
 	cands, err := op.Candidates(l, in, out, builtinkernels.DeviceInfoOf(dev))
 	if err != nil {
 		return nil, fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
@@ -215,7 +215,7 @@ func (t *tuner) choose(l *model.Layer, op builtinkernels.Tunable, in, out [][]in
 // for the timing to report against the candidate.
 func (t *tuner) prebuild(layerType string, cands []*builtinkernels.Plan) {
 	threads := buildThreads()
-	if !t.e.Device.IsGPU() && os.Getenv("CLHOST_BUILD_THREADS") == "" {
+	if !t.e.device.IsGPU() && os.Getenv("CLHOST_BUILD_THREADS") == "" {
 		threads = 1
 	}
 	if min(threads, len(cands)) < 2 {

@@ -190,7 +190,7 @@ func runJitLayer(layer *customlayer.Layer, inst jit.Instance, params jit.ParamMa
 		return err
 	}
 	defer e.Close()
-	fmt.Fprintf(stderr, "clhost: running %s (%s) alone on %s\n", inst.Name, layer.Name, e.Device.Name)
+	fmt.Fprintf(stderr, "clhost: running %s (%s) alone on %s\n", inst.Name, layer.Name, e.Device().Name)
 	n, err := e.Compile(m)
 	if err != nil {
 		return err

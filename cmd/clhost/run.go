@@ -229,7 +229,7 @@ func runRun(args []string) error {
 	}
 	defer cf.close()
 	for _, c := range n.CustomLayers() {
-		fmt.Fprintf(os.Stderr, "clhost: custom layer %s runs on %s\n", c, e.Device.Name)
+		fmt.Fprintf(os.Stderr, "clhost: custom layer %s runs on %s\n", c, e.Device().Name)
 	}
 	in, err := readInputs(n, *ef.model, inputs, *seed, os.Stderr)
 	if err != nil {

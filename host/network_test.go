@@ -426,31 +426,29 @@ func TestBinaryCacheWarmAndDumpStable(t *testing.T) {
 	}
 }
 
-// TestCheckLayers: --check compares every built-in layer on the device's own inputs, and
+// TestCheckEveryLayer: --check compares every built-in layer on the device's own inputs, and
 // the whole network against the CPU path.
-func TestCheckLayers(t *testing.T) {
+func TestCheckEveryLayer(t *testing.T) {
 	e := newTestEngine(t, Options{KeepIntermediates: true, NoGlobalConfig: true})
 	n, err := e.Compile(diamondModel(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	x := randomTensor(rand.New(rand.NewSource(8)), 2, 3, 5, 7)
-	_, outs, layers, err := n.CheckLayers(context.Background(), map[string]*Tensor{"x": x})
+	r, _, err := n.Check(context.Background(), map[string]*Tensor{"x": x}, CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(outs) != 2 || len(layers) != 6 {
-		t.Fatalf("%d output reports and %d layer reports, want 2 and 6", len(outs), len(layers))
+	compared := slices.Clone(r.Outputs)
+	for _, l := range r.Layers {
+		compared = append(compared, l.Reference...)
 	}
-	for _, r := range append(outs, func() []OutputError {
-		var l []OutputError
-		for _, x := range layers {
-			l = append(l, x.OutputError)
-		}
-		return l
-	}()...) {
-		if r.MaxAbs > 1e-5 {
-			t.Errorf("%s: max abs error %g", r.Output, r.MaxAbs)
+	if len(r.Outputs) != 2 || len(compared) != 2+6 {
+		t.Fatalf("%d output reports and %d layer reports, want 2 and 6", len(r.Outputs), len(compared)-len(r.Outputs))
+	}
+	for _, o := range compared {
+		if o.MaxAbs > 1e-5 {
+			t.Errorf("%s: max abs error %g", o.Output, o.MaxAbs)
 		}
 	}
 }
@@ -575,21 +573,23 @@ func TestPackedWeightsOnce(t *testing.T) {
 		t.Error("shared.weight, read by two layers, was freed")
 	}
 	in := ctRand(42, 1, 8, 6, 6)
-	_, whole, layers, err := n.CheckLayers(context.Background(), map[string]*Tensor{"x": in})
+	r, _, err := n.Check(context.Background(), map[string]*Tensor{"x": in}, CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(whole) == 0 {
+	if len(r.Outputs) == 0 {
 		t.Fatal("no output compared")
 	}
-	for _, o := range whole {
+	for _, o := range r.Outputs {
 		if o.MaxAbs > 1e-4 {
 			t.Errorf("output %s differs from the reference by %g", o.Output, o.MaxAbs)
 		}
 	}
-	for _, le := range layers {
-		if le.MaxAbs > 1e-4 {
-			t.Errorf("layer %s differs from its reference by %g", le.Layer, le.MaxAbs)
+	for _, l := range r.Layers {
+		for _, o := range l.Reference {
+			if o.MaxAbs > 1e-4 {
+				t.Errorf("layer %s differs from its reference by %g", l.Layer, o.MaxAbs)
+			}
 		}
 	}
 }

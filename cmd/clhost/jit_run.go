@@ -210,7 +210,7 @@ func runJitLayer(layer *customlayer.Layer, inst jit.Instance, params jit.ParamMa
 		fmt.Fprintf(stderr, "clhost: %s %v: random normal data (seed %d)\n", name, t.Shape, *f.seed)
 		in[name] = &host.Tensor{Shape: t.Shape, Data: v}
 	}
-	r, outs, err := n.CheckNetwork(context.Background(), in, host.CheckOptions{Sanitize: true, Expect: expect, NoReferences: true})
+	r, outs, err := n.Check(context.Background(), in, host.CheckOptions{Sanitize: true, Expect: expect, NoReferences: true})
 	if err != nil {
 		return expectFlagError(err)
 	}

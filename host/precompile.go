@@ -17,6 +17,7 @@ import (
 
 	"github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/cl"
+	"github.com/clhost/clhost/host/cachedir"
 )
 
 // Drivers compile one program at a time per process however many threads ask (PoCL
@@ -49,10 +50,6 @@ type precompileJob struct {
 	Inputs    [][]int
 	Outputs   [][]int
 }
-
-// precompileMarkers is the folder under CacheDir that records the programs a run built
-// on PoCL, whose kernels are then in PoCL's cache: no workers start for them.
-const precompileMarkers = "pocl-built"
 
 // precompile compiles the built-in layers' programs in worker processes where workers
 // are configured, the cache folder is on and some program is not there yet (on PoCL:
@@ -97,13 +94,13 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 				continue // an absent optional input: this process compiles the layer
 			}
 		}
-		mark := filepath.Join(e.opts.CacheDir, precompileMarkers, key)
+		mark := filepath.Join(e.opts.CacheDir, cachedir.MarksDir, key)
 		plan := *built
 		if pocl {
 			// Run by RunPlan, which adds no options of its own.
 			plan.Options = e.programs.withExtra(plan.Options)
 		} else {
-			mark = filepath.Join(e.opts.CacheDir, key[:32]+".bin")
+			mark = filepath.Join(e.opts.CacheDir, key[:32]+cachedir.BinaryExt)
 		}
 		if _, err := os.Stat(mark); err != nil {
 			cold = true
@@ -190,7 +187,7 @@ func (n *Network) markBuilt(prepared []*preparedLayer) {
 	if len(e.opts.WorkerCommand) == 0 || !isPoCL(e.device) || e.opts.CacheDir == "" {
 		return // elsewhere the stored binaries are the marks
 	}
-	dir := filepath.Join(e.opts.CacheDir, precompileMarkers)
+	dir := filepath.Join(e.opts.CacheDir, cachedir.MarksDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}

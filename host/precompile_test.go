@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/host/cachedir"
 	"github.com/clhost/clhost/model"
 )
 
@@ -136,7 +137,7 @@ func checkCompileWorkers(t *testing.T, opts Options, batch int) {
 	}
 	// Every kernel this process ran was in PoCL's cache already.
 	var newer []string
-	filepath.WalkDir(PoCLCacheDir(), func(path string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(cachedir.PoCLDir(), func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && filepath.Ext(path) == ".so" {
 			if info, err := d.Info(); err == nil && info.ModTime().After(workersEnd) {
 				newer = append(newer, path)

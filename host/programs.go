@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/clhost/clhost/cl"
+	"github.com/clhost/clhost/host/cachedir"
 	"github.com/clhost/clhost/jit"
 )
 
@@ -245,7 +246,7 @@ func (c *programCache) loadBinary(key, options string) (*cl.Program, bool) {
 	if c.dir == "" {
 		return nil, false
 	}
-	path := filepath.Join(c.dir, key[:32]+".bin")
+	path := filepath.Join(c.dir, key[:32]+cachedir.BinaryExt)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, false
@@ -256,7 +257,7 @@ func (c *programCache) loadBinary(key, options string) (*cl.Program, bool) {
 		if p, err = c.ctx.ProgramFromBinary(bin, options); err == nil {
 			// Replay the compiler's log of the original build, so a kernel dump reads the
 			// same whether the program was compiled or loaded.
-			if log, err := os.ReadFile(strings.TrimSuffix(path, ".bin") + ".log"); err == nil {
+			if log, err := os.ReadFile(strings.TrimSuffix(path, cachedir.BinaryExt) + cachedir.LogExt); err == nil {
 				p.Log = string(log)
 			}
 			return p, true
@@ -277,8 +278,8 @@ func (c *programCache) storeBinary(key string, p *cl.Program) {
 	}
 	base := filepath.Join(c.dir, key[:32])
 	// The log first: a binary without its log would dump differently.
-	writeAtomic(c.dir, base+".log", []byte(p.Log))
-	writeAtomic(c.dir, base+".bin", frameBinary(bin))
+	writeAtomic(c.dir, base+cachedir.LogExt, []byte(p.Log))
+	writeAtomic(c.dir, base+cachedir.BinaryExt, frameBinary(bin))
 }
 
 // binaryMagic opens every binary in the cache; the length and a SHA-256 of the driver's
@@ -314,7 +315,7 @@ func unframeBinary(raw []byte) ([]byte, error) {
 // writeAtomic writes then renames, so a concurrent reader never sees half a file.
 // Failures only cost the cache entry.
 func writeAtomic(dir, path string, data []byte) {
-	tmp, err := os.CreateTemp(dir, "tmp-*")
+	tmp, err := os.CreateTemp(dir, cachedir.TempPrefix+"*")
 	if err != nil {
 		return
 	}

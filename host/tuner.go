@@ -13,6 +13,7 @@ import (
 
 	"github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/cl"
+	"github.com/clhost/clhost/host/cachedir"
 	"github.com/clhost/clhost/model"
 )
 
@@ -59,7 +60,7 @@ func (e *Engine) measuring() bool { return e.opts.Tune == TuneOn }
 func newTuner(e *Engine) *tuner {
 	t := &tuner{e: e, choices: map[string]string{}, shipped: map[string]string{}, table: map[string]string{}}
 	if e.opts.CacheDir != "" {
-		t.path = filepath.Join(e.opts.CacheDir, tuningFile)
+		t.path = filepath.Join(e.opts.CacheDir, cachedir.TuningFile)
 		if b, err := os.ReadFile(t.path); err == nil {
 			if err := json.Unmarshal(b, &t.choices); err != nil {
 				// A damaged file only costs the choices it held.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/cachedir"
 )
 
 func init() {
@@ -40,7 +41,7 @@ func runTune(args []string) error {
 	} else {
 		ef.tune = &autoBool{set: true, on: true}
 	}
-	before, err := host.ReadCacheStats(*ef.cacheDir)
+	before, err := cachedir.ReadStats(*ef.cacheDir)
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func runTune(args []string) error {
 			return err
 		}
 	}
-	after, err := host.ReadCacheStats(*ef.cacheDir)
+	after, err := cachedir.ReadStats(*ef.cacheDir)
 	if err != nil {
 		return err
 	}

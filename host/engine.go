@@ -101,10 +101,10 @@ type Options struct {
 	// compiling takes long.
 	Progress func(done, total int, what string)
 	// WorkerCommand, when set, is a command that runs RunCompileWorker on the file named
-	// by its last argument (the CLI: its own binary). On PoCL, whose compiler works one
-	// program at a time per process, a cold Compile then compiles the built-in layers in
-	// that many processes at once, one per CPU (CLHOST_COMPILE_WORKERS); nil compiles in
-	// this process alone.
+	// by its last argument (the clhost command: its own binary). On PoCL, whose compiler
+	// works one program at a time per process, a cold Compile then compiles the built-in
+	// layers in that many processes at once, one per CPU (CLHOST_COMPILE_WORKERS); nil
+	// compiles in this process alone.
 	WorkerCommand []string
 	// Log receives notes (device choice, overrides, reorders); nil discards them.
 	Log io.Writer

@@ -299,10 +299,13 @@ func runPrecompileWorkers(command []string, jobs precompileJobs, workers int, pr
 	return reported, errors.Join(errs...)
 }
 
-// RunCompileWorker is the worker process of Options.WorkerCommand: for each job of the
-// jobs file that no other worker has claimed, it runs the plan on zeros, so that PoCL
-// compiles its program and kernels into its cache (its results are thrown away), or on
-// other drivers builds the program and stores its binary in the cache folder.
+// RunCompileWorker is the one hook of the compile workers: the body of the process that
+// Options.WorkerCommand starts, which passes it the jobs file named by its last
+// argument. A program that sets WorkerCommand to itself calls it first thing in main
+// when started so (the clhost command: `clhost compile-worker FILE`) and exits. For each
+// job of the file that no other worker has claimed, it runs the plan on zeros, so that
+// PoCL compiles its program and kernels into its cache (its results are thrown away), or
+// on other drivers builds the program and stores its binary in the cache folder.
 func RunCompileWorker(jobsFile string) error {
 	b, err := os.ReadFile(jobsFile)
 	if err != nil {

@@ -21,8 +21,8 @@ func TestBorrowedInputs(t *testing.T) {
 	if simulated() {
 		batch = 2 // halves of one image
 	}
-	copying := newTestEngine(t, Options{SplitBatch: SplitOff, Queue: QueueOutOfOrder, CopyInputs: true})
-	borrowing := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder})
+	copying := newTestEngine(t, Options{SplitBatch: Off, Queue: QueueOutOfOrder, CopyInputs: true})
+	borrowing := newTestEngine(t, Options{SplitBatch: On, Queue: QueueOutOfOrder})
 	cn, err := copying.Compile(splitModel(t, batch))
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 // choices and notes a damaged tuning file; cachedir.Clear removes clhost's files and leaves others.
 func TestCacheStatsAndClear(t *testing.T) {
 	cache := t.TempDir()
-	e := newTestEngine(t, Options{CacheDir: cache, Binaries: BinariesOn, Tune: TuneOn, NoGlobalConfig: true})
+	e := newTestEngine(t, Options{CacheDir: cache, Binaries: On, Tune: On, NoGlobalConfig: true})
 	if _, err := e.Compile(slowFastModel(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -57,27 +57,27 @@ type Options struct {
 	// Concat) as those four layers on CPU devices too, where by default it runs as one
 	// fused layer of type "clhost.Fire".
 	KeepFires bool
-	// Tune says how the plans some ops offer (tile sizes, K splits) are chosen. TuneAuto
-	// (the default) takes the choices an earlier TuneOn run stored in CacheDir (or a
-	// table shipped for the device), else each op's own choice, and times nothing;
-	// TuneOn times the plans of layers without a stored choice at compile time and
-	// stores the fastest (seconds per layer on a GPU); TuneOff takes each op's own choice.
-	Tune TuneMode
+	// Tune says how the plans some ops offer (tile sizes, K splits) are chosen. Auto (the
+	// default) takes the choices an earlier run with On stored in CacheDir (or a table
+	// shipped for the device), else each op's own choice, and times nothing; On times
+	// the plans of layers without a stored choice at compile time and stores the fastest
+	// (seconds per layer on a GPU); Off takes each op's own choice.
+	Tune Mode
 	// Pinned copies inputs and outputs through pinned host buffers of the network's own
-	// (transfer.go): PinnedAuto (the default) on GPUs only, PinnedOn, PinnedOff.
-	Pinned PinnedMode
+	// (transfer.go): Auto (the default) on GPUs only, On, Off.
+	Pinned Mode
 	// CopyInputs writes every graph input into memory of the network's own before each
 	// inference. Without it, on a CPU device the kernels read each input from the
 	// caller's Tensor itself (borrowed_inputs.go), whose data must then not change until
 	// the inference ends.
 	CopyInputs bool
-	// Arena says how activations share memory: ArenaOn (and ArenaAuto, the default)
-	// places them at planned offsets of one buffer (the least memory: the largest live
-	// set), which built-in kernels take as the buffer and an offset; ArenaOff gives each
-	// reuse slot a buffer of its own (more memory). Both run equally fast on GPUs; the
-	// arena is offsets, not sub-buffers, which NVIDIA's driver enqueues late
+	// Arena says how activations share memory: On (and Auto, the default) places them
+	// at planned offsets of one buffer (the least memory: the largest live set), which
+	// built-in kernels take as the buffer and an offset; Off gives each reuse slot a
+	// buffer of its own (more memory). Both run equally fast on GPUs; the arena is
+	// offsets, not sub-buffers, which NVIDIA's driver enqueues late
 	// (docs/runtime.md#memory).
-	Arena ArenaMode
+	Arena Mode
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool
 	// Queue is the kind of command queue: QueueAuto (the default) is out of order on
@@ -85,17 +85,17 @@ type Options struct {
 	// where events cost more than the overlap gains; QueueInOrder, QueueOutOfOrder.
 	Queue QueueMode
 	// SplitBatch says whether layers run as two launches of half the batch each, whose
-	// kernels overlap (split.go): SplitAuto (the default) on CPU devices, SplitOn on any
-	// device with an out-of-order queue, SplitOff never. It needs an out-of-order queue
-	// and is off while intermediates are kept or dumped.
-	SplitBatch SplitMode
+	// kernels overlap (split.go): Auto (the default) on CPU devices where it measured
+	// faster, On on any device with an out-of-order queue, Off never. It needs an
+	// out-of-order queue and is off while intermediates are kept or dumped.
+	SplitBatch Mode
 	// CacheDir holds compiled program binaries and tuning choices across runs; empty
 	// disables the cache.
 	CacheDir string
-	// Binaries says whether built programs are written to CacheDir: BinariesAuto (the
-	// default) on every driver but PoCL (see storeBinaries), BinariesOn, BinariesOff.
-	// Binaries already in CacheDir are loaded in every mode.
-	Binaries BinaryMode
+	// Binaries says whether built programs are written to CacheDir: Auto (the default)
+	// on every driver but PoCL (see storeBinaries), On, Off. Binaries already in
+	// CacheDir are loaded in every mode.
+	Binaries Mode
 	// Progress, when set, is called as Compile advances, one call at a time: done of
 	// total steps of what ("programs" built, "layers" tuned). A caller shows it when
 	// compiling takes long.
@@ -110,22 +110,23 @@ type Options struct {
 	Log io.Writer
 }
 
-// ArenaMode is Options.Arena.
-type ArenaMode int
+// Mode is a setting the engine chooses for its device (Auto, the zero value) or that
+// the caller forces On or Off: Options.Tune, Pinned, Arena, SplitBatch and Binaries.
+type Mode int
 
-// Arena modes.
+// Modes.
 const (
-	ArenaAuto ArenaMode = iota
-	ArenaOn
-	ArenaOff
+	Auto Mode = iota
+	On
+	Off
 )
 
 // useArena resolves Options.Arena for the engine's device.
 func (e *Engine) useArena() bool {
 	switch e.opts.Arena {
-	case ArenaOn:
+	case On:
 		return true
-	case ArenaOff:
+	case Off:
 		return false
 	}
 	return true

@@ -323,14 +323,14 @@ func TestMemoryPlanChain(t *testing.T) {
 	}
 	// The arena (one buffer, each tensor at its planned offset) and reuse slots (a
 	// buffer each) plan the same two tensors' worth here, on both kinds of queue.
-	for _, o := range []Options{{Arena: ArenaOn}, {Arena: ArenaOff}, {Arena: ArenaOff, Queue: QueueInOrder}} {
+	for _, o := range []Options{{Arena: On}, {Arena: Off}, {Arena: Off, Queue: QueueInOrder}} {
 		t.Run(fmt.Sprintf("arena%d_queue%d", o.Arena, o.Queue), func(t *testing.T) {
 			e := newTestEngine(t, o)
 			n, err := e.Compile(m)
 			if err != nil {
 				t.Fatal(err)
 			}
-			arena := o.Arena == ArenaOn
+			arena := o.Arena == On
 			if shared := n.slotBuf["r0"] == n.slotBuf["r1"]; shared != arena {
 				t.Errorf("arena %v: r0 and r1, alive together, in one buffer object: %v", o.Arena, shared)
 			}
@@ -383,7 +383,7 @@ func TestBinaryCacheWarmAndDumpStable(t *testing.T) {
 	cache, dump := t.TempDir(), t.TempDir()
 	var logs strings.Builder
 	compile := func() *Network {
-		e := newTestEngine(t, Options{CacheDir: cache, Binaries: BinariesOn, DumpKernels: dump, Log: &logs, NoGlobalConfig: true})
+		e := newTestEngine(t, Options{CacheDir: cache, Binaries: On, DumpKernels: dump, Log: &logs, NoGlobalConfig: true})
 		n, err := e.Compile(diamondModel(t))
 		if err != nil {
 			t.Fatal(err)
@@ -478,7 +478,7 @@ func TestArenaFallback(t *testing.T) {
 		return ctBuild(t, b)
 	}
 	opts := func(log *strings.Builder) Options {
-		return Options{NoGlobalConfig: true, Log: log, Arena: ArenaOn, Configs: []string{ctPath(t, "any.xml")}}
+		return Options{NoGlobalConfig: true, Log: log, Arena: On, Configs: []string{ctPath(t, "any.xml")}}
 	}
 	check := func(n *Network) {
 		t.Helper()

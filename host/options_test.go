@@ -18,9 +18,9 @@ func TestModes(t *testing.T) {
 			gpu, e.measuring(), e.pinned(), e.OutOfOrder())
 	}
 	for _, on := range []bool{true, false} {
-		e.opts.Tune, e.opts.Pinned = TuneOff, PinnedOff
+		e.opts.Tune, e.opts.Pinned = Off, Off
 		if on {
-			e.opts.Tune, e.opts.Pinned = TuneOn, PinnedOn
+			e.opts.Tune, e.opts.Pinned = On, On
 		}
 		if e.measuring() != on || e.pinned() != on {
 			t.Errorf("Tune %d, Pinned %d: measuring %v, pinned %v", e.opts.Tune, e.opts.Pinned, e.measuring(), e.pinned())

@@ -76,7 +76,7 @@ func TestCompileWorkersFillPoCLCache(t *testing.T) {
 	t.Run("whole", func(t *testing.T) { checkCompileWorkers(t, Options{NoGlobalConfig: true, Device: "cpu"}, 1) })
 	// Layers that run in halves: the workers compile the half plans.
 	t.Run("halves", func(t *testing.T) {
-		checkCompileWorkers(t, Options{NoGlobalConfig: true, Device: "cpu", SplitBatch: SplitOn, Queue: QueueOutOfOrder}, 2)
+		checkCompileWorkers(t, Options{NoGlobalConfig: true, Device: "cpu", SplitBatch: On, Queue: QueueOutOfOrder}, 2)
 	})
 }
 
@@ -183,7 +183,7 @@ func TestCompileWorkersStoreBinaries(t *testing.T) {
 	t.Setenv(precompileWorkerEnv, "1")
 	t.Setenv("CLHOST_COMPILE_WORKERS", "2")
 	log := &syncLog{}
-	e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: t.TempDir(), Binaries: BinariesOn, WorkerCommand: []string{os.Args[0]}, Log: log})
+	e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: t.TempDir(), Binaries: On, WorkerCommand: []string{os.Args[0]}, Log: log})
 	e.buildOnlyWorkers = true
 	// Three programs, each small.
 	b := model.NewBuilder("binaries")
@@ -242,7 +242,7 @@ func TestCompileWorkersNotForFewLayers(t *testing.T) {
 			t.Setenv("CLHOST_COMPILE_WORKERS", "2")
 		}
 		log := &syncLog{}
-		e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: t.TempDir(), Binaries: BinariesOn, WorkerCommand: []string{os.Args[0]}, Log: log})
+		e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: t.TempDir(), Binaries: On, WorkerCommand: []string{os.Args[0]}, Log: log})
 		e.buildOnlyWorkers = true
 		b := model.NewBuilder("few")
 		w := uniformConsts(b, rand.New(rand.NewSource(8)), 0.3)

@@ -34,7 +34,7 @@ func (n *Network) prepare(l *model.Layer) (*preparedLayer, error) {
 		return nil, err
 	}
 	var plan *builtinkernels.Plan
-	if tun, ok := op.(builtinkernels.Tunable); ok && n.engine.opts.Tune != TuneOff {
+	if tun, ok := op.(builtinkernels.Tunable); ok && n.engine.opts.Tune != Off {
 		plan, err = n.engine.tuner.plan(l, op, tun, inShapes, outShapes)
 	} else {
 		plan, err = op.Plan(l, inShapes, outShapes, builtinkernels.DeviceInfoOf(n.engine.device))

@@ -19,25 +19,15 @@ import (
 	"github.com/clhost/clhost/jit"
 )
 
-// BinaryMode is Options.Binaries.
-type BinaryMode int
-
-// Binary modes.
-const (
-	BinariesAuto BinaryMode = iota
-	BinariesOn
-	BinariesOff
-)
-
 // storeBinaries resolves Options.Binaries for the engine's device: not on PoCL, where
 // taking a program's binary compiles a generic work-group function of every kernel in
 // it (seconds each, more than the build itself), and PoCL keeps its own cache of
 // compiled kernels (POCL_CACHE_DIR).
 func (e *Engine) storeBinaries() bool {
 	switch e.opts.Binaries {
-	case BinariesOn:
+	case On:
 		return true
-	case BinariesOff:
+	case Off:
 		return false
 	}
 	return !isPoCL(e.device)

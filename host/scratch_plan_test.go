@@ -41,9 +41,9 @@ func TestScratchInArena(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, split := range []SplitMode{SplitOff, SplitOn} {
+	for _, split := range []Mode{Off, On} {
 		t.Run(fmt.Sprintf("split%d", split), func(t *testing.T) {
-			e := newTestEngine(t, Options{SplitBatch: split, Queue: QueueOutOfOrder, Arena: ArenaOn})
+			e := newTestEngine(t, Options{SplitBatch: split, Queue: QueueOutOfOrder, Arena: On})
 			n, err := e.Compile(scratchModel(t, batch))
 			if err != nil {
 				t.Fatal(err)

@@ -21,23 +21,13 @@ import (
 // and filled by the same goroutines. A blocking write there is one memcpy on one driver
 // thread, several times slower than the mapped fill (BenchmarkInputWrite in cl).
 
-// PinnedMode is Options.Pinned.
-type PinnedMode int
-
-// Pinned modes.
-const (
-	PinnedAuto PinnedMode = iota
-	PinnedOn
-	PinnedOff
-)
-
 // pinned resolves Options.Pinned for the engine's device: a CPU's device memory is host
 // memory already, so pinned buffers would only add a copy.
 func (e *Engine) pinned() bool {
 	switch e.opts.Pinned {
-	case PinnedOn:
+	case On:
 		return true
-	case PinnedOff:
+	case Off:
 		return false
 	}
 	// A device that calls itself a CPU too (oclgrind claims every type) shares host

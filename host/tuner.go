@@ -21,7 +21,7 @@ import (
 // the one that runs fastest on this device, by timing each with profiling events. The
 // choices are kept in CacheDir/tuning.json, keyed by device, driver, layer type, shapes
 // and attributes, so a second run measures nothing. Timing costs seconds per layer on a
-// GPU (every candidate is compiled), so only TuneOn measures; TuneAuto takes stored
+// GPU (every candidate is compiled), so only Tune On measures; Tune Auto takes stored
 // choices: the user's tuning.json first, then a table shipped in host/tuning for the
 // device (keyed without the driver version), else the op's own plan.
 type tuner struct {
@@ -42,20 +42,10 @@ type tuner struct {
 //go:embed tuning
 var shippedTables embed.FS
 
-// TuneMode is Options.Tune.
-type TuneMode int
-
-// Tune modes.
-const (
-	TuneAuto TuneMode = iota
-	TuneOn
-	TuneOff
-)
-
 // measuring says whether plans without a stored choice are timed (Options.Tune). Timing
 // at the first run made a GPU's cold start take minutes; CPUs gained nothing from it (a
 // layer timed alone does not show how kernels share the cores).
-func (e *Engine) measuring() bool { return e.opts.Tune == TuneOn }
+func (e *Engine) measuring() bool { return e.opts.Tune == On }
 
 func newTuner(e *Engine) *tuner {
 	t := &tuner{e: e, choices: map[string]string{}, shipped: map[string]string{}, table: map[string]string{}}
@@ -69,7 +59,7 @@ func newTuner(e *Engine) *tuner {
 			}
 		}
 	}
-	if e.opts.Tune != TuneOff {
+	if e.opts.Tune != Off {
 		t.loadShipped()
 	}
 	return t
@@ -332,7 +322,7 @@ func (t *tuner) time(l *model.Layer, plan *builtinkernels.Plan, in, out [][]int)
 
 // WriteTuningTable merges the tuning choices this engine made or took from its cache
 // into the table at path, keyed without the driver version: a table to ship in
-// host/tuning, consulted after the user's cache (TuneAuto) on the same device.
+// host/tuning, consulted after the user's cache (Tune Auto) on the same device.
 func (e *Engine) WriteTuningTable(path string) error {
 	t := e.tuner
 	table := tuningTable{}

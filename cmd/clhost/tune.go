@@ -46,7 +46,7 @@ func runTune(args []string) error {
 		return err
 	}
 	start := time.Now()
-	e, n, err := ef.openWith(host.Options{Binaries: host.BinariesOn})
+	e, n, err := ef.openWith(host.Options{Binaries: host.On})
 	if err != nil {
 		return err
 	}

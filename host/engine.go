@@ -8,6 +8,11 @@
 // adds custom-layer configurations, whose XML and generated defines docs/custom-layers.md
 // describes. The zero Options choose for the device what the clhost command does.
 //
+// Network.Check runs an inference and checks it: each built-in layer against its CPU
+// reference, custom layers through a sanitizer, tensors against expected values, the
+// outputs against the whole network on the CPU. Options.CacheDir keeps compiled programs
+// and tuning choices across runs; package host/cachedir describes that folder.
+//
 // Concurrency: a Network may be used from any number of goroutines. Its device buffers
 // and kernel arguments are shared, so inferences are serialized (submission and wait of
 // one inference complete before the next starts); results are identical to a serial run.
@@ -150,10 +155,12 @@ type ConfigFile struct {
 
 // Engine is one device with its context, queue, custom-layer registry and programs.
 type Engine struct {
-	opts     Options
-	device   *cl.Device
-	ctx      *cl.Context
-	queue    *cl.Queue
+	opts   Options
+	device *cl.Device
+	ctx    *cl.Context
+	queue  *cl.Queue
+	// Layers are the custom layers the engine loaded (Options.Configs and the global
+	// configuration): a layer whose type one of them names runs its kernel.
 	Layers   *customlayer.Registry
 	programs *programCache
 	tuner    *tuner

@@ -67,7 +67,7 @@ func runTune(args []string) error {
 		return err
 	}
 	fmt.Printf("tuned %s on %s in %.1f s\n", *ef.model, e.Device().Name, time.Since(start).Seconds())
-	fmt.Printf("  %s: %d choices (%d new), %d program binaries (%d new)\n", filepath.Join(*ef.cacheDir, "tuning.json"),
+	fmt.Printf("  %s: %d choices (%d new), %d program binaries (%d new)\n", filepath.Join(*ef.cacheDir, cachedir.TuningFile),
 		after.TuningChoices, after.TuningChoices-before.TuningChoices, after.Programs, after.Programs-before.Programs)
 	if *table != "" {
 		fmt.Printf("  table %s updated\n", *table)

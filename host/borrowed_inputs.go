@@ -46,7 +46,7 @@ const borrowAlign = 64
 // CPU devices, unless transfers go through pinned buffers, inputs are to be copied
 // (Options.CopyInputs), or tensors are kept for reading back.
 func (e *Engine) borrowsInputs() bool {
-	return e.Device.IsCPU() && !e.pinned() && !e.opts.CopyInputs &&
+	return e.device.IsCPU() && !e.pinned() && !e.opts.CopyInputs &&
 		!e.opts.KeepIntermediates && e.opts.DumpTensors == ""
 }
 

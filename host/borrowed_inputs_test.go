@@ -21,8 +21,8 @@ func TestBorrowedInputs(t *testing.T) {
 	if simulated() {
 		batch = 2 // halves of one image
 	}
-	copying := newTestEngine(t, Options{SplitBatch: SplitOff, Queue: QueueOutOfOrder, CopyInputs: true})
-	borrowing := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder})
+	copying := newTestEngine(t, Options{SplitBatch: Off, Queue: QueueOutOfOrder, CopyInputs: true})
+	borrowing := newTestEngine(t, Options{SplitBatch: On, Queue: QueueOutOfOrder})
 	cn, err := copying.Compile(splitModel(t, batch))
 	if err != nil {
 		t.Fatal(err)
@@ -31,10 +31,10 @@ func TestBorrowedInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !borrowing.Device.IsCPU() {
+	if !borrowing.device.IsCPU() {
 		// A GPU's kernels cannot read host memory in place: its inputs are copied.
 		if bn.borrowed != nil {
-			t.Fatalf("%s (not a CPU): inputs %v borrowed", borrowing.Device.Name, bn.borrowed)
+			t.Fatalf("%s (not a CPU): inputs %v borrowed", borrowing.device.Name, bn.borrowed)
 		}
 		inferAlike(t, "GPU", cn, bn, map[string]*Tensor{"x": randomTensor(rand.New(rand.NewSource(9)), batch, 8, 12, 12)})
 		return
@@ -100,8 +100,8 @@ func TestBorrowedInputNotWhenOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	// On a CPU y alone is borrowed; elsewhere (a GPU) no input is.
-	if wantY := e.Device.IsCPU(); n.borrowed["x"] != nil || (n.borrowed["y"] != nil) != wantY {
-		t.Fatalf("borrowed inputs %v on %s, want y borrowed: %v, x never", n.borrowed, e.Device.Name, wantY)
+	if wantY := e.device.IsCPU(); n.borrowed["x"] != nil || (n.borrowed["y"] != nil) != wantY {
+		t.Fatalf("borrowed inputs %v on %s, want y borrowed: %v, x never", n.borrowed, e.device.Name, wantY)
 	}
 	rng := rand.New(rand.NewSource(4))
 	for run := range 2 {

@@ -12,7 +12,7 @@ import (
 	"github.com/clhost/clhost/model"
 )
 
-// Checking an inference: what a check reports, and Network.CheckNetwork, which runs the
+// Checking an inference: what a check reports, and Network.Check, which runs the
 // checks; check_reference.go, check_expect.go, check_other.go and check_compare.go hold
 // their parts, check_report.go the report's text.
 
@@ -43,15 +43,7 @@ type OutputError struct {
 // OK says whether every element lay within the tolerance.
 func (e OutputError) OK() bool { return e.Bad == 0 }
 
-// LayerError compares one built-in layer's device output with its CPU reference computed
-// from the same device inputs, so the first layer that goes wrong stands out even when
-// errors upstream would blur a whole-network comparison.
-type LayerError struct {
-	Layer, Type string
-	OutputError
-}
-
-// CheckOptions say what Network.CheckNetwork checks beyond each built-in layer's CPU
+// CheckOptions say what Network.Check checks beyond each built-in layer's CPU
 // reference and the whole network's.
 type CheckOptions struct {
 	// Sanitize runs every custom layer again alone, on copies of its inputs in guarded
@@ -111,7 +103,7 @@ func (c *LayerCheck) Failed() bool {
 // ValuesChecked says whether some output of the layer was compared with a reference.
 func (c *LayerCheck) ValuesChecked() bool { return len(c.Reference)+len(c.Expected)+len(c.Other) > 0 }
 
-// CheckReport is the result of Network.CheckNetwork: a verdict per layer in execution
+// CheckReport is the result of Network.Check: a verdict per layer in execution
 // order, and the graph outputs against a CPU reference of the whole network.
 type CheckReport struct {
 	Tolerance Tolerance
@@ -153,45 +145,21 @@ func (r *CheckReport) Findings() []Finding {
 	return out
 }
 
-// Check runs one inference on the device and the same model on the CPU references of
-// the built-in layers, and returns the largest errors per graph output. A custom layer
-// has no CPU reference: the CPU path takes the device's result for it, so the comparison
-// measures the built-in layers around it (CheckNetwork says which layers those are).
-//
-// The engine must have been opened with Options.KeepIntermediates when the network has
-// custom layers, so that their outputs are still in their buffers when the inference ends.
-func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, []OutputError, error) {
-	outs, report, _, err := n.CheckLayers(ctx, inputs)
-	return outs, report, err
-}
-
-// CheckLayers is Check that also compares every built-in layer on its own: its device
-// output against its CPU reference run on the device's values of its inputs (with
-// Options.KeepIntermediates; without it, no layer is compared on its own).
-func (n *Network) CheckLayers(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, []OutputError, []LayerError, error) {
-	r, outs, err := n.CheckNetwork(ctx, inputs, CheckOptions{})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	var layers []LayerError
-	for _, l := range r.Layers {
-		for _, e := range l.Reference {
-			layers = append(layers, LayerError{Layer: l.Layer, Type: l.Type, OutputError: e})
-		}
-	}
-	return outs, r.Outputs, layers, nil
-}
-
-// CheckNetwork runs one inference and checks it: every built-in layer against its CPU
+// Check runs one inference and checks it: every built-in layer against its CPU
 // reference on the device's values of its inputs, each expected tensor against its
 // value, every custom layer through the sanitizer (opts.Sanitize), and the graph outputs
 // against the whole network computed on the CPU. Every layer gets a LayerCheck, also
-// those nothing could check, with the reason.
+// those nothing could check, with the reason. It returns the report and the inference's
+// outputs.
+//
+// A custom layer has no CPU reference: the whole-network reference takes its device
+// values (or opts.Expect's), so the comparison of the outputs measures the built-in
+// layers around it; CheckReport.FromDevice lists those layers.
 //
 // Layer checks, expectations of intermediate tensors, the sanitizer and networks with
 // custom layers need an engine opened with Options.KeepIntermediates, so that every
 // activation is still in its buffer when the inference ends.
-func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, opts CheckOptions) (*CheckReport, map[string]*Tensor, error) {
+func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor, opts CheckOptions) (*CheckReport, map[string]*Tensor, error) {
 	if opts.Tolerance == (Tolerance{}) {
 		opts.Tolerance = DefaultTolerance
 	}
@@ -226,7 +194,7 @@ func (n *Network) CheckNetwork(ctx context.Context, inputs map[string]*Tensor, o
 	}
 	r := &CheckReport{Tolerance: opts.Tolerance, References: !opts.NoReferences}
 	if other != nil {
-		r.OtherDevice = other.n.engine.Device.Name
+		r.OtherDevice = other.n.engine.device.Name
 	}
 	var jobs []*refJob
 	for _, s := range n.steps {

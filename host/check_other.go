@@ -19,10 +19,10 @@ func (n *Network) runOther(ctx context.Context, o *Network, inputs map[string]*T
 		return nil, errors.New("the network to compare with is the network itself")
 	}
 	if !o.engine.opts.KeepIntermediates && o.engine.opts.DumpTensors == "" {
-		return nil, fmt.Errorf("the network on %s to compare with needs an engine opened with Options.KeepIntermediates", o.engine.Device.Name)
+		return nil, fmt.Errorf("the network on %s to compare with needs an engine opened with Options.KeepIntermediates", o.engine.device.Name)
 	}
 	if _, err := o.Infer(ctx, inputs); err != nil {
-		return nil, fmt.Errorf("on %s: %w", o.engine.Device.Name, err)
+		return nil, fmt.Errorf("on %s: %w", o.engine.device.Name, err)
 	}
 	return &checker{n: o, tol: DefaultTolerance, device: map[string]*builtinkernels.HostTensor{}}, nil
 }
@@ -39,7 +39,7 @@ func (c *checker) compareOther(other *checker, l *model.Layer) ([]OutputError, e
 		}
 		want, err := other.read(name)
 		if err != nil {
-			return nil, fmt.Errorf("on %s: %w", other.n.engine.Device.Name, err)
+			return nil, fmt.Errorf("on %s: %w", other.n.engine.device.Name, err)
 		}
 		got, err := c.read(name)
 		if err != nil {

@@ -39,7 +39,7 @@ func TestCheckOtherNetwork(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			n, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{faults}, KeepIntermediates: true}, sanChain(t, "Twice", shape))
 			o, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{c.other}, KeepIntermediates: true}, sanChain(t, "Twice", shape))
-			r, _, err := n.CheckNetwork(context.Background(), in, CheckOptions{Other: o, NoReferences: true})
+			r, _, err := n.Check(context.Background(), in, CheckOptions{Other: o, NoReferences: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -169,21 +169,21 @@ func (e *Engine) optimize(m *model.Model, res *resolver) error {
 	// fire modules) run on CPUs only: each saves a launch and an intermediate tensor's
 	// trip through memory, where GPUs run the parts apart, each with the whole device's
 	// parallelism (docs/runtime.md#fusion-policy).
-	opts := graph.FuseOptions{Keep: custom, InvertedResidual: e.Device.IsCPU(), GlobalAveragePool: e.Device.IsCPU(),
-		MaxPool: e.Device.IsCPU(), Fire: e.Device.IsCPU() && !e.opts.KeepFires}
-	if cu := e.Device.ComputeUnits; e.Device.IsCPU() && cu >= 8 {
+	opts := graph.FuseOptions{Keep: custom, InvertedResidual: e.device.IsCPU(), GlobalAveragePool: e.device.IsCPU(),
+		MaxPool: e.device.IsCPU(), Fire: e.device.IsCPU() && !e.opts.KeepFires}
+	if cu := e.device.ComputeUnits; e.device.IsCPU() && cu >= 8 {
 		// Whole blocks where a launch costs more than the rows a band recomputes, and only
 		// where the block's rows keep three quarters of the units busy
 		// (docs/kernels/invres.md#when-a-block-takes-its-projection).
 		opts.ProjectionMinRows = cu * 3 / 4
 	}
-	if e.Device.IsCPU() {
+	if e.device.IsCPU() {
 		// Blocks of any size with at least 8 output rows per compute unit over the batch
 		// (pwdwr runs two bands per unit; each recomputes the expanded rows it shares
 		// with the next): MobileNetV2's blocks of 14 to 56 rows at batch 16 on 16 units.
 		// Folding 7 rows per unit measured slower
 		// (docs/kernels/invres.md#when-a-block-takes-its-projection).
-		opts.ProjectionTallRows = 8 * max(e.Device.ComputeUnits, 1)
+		opts.ProjectionTallRows = 8 * max(e.device.ComputeUnits, 1)
 	}
 	st, err := graph.FuseWith(m, opts)
 	if err != nil {

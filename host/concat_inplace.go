@@ -205,7 +205,7 @@ func (n *Network) honoursStride(l model.Layer, image int) bool {
 	if err != nil {
 		return false
 	}
-	plan, err := op.Plan(&l, in, out, builtinkernels.DeviceInfoOf(n.engine.Device))
+	plan, err := op.Plan(&l, in, out, builtinkernels.DeviceInfoOf(n.engine.device))
 	return err == nil && plan.OutputBatchStride == image
 }
 

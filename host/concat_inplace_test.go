@@ -78,10 +78,10 @@ func TestConcatInPlace(t *testing.T) {
 		{"batch2", 2, false, false, Options{}, true},
 		{"batch3 in-order", 3, false, false, Options{Queue: QueueInOrder}, true},
 		{"batch2 input read twice", 2, true, false, Options{}, false},
-		{"batch2 reuse slots", 2, false, false, Options{Arena: ArenaOff}, false},
+		{"batch2 reuse slots", 2, false, false, Options{Arena: Off}, false},
 		{"input read twice", 1, true, false, Options{}, false},
 		{"concat is an output", 1, false, true, Options{}, false},
-		{"reuse slots", 1, false, false, Options{Arena: ArenaOff}, false},
+		{"reuse slots", 1, false, false, Options{Arena: Off}, false},
 		{"kept intermediates", 1, false, false, Options{KeepIntermediates: true}, false},
 	}
 	for _, c := range cases {
@@ -132,7 +132,7 @@ func TestConcatInPlaceTuned(t *testing.T) {
 	xs := []int{2, 4, 6, 5}
 	x := ctRand(67, xs...)
 	m, ref := fireModel(t, xs, x.Data, false, false)
-	n, log := ctCompile(t, Options{NoGlobalConfig: true, Tune: TuneOn, CacheDir: t.TempDir()}, m)
+	n, log := ctCompile(t, Options{NoGlobalConfig: true, Tune: On, CacheDir: t.TempDir()}, m)
 	if strings.Contains(log.String(), "tuning layer") {
 		t.Errorf("tuning failed:\n%s", log)
 	}

@@ -122,7 +122,7 @@ func TestConfigDirEnv(t *testing.T) {
 	t.Run("no xml", func(t *testing.T) {
 		dir := t.TempDir()
 		t.Setenv(configs.EnvDir, dir)
-		_, err := NewEngine(Options{DeviceHandle: mustCtDevice(t)})
+		_, err := NewEngine(Options{device: mustCtDevice(t)})
 		if err == nil {
 			t.Fatal("NewEngine accepted a configuration folder without *.xml")
 		}

@@ -208,7 +208,7 @@ func (n *Network) reorderLaunch(l *model.Layer, from, to customlayer.Format, sha
 	}
 	s4 := d4[:]
 	attrs := builtinkernels.Attrs{"from": from.String(), "to": to.String()}
-	plan, err := op.Plan(attrs, [][]int{s4}, [][]int{s4}, builtinkernels.DeviceInfoOf(n.engine.Device))
+	plan, err := op.Plan(attrs, [][]int{s4}, [][]int{s4}, builtinkernels.DeviceInfoOf(n.engine.device))
 	if err != nil {
 		return launch{}, fmt.Errorf("reorder %s→%s: %w", from, to, err)
 	}

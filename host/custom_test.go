@@ -64,12 +64,12 @@ func ctParallel(t *testing.T) {
 // the engine is closed when the test ends.
 func ctEngine(t testing.TB, opts Options) (*Engine, *bytes.Buffer) {
 	t.Helper()
-	if opts.Device == "" && opts.DeviceHandle == nil {
+	if opts.Device == "" && opts.device == nil {
 		d, err := ctDevice()
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts.DeviceHandle = d
+		opts.device = d
 	}
 	log := &bytes.Buffer{}
 	opts.Log = log
@@ -725,7 +725,7 @@ func TestKernelDump(t *testing.T) {
 	}
 
 	// Every file compiles on its own, with the options its trailer records.
-	ctx, err := cl.NewContext(e.Device)
+	ctx, err := cl.NewContext(e.device)
 	if err != nil {
 		t.Fatal(err)
 	}

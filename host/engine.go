@@ -8,6 +8,11 @@
 // adds custom-layer configurations, whose XML and generated defines docs/custom-layers.md
 // describes. The zero Options choose for the device what the clhost command does.
 //
+// Network.Check runs an inference and checks it: each built-in layer against its CPU
+// reference, custom layers through a sanitizer, tensors against expected values, the
+// outputs against the whole network on the CPU. Options.CacheDir keeps compiled programs
+// and tuning choices across runs; package host/cachedir describes that folder.
+//
 // Concurrency: a Network may be used from any number of goroutines. Its device buffers
 // and kernel arguments are shared, so inferences are serialized (submission and wait of
 // one inference complete before the next starts); results are identical to a serial run.
@@ -29,10 +34,13 @@ import (
 
 // Options configure an Engine.
 type Options struct {
-	// Device is a device spec as for `clhost -d`: "", "cpu", "gpu", an index or part of
-	// a name. Ignored when DeviceHandle is set.
-	Device       string
-	DeviceHandle *cl.Device
+	// Device is a device spec as for `clhost -d`: "" (the first GPU, else the first
+	// CPU), "cpu", "gpu", an index in `clhost devices`' list (DeviceInfo.Index) or part
+	// of a device's or platform's name.
+	Device string
+	// device, when set, is the device itself, and Device is ignored: the tests open
+	// engines on a device they chose once.
+	device *cl.Device
 	// Configs are custom-layer configuration files, loaded in order after the global
 	// configuration; ConfigFS adds configurations from file systems (embedded configs).
 	Configs  []string
@@ -54,27 +62,27 @@ type Options struct {
 	// Concat) as those four layers on CPU devices too, where by default it runs as one
 	// fused layer of type "clhost.Fire".
 	KeepFires bool
-	// Tune says how the plans some ops offer (tile sizes, K splits) are chosen. TuneAuto
-	// (the default) takes the choices an earlier TuneOn run stored in CacheDir (or a
-	// table shipped for the device), else each op's own choice, and times nothing;
-	// TuneOn times the plans of layers without a stored choice at compile time and
-	// stores the fastest (seconds per layer on a GPU); TuneOff takes each op's own choice.
-	Tune TuneMode
+	// Tune says how the plans some ops offer (tile sizes, K splits) are chosen. Auto (the
+	// default) takes the choices an earlier run with On stored in CacheDir (or a table
+	// shipped for the device), else each op's own choice, and times nothing; On times
+	// the plans of layers without a stored choice at compile time and stores the fastest
+	// (seconds per layer on a GPU); Off takes each op's own choice.
+	Tune Mode
 	// Pinned copies inputs and outputs through pinned host buffers of the network's own
-	// (transfer.go): PinnedAuto (the default) on GPUs only, PinnedOn, PinnedOff.
-	Pinned PinnedMode
+	// (transfer.go): Auto (the default) on GPUs only, On, Off.
+	Pinned Mode
 	// CopyInputs writes every graph input into memory of the network's own before each
 	// inference. Without it, on a CPU device the kernels read each input from the
 	// caller's Tensor itself (borrowed_inputs.go), whose data must then not change until
 	// the inference ends.
 	CopyInputs bool
-	// Arena says how activations share memory: ArenaOn (and ArenaAuto, the default)
-	// places them at planned offsets of one buffer (the least memory: the largest live
-	// set), which built-in kernels take as the buffer and an offset; ArenaOff gives each
-	// reuse slot a buffer of its own (more memory). Both run equally fast on GPUs; the
-	// arena is offsets, not sub-buffers, which NVIDIA's driver enqueues late
+	// Arena says how activations share memory: On (and Auto, the default) places them
+	// at planned offsets of one buffer (the least memory: the largest live set), which
+	// built-in kernels take as the buffer and an offset; Off gives each reuse slot a
+	// buffer of its own (more memory). Both run equally fast on GPUs; the arena is
+	// offsets, not sub-buffers, which NVIDIA's driver enqueues late
 	// (docs/runtime.md#memory).
-	Arena ArenaMode
+	Arena Mode
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool
 	// Queue is the kind of command queue: QueueAuto (the default) is out of order on
@@ -82,47 +90,48 @@ type Options struct {
 	// where events cost more than the overlap gains; QueueInOrder, QueueOutOfOrder.
 	Queue QueueMode
 	// SplitBatch says whether layers run as two launches of half the batch each, whose
-	// kernels overlap (split.go): SplitAuto (the default) on CPU devices, SplitOn on any
-	// device with an out-of-order queue, SplitOff never. It needs an out-of-order queue
-	// and is off while intermediates are kept or dumped.
-	SplitBatch SplitMode
+	// kernels overlap (split.go): Auto (the default) on CPU devices where it measured
+	// faster, On on any device with an out-of-order queue, Off never. It needs an
+	// out-of-order queue and is off while intermediates are kept or dumped.
+	SplitBatch Mode
 	// CacheDir holds compiled program binaries and tuning choices across runs; empty
 	// disables the cache.
 	CacheDir string
-	// Binaries says whether built programs are written to CacheDir: BinariesAuto (the
-	// default) on every driver but PoCL (see storeBinaries), BinariesOn, BinariesOff.
-	// Binaries already in CacheDir are loaded in every mode.
-	Binaries BinaryMode
+	// Binaries says whether built programs are written to CacheDir: Auto (the default)
+	// on every driver but PoCL (see storeBinaries), On, Off. Binaries already in
+	// CacheDir are loaded in every mode.
+	Binaries Mode
 	// Progress, when set, is called as Compile advances, one call at a time: done of
 	// total steps of what ("programs" built, "layers" tuned). A caller shows it when
 	// compiling takes long.
 	Progress func(done, total int, what string)
 	// WorkerCommand, when set, is a command that runs RunCompileWorker on the file named
-	// by its last argument (the CLI: its own binary). On PoCL, whose compiler works one
-	// program at a time per process, a cold Compile then compiles the built-in layers in
-	// that many processes at once, one per CPU (CLHOST_COMPILE_WORKERS); nil compiles in
-	// this process alone.
+	// by its last argument (the clhost command: its own binary). On PoCL, whose compiler
+	// works one program at a time per process, a cold Compile then compiles the built-in
+	// layers in that many processes at once, one per CPU (CLHOST_COMPILE_WORKERS); nil
+	// compiles in this process alone.
 	WorkerCommand []string
 	// Log receives notes (device choice, overrides, reorders); nil discards them.
 	Log io.Writer
 }
 
-// ArenaMode is Options.Arena.
-type ArenaMode int
+// Mode is a setting the engine chooses for its device (Auto, the zero value) or that
+// the caller forces On or Off: Options.Tune, Pinned, Arena, SplitBatch and Binaries.
+type Mode int
 
-// Arena modes.
+// Modes.
 const (
-	ArenaAuto ArenaMode = iota
-	ArenaOn
-	ArenaOff
+	Auto Mode = iota
+	On
+	Off
 )
 
 // useArena resolves Options.Arena for the engine's device.
 func (e *Engine) useArena() bool {
 	switch e.opts.Arena {
-	case ArenaOn:
+	case On:
 		return true
-	case ArenaOff:
+	case Off:
 		return false
 	}
 	return true
@@ -146,10 +155,12 @@ type ConfigFile struct {
 
 // Engine is one device with its context, queue, custom-layer registry and programs.
 type Engine struct {
-	opts     Options
-	Device   *cl.Device
-	ctx      *cl.Context
-	queue    *cl.Queue
+	opts   Options
+	device *cl.Device
+	ctx    *cl.Context
+	queue  *cl.Queue
+	// Layers are the custom layers the engine loaded (Options.Configs and the global
+	// configuration): a layer whose type one of them names runs its kernel.
 	Layers   *customlayer.Registry
 	programs *programCache
 	tuner    *tuner
@@ -175,7 +186,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.Layers = reg
-	dev := opts.DeviceHandle
+	dev := opts.device
 	if dev == nil {
 		d, note, err := cl.Select(opts.Device)
 		if err != nil {
@@ -184,7 +195,7 @@ func NewEngine(opts Options) (*Engine, error) {
 		e.logf("%s", note)
 		dev = d
 	}
-	e.Device = dev
+	e.device = dev
 	if e.ctx, err = cl.NewContext(dev); err != nil {
 		return nil, err
 	}
@@ -204,6 +215,9 @@ func (e *Engine) logf(format string, args ...any) {
 		fmt.Fprintf(e.opts.Log, "clhost: "+format+"\n", args...)
 	}
 }
+
+// Device describes the engine's device, as Devices lists it.
+func (e *Engine) Device() DeviceInfo { return describeDevice(e.device) }
 
 // OutOfOrder reports whether the engine's queue runs independent kernels out of order.
 func (e *Engine) OutOfOrder() bool { return e.queue.OutOfOrder }

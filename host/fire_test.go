@@ -34,7 +34,7 @@ func TestFireModules(t *testing.T) {
 		}
 		return out
 	}
-	wantFused := fused.engine.Device.IsCPU()
+	wantFused := fused.engine.device.IsCPU()
 	if got := types(fused); (got[opspec.FireType] == 1 && got["Conv"] == 0) != wantFused {
 		t.Errorf("default options: layer types %v (CPU device: %v)", got, wantFused)
 	}

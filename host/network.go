@@ -12,9 +12,13 @@ import (
 	"github.com/clhost/clhost/model"
 )
 
-// Tensor is a float32 tensor in host memory: its Shape, and its Data in C order. The
-// built-in ops' CPU references take the same type.
-type Tensor = builtinkernels.HostTensor
+// Tensor is a float32 tensor in host memory: its Shape, and its Data in C order
+// (row-major, the last dimension varying fastest). Networks take their inputs and return
+// their outputs as Tensors; an output's Data is the caller's to keep.
+type Tensor struct {
+	Shape []int
+	Data  []float32
+}
 
 // launch is one prepared NDRange: kernel with its arguments already set.
 type launch struct {

@@ -21,7 +21,7 @@ import (
 
 func newTestEngine(t testing.TB, opts Options) *Engine {
 	t.Helper()
-	if opts.Device == "" && opts.DeviceHandle == nil {
+	if opts.Device == "" && opts.device == nil {
 		opts.Device = testDeviceSpec()
 	}
 	e, err := NewEngine(opts)
@@ -280,7 +280,7 @@ func TestDeviceFaultsAreRecoverable(t *testing.T) {
 	before := cl.LiveObjects()
 	// Too large: one tensor past the device's largest allocation (named: the input, or the
 	// output where the input is borrowed from the caller).
-	cols := int(e.Device.MaxAllocBytes/4/1024) + 1
+	cols := int(e.device.MaxAllocBytes/4/1024) + 1
 	if _, err := e.Compile(oneLayer("Relu", 1024, cols)); err == nil || !strings.Contains(err.Error(), `"x"`) && !strings.Contains(err.Error(), `"y"`) && !strings.Contains(err.Error(), `"the_Relu"`) {
 		t.Errorf("oversized model: %v", err)
 	}
@@ -323,14 +323,14 @@ func TestMemoryPlanChain(t *testing.T) {
 	}
 	// The arena (one buffer, each tensor at its planned offset) and reuse slots (a
 	// buffer each) plan the same two tensors' worth here, on both kinds of queue.
-	for _, o := range []Options{{Arena: ArenaOn}, {Arena: ArenaOff}, {Arena: ArenaOff, Queue: QueueInOrder}} {
+	for _, o := range []Options{{Arena: On}, {Arena: Off}, {Arena: Off, Queue: QueueInOrder}} {
 		t.Run(fmt.Sprintf("arena%d_queue%d", o.Arena, o.Queue), func(t *testing.T) {
 			e := newTestEngine(t, o)
 			n, err := e.Compile(m)
 			if err != nil {
 				t.Fatal(err)
 			}
-			arena := o.Arena == ArenaOn
+			arena := o.Arena == On
 			if shared := n.slotBuf["r0"] == n.slotBuf["r1"]; shared != arena {
 				t.Errorf("arena %v: r0 and r1, alive together, in one buffer object: %v", o.Arena, shared)
 			}
@@ -383,7 +383,7 @@ func TestBinaryCacheWarmAndDumpStable(t *testing.T) {
 	cache, dump := t.TempDir(), t.TempDir()
 	var logs strings.Builder
 	compile := func() *Network {
-		e := newTestEngine(t, Options{CacheDir: cache, Binaries: BinariesOn, DumpKernels: dump, Log: &logs, NoGlobalConfig: true})
+		e := newTestEngine(t, Options{CacheDir: cache, Binaries: On, DumpKernels: dump, Log: &logs, NoGlobalConfig: true})
 		n, err := e.Compile(diamondModel(t))
 		if err != nil {
 			t.Fatal(err)
@@ -426,31 +426,29 @@ func TestBinaryCacheWarmAndDumpStable(t *testing.T) {
 	}
 }
 
-// TestCheckLayers: --check compares every built-in layer on the device's own inputs, and
+// TestCheckEveryLayer: --check compares every built-in layer on the device's own inputs, and
 // the whole network against the CPU path.
-func TestCheckLayers(t *testing.T) {
+func TestCheckEveryLayer(t *testing.T) {
 	e := newTestEngine(t, Options{KeepIntermediates: true, NoGlobalConfig: true})
 	n, err := e.Compile(diamondModel(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	x := randomTensor(rand.New(rand.NewSource(8)), 2, 3, 5, 7)
-	_, outs, layers, err := n.CheckLayers(context.Background(), map[string]*Tensor{"x": x})
+	r, _, err := n.Check(context.Background(), map[string]*Tensor{"x": x}, CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(outs) != 2 || len(layers) != 6 {
-		t.Fatalf("%d output reports and %d layer reports, want 2 and 6", len(outs), len(layers))
+	compared := slices.Clone(r.Outputs)
+	for _, l := range r.Layers {
+		compared = append(compared, l.Reference...)
 	}
-	for _, r := range append(outs, func() []OutputError {
-		var l []OutputError
-		for _, x := range layers {
-			l = append(l, x.OutputError)
-		}
-		return l
-	}()...) {
-		if r.MaxAbs > 1e-5 {
-			t.Errorf("%s: max abs error %g", r.Output, r.MaxAbs)
+	if len(r.Outputs) != 2 || len(compared) != 2+6 {
+		t.Fatalf("%d output reports and %d layer reports, want 2 and 6", len(r.Outputs), len(compared)-len(r.Outputs))
+	}
+	for _, o := range compared {
+		if o.MaxAbs > 1e-5 {
+			t.Errorf("%s: max abs error %g", o.Output, o.MaxAbs)
 		}
 	}
 }
@@ -480,7 +478,7 @@ func TestArenaFallback(t *testing.T) {
 		return ctBuild(t, b)
 	}
 	opts := func(log *strings.Builder) Options {
-		return Options{NoGlobalConfig: true, Log: log, Arena: ArenaOn, Configs: []string{ctPath(t, "any.xml")}}
+		return Options{NoGlobalConfig: true, Log: log, Arena: On, Configs: []string{ctPath(t, "any.xml")}}
 	}
 	check := func(n *Network) {
 		t.Helper()
@@ -536,10 +534,10 @@ func TestArenaFallback(t *testing.T) {
 
 	var logs strings.Builder
 	e := newTestEngine(t, opts(&logs))
-	if e.Device.BaseAlignBytes <= 64 {
-		t.Fatalf("device alignment %d leaves no offset finer than the arena's 64 bytes to try", e.Device.BaseAlignBytes)
+	if e.device.BaseAlignBytes <= 64 {
+		t.Fatalf("device alignment %d leaves no offset finer than the arena's 64 bytes to try", e.device.BaseAlignBytes)
 	}
-	e.Device.BaseAlignBytes = 4
+	e.device.BaseAlignBytes = 4
 	if n, err = e.Compile(oddChain()); err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +551,7 @@ func TestArenaFallback(t *testing.T) {
 // weight keeps its device copy. Results are checked against the reference on both.
 func TestPackedWeightsOnce(t *testing.T) {
 	e := newTestEngine(t, Options{NoGlobalConfig: true})
-	packs := !e.Device.IsGPU()
+	packs := !e.device.IsGPU()
 	ws := []int{4, 8, 3, 3}
 	w := ctRandSlice(40, elements(ws), -0.5, 0.5)
 	b := model.NewBuilder("packed")
@@ -575,21 +573,23 @@ func TestPackedWeightsOnce(t *testing.T) {
 		t.Error("shared.weight, read by two layers, was freed")
 	}
 	in := ctRand(42, 1, 8, 6, 6)
-	_, whole, layers, err := n.CheckLayers(context.Background(), map[string]*Tensor{"x": in})
+	r, _, err := n.Check(context.Background(), map[string]*Tensor{"x": in}, CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(whole) == 0 {
+	if len(r.Outputs) == 0 {
 		t.Fatal("no output compared")
 	}
-	for _, o := range whole {
+	for _, o := range r.Outputs {
 		if o.MaxAbs > 1e-4 {
 			t.Errorf("output %s differs from the reference by %g", o.Output, o.MaxAbs)
 		}
 	}
-	for _, le := range layers {
-		if le.MaxAbs > 1e-4 {
-			t.Errorf("layer %s differs from its reference by %g", le.Layer, le.MaxAbs)
+	for _, l := range r.Layers {
+		for _, o := range l.Reference {
+			if o.MaxAbs > 1e-4 {
+				t.Errorf("layer %s differs from its reference by %g", l.Layer, o.MaxAbs)
+			}
 		}
 	}
 }

@@ -35,7 +35,7 @@ func (p *progress) step() {
 	p.fn(p.done, p.total, p.what)
 }
 
-// tunableLayers counts the layers whose plans the tuner times (TuneOn), for progress.
+// tunableLayers counts the layers whose plans the tuner times (Tune On), for progress.
 func (e *Engine) tunableLayers(res *resolver, m *model.Model, order []int) int {
 	if !e.measuring() {
 		return 0

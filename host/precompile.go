@@ -17,6 +17,7 @@ import (
 
 	"github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/cl"
+	"github.com/clhost/clhost/host/cachedir"
 )
 
 // Drivers compile one program at a time per process however many threads ask (PoCL
@@ -50,17 +51,13 @@ type precompileJob struct {
 	Outputs   [][]int
 }
 
-// precompileMarkers is the folder under CacheDir that records the programs a run built
-// on PoCL, whose kernels are then in PoCL's cache: no workers start for them.
-const precompileMarkers = "pocl-built"
-
 // precompile compiles the built-in layers' programs in worker processes where workers
 // are configured, the cache folder is on and some program is not there yet (on PoCL:
 // not marked built; elsewhere: no stored binary). Failures only cost the time: this
 // process builds whatever the workers left out.
 func (n *Network) precompile(prepared []*preparedLayer) {
 	e := n.engine
-	pocl := isPoCL(e.Device) && !e.buildOnlyWorkers
+	pocl := isPoCL(e.device) && !e.buildOnlyWorkers
 	if len(e.opts.WorkerCommand) == 0 || e.opts.CacheDir == "" || !pocl && !e.programs.store {
 		return
 	}
@@ -97,13 +94,13 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 				continue // an absent optional input: this process compiles the layer
 			}
 		}
-		mark := filepath.Join(e.opts.CacheDir, precompileMarkers, key)
+		mark := filepath.Join(e.opts.CacheDir, cachedir.MarksDir, key)
 		plan := *built
 		if pocl {
 			// Run by RunPlan, which adds no options of its own.
 			plan.Options = e.programs.withExtra(plan.Options)
 		} else {
-			mark = filepath.Join(e.opts.CacheDir, key[:32]+".bin")
+			mark = filepath.Join(e.opts.CacheDir, key[:32]+cachedir.BinaryExt)
 		}
 		if _, err := os.Stat(mark); err != nil {
 			cold = true
@@ -145,7 +142,7 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 	if !pocl {
 		what = "programs"
 	}
-	all := precompileJobs{Index: e.Device.Index, Platform: e.Device.Platform.Name, Device: e.Device.Name, BuildOnly: !pocl, CacheDir: e.opts.CacheDir, Jobs: jobs}
+	all := precompileJobs{Index: e.device.Index, Platform: e.device.Platform.Name, Device: e.device.Name, BuildOnly: !pocl, CacheDir: e.opts.CacheDir, Jobs: jobs}
 	done, err := runPrecompileWorkers(e.opts.WorkerCommand, all, workers,
 		e.progress(fmt.Sprintf("%s in %d processes", what, workers), len(jobs)), func(i int) {
 			last, lastAt = i, time.Since(start)
@@ -187,10 +184,10 @@ func orderHeaviestFirst(jobs []precompileJob, origin []*preparedLayer) {
 // cache, so that the next Compile of them starts no workers.
 func (n *Network) markBuilt(prepared []*preparedLayer) {
 	e := n.engine
-	if len(e.opts.WorkerCommand) == 0 || !isPoCL(e.Device) || e.opts.CacheDir == "" {
+	if len(e.opts.WorkerCommand) == 0 || !isPoCL(e.device) || e.opts.CacheDir == "" {
 		return // elsewhere the stored binaries are the marks
 	}
-	dir := filepath.Join(e.opts.CacheDir, precompileMarkers)
+	dir := filepath.Join(e.opts.CacheDir, cachedir.MarksDir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
@@ -302,10 +299,13 @@ func runPrecompileWorkers(command []string, jobs precompileJobs, workers int, pr
 	return reported, errors.Join(errs...)
 }
 
-// RunCompileWorker is the worker process of Options.WorkerCommand: for each job of the
-// jobs file that no other worker has claimed, it runs the plan on zeros, so that PoCL
-// compiles its program and kernels into its cache (its results are thrown away), or on
-// other drivers builds the program and stores its binary in the cache folder.
+// RunCompileWorker is the one hook of the compile workers: the body of the process that
+// Options.WorkerCommand starts, which passes it the jobs file named by its last
+// argument. A program that sets WorkerCommand to itself calls it first thing in main
+// when started so (the clhost command: `clhost compile-worker FILE`) and exits. For each
+// job of the file that no other worker has claimed, it runs the plan on zeros, so that
+// PoCL compiles its program and kernels into its cache (its results are thrown away), or
+// on other drivers builds the program and stores its binary in the cache folder.
 func RunCompileWorker(jobsFile string) error {
 	b, err := os.ReadFile(jobsFile)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/host/cachedir"
 	"github.com/clhost/clhost/model"
 )
 
@@ -67,15 +68,15 @@ func TestCompileWorkersFillPoCLCache(t *testing.T) {
 	// The PoCL path, on the CPU whichever device the other tests use (PoCL is the CPU
 	// runtime wherever the suite runs).
 	probe := newTestEngine(t, Options{NoGlobalConfig: true, Device: "cpu"})
-	if !isPoCL(probe.Device) {
-		t.Fatalf("the CPU device %q is not PoCL (install pocl-opencl-icd)", probe.Device.Name)
+	if !isPoCL(probe.device) {
+		t.Fatalf("the CPU device %q is not PoCL (install pocl-opencl-icd)", probe.device.Name)
 	}
 	t.Setenv(precompileWorkerEnv, "1")
 	t.Setenv("CLHOST_COMPILE_WORKERS", "2")
 	t.Run("whole", func(t *testing.T) { checkCompileWorkers(t, Options{NoGlobalConfig: true, Device: "cpu"}, 1) })
 	// Layers that run in halves: the workers compile the half plans.
 	t.Run("halves", func(t *testing.T) {
-		checkCompileWorkers(t, Options{NoGlobalConfig: true, Device: "cpu", SplitBatch: SplitOn, Queue: QueueOutOfOrder}, 2)
+		checkCompileWorkers(t, Options{NoGlobalConfig: true, Device: "cpu", SplitBatch: On, Queue: QueueOutOfOrder}, 2)
 	})
 }
 
@@ -136,7 +137,7 @@ func checkCompileWorkers(t *testing.T, opts Options, batch int) {
 	}
 	// Every kernel this process ran was in PoCL's cache already.
 	var newer []string
-	filepath.WalkDir(PoCLCacheDir(), func(path string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(cachedir.PoCLDir(), func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && filepath.Ext(path) == ".so" {
 			if info, err := d.Info(); err == nil && info.ModTime().After(workersEnd) {
 				newer = append(newer, path)
@@ -182,7 +183,7 @@ func TestCompileWorkersStoreBinaries(t *testing.T) {
 	t.Setenv(precompileWorkerEnv, "1")
 	t.Setenv("CLHOST_COMPILE_WORKERS", "2")
 	log := &syncLog{}
-	e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: t.TempDir(), Binaries: BinariesOn, WorkerCommand: []string{os.Args[0]}, Log: log})
+	e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: t.TempDir(), Binaries: On, WorkerCommand: []string{os.Args[0]}, Log: log})
 	e.buildOnlyWorkers = true
 	// Three programs, each small.
 	b := model.NewBuilder("binaries")
@@ -218,7 +219,7 @@ func TestCompileWorkersStoreBinaries(t *testing.T) {
 // names match (several alike GPUs), else the first device of that platform and name, and
 // fails on a device that is not there.
 func TestFindWorkerDevice(t *testing.T) {
-	d := newTestEngine(t, Options{NoGlobalConfig: true}).Device
+	d := newTestEngine(t, Options{NoGlobalConfig: true}).device
 	got, err := findDevice(d.Index, d.Platform.Name, d.Name)
 	if err != nil || got.Index != d.Index {
 		t.Fatalf("by index %d: %v, %v", d.Index, got, err)
@@ -241,7 +242,7 @@ func TestCompileWorkersNotForFewLayers(t *testing.T) {
 			t.Setenv("CLHOST_COMPILE_WORKERS", "2")
 		}
 		log := &syncLog{}
-		e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: t.TempDir(), Binaries: BinariesOn, WorkerCommand: []string{os.Args[0]}, Log: log})
+		e := newTestEngine(t, Options{NoGlobalConfig: true, CacheDir: t.TempDir(), Binaries: On, WorkerCommand: []string{os.Args[0]}, Log: log})
 		e.buildOnlyWorkers = true
 		b := model.NewBuilder("few")
 		w := uniformConsts(b, rand.New(rand.NewSource(8)), 0.3)

@@ -35,10 +35,10 @@ func (n *Network) prepare(l *model.Layer) (*preparedLayer, error) {
 		return nil, err
 	}
 	var plan *builtinkernels.Plan
-	if tun, ok := op.(builtinkernels.Tunable); ok && n.engine.opts.Tune != TuneOff {
+	if tun, ok := op.(builtinkernels.Tunable); ok && n.engine.opts.Tune != Off {
 		plan, err = n.engine.tuner.plan(l, op, tun, inShapes, outShapes)
 	} else {
-		plan, err = op.Plan(l, inShapes, outShapes, builtinkernels.DeviceInfoOf(n.engine.Device))
+		plan, err = op.Plan(l, inShapes, outShapes, builtinkernels.DeviceInfoOf(n.engine.device))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
@@ -179,7 +179,7 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 	}()
 	// Offsets keep a kernel's widest vector (float16, 64 bytes) aligned, and a custom
 	// kernel's view valid as a sub-buffer.
-	align := max(n.engine.Device.BaseAlignBytes, 64)
+	align := max(n.engine.device.BaseAlignBytes, 64)
 	arena := planOffsets(ts, align)
 	n.slotBuf = map[string]*cl.Buffer{}
 	n.slotOff = map[string]int{}

@@ -15,17 +15,8 @@ import (
 	"sync"
 
 	"github.com/clhost/clhost/cl"
+	"github.com/clhost/clhost/host/cachedir"
 	"github.com/clhost/clhost/jit"
-)
-
-// BinaryMode is Options.Binaries.
-type BinaryMode int
-
-// Binary modes.
-const (
-	BinariesAuto BinaryMode = iota
-	BinariesOn
-	BinariesOff
 )
 
 // storeBinaries resolves Options.Binaries for the engine's device: not on PoCL, where
@@ -34,12 +25,12 @@ const (
 // compiled kernels (POCL_CACHE_DIR).
 func (e *Engine) storeBinaries() bool {
 	switch e.opts.Binaries {
-	case BinariesOn:
+	case On:
 		return true
-	case BinariesOff:
+	case Off:
 		return false
 	}
-	return !isPoCL(e.Device)
+	return !isPoCL(e.device)
 }
 
 func isPoCL(d *cl.Device) bool {
@@ -245,7 +236,7 @@ func (c *programCache) loadBinary(key, options string) (*cl.Program, bool) {
 	if c.dir == "" {
 		return nil, false
 	}
-	path := filepath.Join(c.dir, key[:32]+".bin")
+	path := filepath.Join(c.dir, key[:32]+cachedir.BinaryExt)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, false
@@ -256,7 +247,7 @@ func (c *programCache) loadBinary(key, options string) (*cl.Program, bool) {
 		if p, err = c.ctx.ProgramFromBinary(bin, options); err == nil {
 			// Replay the compiler's log of the original build, so a kernel dump reads the
 			// same whether the program was compiled or loaded.
-			if log, err := os.ReadFile(strings.TrimSuffix(path, ".bin") + ".log"); err == nil {
+			if log, err := os.ReadFile(strings.TrimSuffix(path, cachedir.BinaryExt) + cachedir.LogExt); err == nil {
 				p.Log = string(log)
 			}
 			return p, true
@@ -277,8 +268,8 @@ func (c *programCache) storeBinary(key string, p *cl.Program) {
 	}
 	base := filepath.Join(c.dir, key[:32])
 	// The log first: a binary without its log would dump differently.
-	writeAtomic(c.dir, base+".log", []byte(p.Log))
-	writeAtomic(c.dir, base+".bin", frameBinary(bin))
+	writeAtomic(c.dir, base+cachedir.LogExt, []byte(p.Log))
+	writeAtomic(c.dir, base+cachedir.BinaryExt, frameBinary(bin))
 }
 
 // binaryMagic opens every binary in the cache; the length and a SHA-256 of the driver's
@@ -314,7 +305,7 @@ func unframeBinary(raw []byte) ([]byte, error) {
 // writeAtomic writes then renames, so a concurrent reader never sees half a file.
 // Failures only cost the cache entry.
 func writeAtomic(dir, path string, data []byte) {
-	tmp, err := os.CreateTemp(dir, "tmp-*")
+	tmp, err := os.CreateTemp(dir, cachedir.TempPrefix+"*")
 	if err != nil {
 		return
 	}

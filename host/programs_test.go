@@ -16,7 +16,7 @@ func TestDamagedBinaryRebuilt(t *testing.T) {
 	var logs strings.Builder
 	compile := func() *Network {
 		t.Helper()
-		e := newTestEngine(t, Options{CacheDir: cache, Binaries: BinariesOn, Log: &logs, NoGlobalConfig: true})
+		e := newTestEngine(t, Options{CacheDir: cache, Binaries: On, Log: &logs, NoGlobalConfig: true})
 		n, err := e.Compile(diamondModel(t))
 		if err != nil {
 			t.Fatal(err)
@@ -26,7 +26,7 @@ func TestDamagedBinaryRebuilt(t *testing.T) {
 	compile()
 	entries, _ := filepath.Glob(filepath.Join(cache, "*.bin"))
 	if len(entries) == 0 {
-		t.Fatal("no cache entries written with BinariesOn")
+		t.Fatal("no cache entries written with On")
 	}
 	for _, path := range entries {
 		b, err := os.ReadFile(path)
@@ -77,7 +77,7 @@ func TestBinariesAutoSkipsPoCL(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries, _ := filepath.Glob(filepath.Join(cache, "*.bin"))
-	if pocl := isPoCL(e.Device); pocl != (len(entries) == 0) {
+	if pocl := isPoCL(e.device); pocl != (len(entries) == 0) {
 		t.Errorf("PoCL %v: %d binaries written", pocl, len(entries))
 	}
 }

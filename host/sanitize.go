@@ -247,7 +247,7 @@ func (n *Network) sanitizeStep(s *step, read func(string) (*builtinkernels.HostT
 // sanitizerArgs lays out each kernel argument of a custom layer in a guarded buffer of
 // its own: inputs hold the device's values in the layout the kernel takes.
 func (n *Network) sanitizerArgs(l *model.Layer, cfg *customlayer.Layer, prog *jit.Program, read func(string) (*builtinkernels.HostTensor, error)) ([]*sanArg, error) {
-	align := max(n.engine.Device.BaseAlignBytes, 64)
+	align := max(n.engine.device.BaseAlignBytes, 64)
 	var args []*sanArg
 	for _, arg := range cfg.Args() {
 		a := &sanArg{}

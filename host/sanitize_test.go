@@ -39,7 +39,7 @@ func sanitize(t *testing.T, m *model.Model, opts Options) []Finding {
 	for i, ti := range n.Inputs() {
 		in[ti.Name] = ctRand(uint64(90+i), ti.Shape...)
 	}
-	r, _, err := n.CheckNetwork(context.Background(), in, CheckOptions{Sanitize: true, NoReferences: true})
+	r, _, err := n.Check(context.Background(), in, CheckOptions{Sanitize: true, NoReferences: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestCheckNotesWrittenInputs(t *testing.T) {
 	ctParallel(t)
 	n, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{ctPath(t, "../sanitize/faults.xml")}, KeepIntermediates: true},
 		sanChain(t, "WritesInput", []int{1, 4, 8, 8}))
-	r, _, err := n.CheckNetwork(context.Background(), map[string]*Tensor{"x": ctRand(96, 1, 4, 8, 8)}, CheckOptions{Sanitize: true})
+	r, _, err := n.Check(context.Background(), map[string]*Tensor{"x": ctRand(96, 1, 4, 8, 8)}, CheckOptions{Sanitize: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,9 +41,9 @@ func TestScratchInArena(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, split := range []SplitMode{SplitOff, SplitOn} {
+	for _, split := range []Mode{Off, On} {
 		t.Run(fmt.Sprintf("split%d", split), func(t *testing.T) {
-			e := newTestEngine(t, Options{SplitBatch: split, Queue: QueueOutOfOrder, Arena: ArenaOn})
+			e := newTestEngine(t, Options{SplitBatch: split, Queue: QueueOutOfOrder, Arena: On})
 			n, err := e.Compile(scratchModel(t, batch))
 			if err != nil {
 				t.Fatal(err)
@@ -69,7 +69,7 @@ func TestScratchInArena(t *testing.T) {
 				}
 				padded += lanes
 			}
-			if padded == 0 && strings.Contains(e.Device.Platform.Name, "Portable Computing Language") {
+			if padded == 0 && strings.Contains(e.device.Platform.Name, "Portable Computing Language") {
 				t.Fatal("no layer reads a padded copy on PoCL, where both 7×7 layers should")
 			}
 			if len(scratch) < padded {

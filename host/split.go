@@ -18,24 +18,14 @@ import (
 // their buffer offsets, so no kernel changes. Weights packed once at compile time are
 // shared by both halves.
 
-// SplitMode is Options.SplitBatch.
-type SplitMode int
-
-// Split modes.
-const (
-	SplitAuto SplitMode = iota // where it measured faster: see planHalves
-	SplitOn                    // wherever the queue is out of order
-	SplitOff
-)
-
 // minSplitUnits is the fewest compute units on which layers split by default: the
 // halves hide the cost of waking every worker for each launch, which few cores barely
 // pay: on 2 cores MobileNetV2 ran no faster split (docs/runtime.md#split-batch-measurements).
 const minSplitUnits = 8
 
-// minSplitBatch is the smallest batch whose layers split by default (SplitAuto): at
+// minSplitBatch is the smallest batch whose layers split by default (SplitBatch Auto): at
 // batch 8 MobileNetV2 ran as fast either way, and smaller halves leave less work per
-// launch to overlap (docs/runtime.md#split-batch-measurements). SplitOn splits any even
+// launch to overlap (docs/runtime.md#split-batch-measurements). SplitBatch On splits any even
 // batch.
 const minSplitBatch = 16
 
@@ -52,16 +42,16 @@ func (e *Engine) splitBatch() bool {
 		return false
 	}
 	switch e.opts.SplitBatch {
-	case SplitOn:
+	case On:
 		return true
-	case SplitOff:
+	case Off:
 		return false
 	}
-	return !e.Device.IsGPU()
+	return !e.device.IsGPU()
 }
 
 // planHalves plans the half-batch launches of every layer that can run in two halves
-// (halfShapes); the others keep their whole-batch plan. By default (SplitAuto) layers
+// (halfShapes); the others keep their whole-batch plan. By default (SplitBatch Auto) layers
 // split on CPU devices of at least minSplitUnits compute units, at batches of at least
 // minSplitBatch, unless more than a quarter of the network's levels run layers side by
 // side: branches overlap in the out-of-order queue already, and twice the launches then
@@ -77,10 +67,10 @@ func (n *Network) planHalves(prepared []*preparedLayer, levels [][]int) {
 			side++
 		}
 	}
-	if n.engine.opts.SplitBatch == SplitAuto && (4*side > len(levels) || n.engine.Device.ComputeUnits < minSplitUnits) {
+	if n.engine.opts.SplitBatch == Auto && (4*side > len(levels) || n.engine.device.ComputeUnits < minSplitUnits) {
 		return
 	}
-	dev := builtinkernels.DeviceInfoOf(n.engine.Device)
+	dev := builtinkernels.DeviceInfoOf(n.engine.device)
 	// The halves run side by side, each on about half the cores: tiles chosen for half
 	// the units keep as many work-items per core as the whole batch had.
 	dev.ComputeUnits = max(dev.ComputeUnits/2, 1)
@@ -89,7 +79,7 @@ func (n *Network) planHalves(prepared []*preparedLayer, levels [][]int) {
 			continue
 		}
 		minBatch := 2
-		if n.engine.opts.SplitBatch == SplitAuto {
+		if n.engine.opts.SplitBatch == Auto {
 			minBatch = minSplitBatch
 		}
 		in, out, ok := n.halfShapes(p.l, minBatch)

@@ -71,8 +71,8 @@ func TestSplitBatchMatchesWhole(t *testing.T) {
 	}
 	// Out of order on every device (oclgrind's included, for check-kernels), as
 	// splitting needs.
-	whole := newTestEngine(t, Options{SplitBatch: SplitOff, Queue: QueueOutOfOrder})
-	split := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder})
+	whole := newTestEngine(t, Options{SplitBatch: Off, Queue: QueueOutOfOrder})
+	split := newTestEngine(t, Options{SplitBatch: On, Queue: QueueOutOfOrder})
 	wn, err := whole.Compile(splitModel(t, batch))
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func TestSplitBatchMatchesWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := wn.SplitLayers(); len(got) != 0 {
-		t.Errorf("SplitOff: split layers %v, want none", got)
+		t.Errorf("Off: split layers %v, want none", got)
 	}
 	got := sn.SplitLayers()
 	for _, name := range []string{"c1", "s", "e1", "e3", "ex", "gap", "fc", "prob"} {
@@ -130,11 +130,11 @@ func inferAlike(t *testing.T, label string, whole, split *Network, in map[string
 }
 
 // TestSplitBatchEligibility: odd batches keep one launch per kernel, and by default
-// (SplitAuto) batches under minSplitBatch and devices under minSplitUnits; so do an element-wise layer whose constant operand holds a value per image, and by
-// default (SplitAuto) a network with branches side by side in more than a quarter of
+// (SplitBatch Auto) batches under minSplitBatch and devices under minSplitUnits; so do an element-wise layer whose constant operand holds a value per image, and by
+// default (SplitBatch Auto) a network with branches side by side in more than a quarter of
 // its levels. A Conv with as many output channels as the batch has images still splits.
 func TestSplitBatchEligibility(t *testing.T) {
-	e := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder})
+	e := newTestEngine(t, Options{SplitBatch: On, Queue: QueueOutOfOrder})
 	compile := func(e *Engine, m *model.Model) []string {
 		t.Helper()
 		n, err := e.Compile(m)
@@ -147,22 +147,22 @@ func TestSplitBatchEligibility(t *testing.T) {
 		t.Errorf("batch 5: split layers %v, want no c1", got)
 	}
 	if got := compile(e, splitModel(t, 2)); !slices.Contains(got, "c1") {
-		t.Errorf("SplitOn, batch 2: split layers %v, want c1 among them", got)
+		t.Errorf("On, batch 2: split layers %v, want c1 among them", got)
 	}
 	if got := compile(e, splitModel(t, 16)); !slices.Contains(got, "c1") {
 		t.Errorf("batch 16: split layers %v: want c1 (16 output channels) among them", got)
 	}
 	auto := newTestEngine(t, Options{Queue: QueueOutOfOrder})
 	got := compile(auto, splitModel(t, 16))
-	if units := auto.Device.ComputeUnits; auto.Device.IsGPU() && len(got) != 0 {
-		t.Errorf("SplitAuto on a GPU: split layers %v, want none", got)
-	} else if !auto.Device.IsGPU() && units >= minSplitUnits && len(got) == 0 {
-		t.Errorf("SplitAuto, batch 16, one level of two layers, %d compute units: nothing split", units)
+	if units := auto.device.ComputeUnits; auto.device.IsGPU() && len(got) != 0 {
+		t.Errorf("Auto on a GPU: split layers %v, want none", got)
+	} else if !auto.device.IsGPU() && units >= minSplitUnits && len(got) == 0 {
+		t.Errorf("Auto, batch 16, one level of two layers, %d compute units: nothing split", units)
 	} else if units < minSplitUnits && len(got) != 0 {
-		t.Errorf("SplitAuto, %d compute units (under minSplitUnits): split layers %v, want none", units, got)
+		t.Errorf("Auto, %d compute units (under minSplitUnits): split layers %v, want none", units, got)
 	}
 	if got := compile(auto, splitModel(t, 8)); len(got) != 0 {
-		t.Errorf("SplitAuto, batch 8 (under minSplitBatch): split layers %v, want none", got)
+		t.Errorf("Auto, batch 8 (under minSplitBatch): split layers %v, want none", got)
 	}
 	d := model.NewBuilder("diamond")
 	x := d.Input("x", model.Float32, 16, 3, 5, 7)
@@ -172,7 +172,7 @@ func TestSplitBatchEligibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := compile(auto, diamond); len(got) != 0 {
-		t.Errorf("SplitAuto, branches side by side in half the levels: split layers %v, want none", got)
+		t.Errorf("Auto, branches side by side in half the levels: split layers %v, want none", got)
 	}
 	b := model.NewBuilder("broadcast")
 	x = b.Input("x", model.Float32, 4, 3, 2, 2)
@@ -252,8 +252,8 @@ func randomChainModel(t testing.TB, seed int64, batch int) *model.Model {
 // match the unsplit one's. A half that waited only on its own half of the steps whose
 // memory it reuses (not on both) fails it, as it does TestSplitBatchMatchesWhole.
 func TestSplitBatchRandomNetworks(t *testing.T) {
-	whole := newTestEngine(t, Options{SplitBatch: SplitOff, Queue: QueueOutOfOrder})
-	split := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder})
+	whole := newTestEngine(t, Options{SplitBatch: Off, Queue: QueueOutOfOrder})
+	split := newTestEngine(t, Options{SplitBatch: On, Queue: QueueOutOfOrder})
 	seeds := int64(1)
 	if fullSweeps {
 		seeds = 4
@@ -304,8 +304,8 @@ func TestSplitBatchClaimedGroups(t *testing.T) {
 		return m
 	}
 	dump := t.TempDir()
-	whole := newTestEngine(t, Options{SplitBatch: SplitOff, Queue: QueueOutOfOrder})
-	split := newTestEngine(t, Options{SplitBatch: SplitOn, Queue: QueueOutOfOrder, DumpKernels: dump})
+	whole := newTestEngine(t, Options{SplitBatch: Off, Queue: QueueOutOfOrder})
+	split := newTestEngine(t, Options{SplitBatch: On, Queue: QueueOutOfOrder, DumpKernels: dump})
 	wn, err := whole.Compile(build())
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +317,7 @@ func TestSplitBatchClaimedGroups(t *testing.T) {
 	if got := sn.SplitLayers(); !slices.Contains(got, "ex") {
 		t.Fatalf("split layers %v: the block (ex) missing", got)
 	}
-	if !builtinkernels.DeviceInfoOf(split.Device).IsGPU {
+	if !builtinkernels.DeviceInfoOf(split.device).IsGPU {
 		files, _ := filepath.Glob(filepath.Join(dump, opspec.InvertedResidualType+"_*.cl"))
 		claims := false
 		for _, f := range files {

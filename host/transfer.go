@@ -21,28 +21,18 @@ import (
 // and filled by the same goroutines. A blocking write there is one memcpy on one driver
 // thread, several times slower than the mapped fill (BenchmarkInputWrite in cl).
 
-// PinnedMode is Options.Pinned.
-type PinnedMode int
-
-// Pinned modes.
-const (
-	PinnedAuto PinnedMode = iota
-	PinnedOn
-	PinnedOff
-)
-
 // pinned resolves Options.Pinned for the engine's device: a CPU's device memory is host
 // memory already, so pinned buffers would only add a copy.
 func (e *Engine) pinned() bool {
 	switch e.opts.Pinned {
-	case PinnedOn:
+	case On:
 		return true
-	case PinnedOff:
+	case Off:
 		return false
 	}
 	// A device that calls itself a CPU too (oclgrind claims every type) shares host
 	// memory: its kernels read the caller's inputs in place instead.
-	return e.Device.IsGPU() && !e.Device.IsCPU()
+	return e.device.IsGPU() && !e.device.IsCPU()
 }
 
 // pinnedPiece is the size of one enqueued device copy: large enough that the enqueue
@@ -79,7 +69,7 @@ func (n *Network) writeInputs(q *cl.Queue, inputs map[string]*Tensor) error {
 		}
 		written = true
 		src := float32Bytes(inputs[t.name].Data)
-		if n.stageIn == nil && n.engine.Device.IsCPU() {
+		if n.stageIn == nil && n.engine.device.IsCPU() {
 			if err := writeMapped(q, t.buf, t.byteOff(), src); err != nil {
 				return fmt.Errorf("input %q: %w", t.name, err)
 			}
@@ -95,7 +85,7 @@ func (n *Network) writeInputs(q *cl.Queue, inputs map[string]*Tensor) error {
 			return fmt.Errorf("input %q: %w", t.name, err)
 		}
 	}
-	if written && (n.stageIn != nil || n.engine.Device.IsCPU()) && q.OutOfOrder {
+	if written && (n.stageIn != nil || n.engine.device.IsCPU()) && q.OutOfOrder {
 		// Out of order, the kernels would not wait for non-blocking writes or unmaps.
 		return q.Barrier()
 	}

@@ -12,7 +12,7 @@ import (
 // TestPinnedTransfers: inputs and outputs copied through pinned host buffers (in pieces,
 // from several goroutines, for an input of several MiB) give bit-identical results to
 // the direct copies (on a CPU device, writes through a map filled by several goroutines),
-// on in-order and out-of-order queues, inference after inference; PinnedAuto leaves a
+// on in-order and out-of-order queues, inference after inference; Pinned Auto leaves a
 // CPU device on direct copies.
 func TestPinnedTransfers(t *testing.T) {
 	shape := []int{1, 4, 512, 300} // 2.4 MiB: more than one copying goroutine
@@ -34,8 +34,8 @@ func TestPinnedTransfers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if direct.Device.IsGPU() != (dn.stageIn != nil) {
-		t.Fatalf("PinnedAuto on a %v device: pinned buffers %v", direct.Device.Type, dn.stageIn != nil)
+	if direct.device.IsGPU() != (dn.stageIn != nil) {
+		t.Fatalf("Auto on a %v device: pinned buffers %v", direct.device.Type, dn.stageIn != nil)
 	}
 	var want []map[string]*Tensor
 	for _, in := range inputs {
@@ -46,7 +46,7 @@ func TestPinnedTransfers(t *testing.T) {
 		want = append(want, out)
 	}
 	for _, queue := range []Options{{Queue: QueueInOrder}, {Queue: QueueOutOfOrder}} {
-		queue.NoGlobalConfig, queue.Pinned = true, PinnedOn
+		queue.NoGlobalConfig, queue.Pinned = true, On
 		e := newTestEngine(t, queue)
 		n, err := e.Compile(m)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/cl"
+	"github.com/clhost/clhost/host/cachedir"
 	"github.com/clhost/clhost/model"
 )
 
@@ -20,7 +21,7 @@ import (
 // the one that runs fastest on this device, by timing each with profiling events. The
 // choices are kept in CacheDir/tuning.json, keyed by device, driver, layer type, shapes
 // and attributes, so a second run measures nothing. Timing costs seconds per layer on a
-// GPU (every candidate is compiled), so only TuneOn measures; TuneAuto takes stored
+// GPU (every candidate is compiled), so only Tune On measures; Tune Auto takes stored
 // choices: the user's tuning.json first, then a table shipped in host/tuning for the
 // device (keyed without the driver version), else the op's own plan.
 type tuner struct {
@@ -41,25 +42,15 @@ type tuner struct {
 //go:embed tuning
 var shippedTables embed.FS
 
-// TuneMode is Options.Tune.
-type TuneMode int
-
-// Tune modes.
-const (
-	TuneAuto TuneMode = iota
-	TuneOn
-	TuneOff
-)
-
 // measuring says whether plans without a stored choice are timed (Options.Tune). Timing
 // at the first run made a GPU's cold start take minutes; CPUs gained nothing from it (a
 // layer timed alone does not show how kernels share the cores).
-func (e *Engine) measuring() bool { return e.opts.Tune == TuneOn }
+func (e *Engine) measuring() bool { return e.opts.Tune == On }
 
 func newTuner(e *Engine) *tuner {
 	t := &tuner{e: e, choices: map[string]string{}, shipped: map[string]string{}, table: map[string]string{}}
 	if e.opts.CacheDir != "" {
-		t.path = filepath.Join(e.opts.CacheDir, tuningFile)
+		t.path = filepath.Join(e.opts.CacheDir, cachedir.TuningFile)
 		if b, err := os.ReadFile(t.path); err == nil {
 			if err := json.Unmarshal(b, &t.choices); err != nil {
 				// A damaged file only costs the choices it held.
@@ -68,7 +59,7 @@ func newTuner(e *Engine) *tuner {
 			}
 		}
 	}
-	if e.opts.Tune != TuneOff {
+	if e.opts.Tune != Off {
 		t.loadShipped()
 	}
 	return t
@@ -79,7 +70,7 @@ func newTuner(e *Engine) *tuner {
 type tuningTable map[string]map[string]string
 
 // tableDevice names the engine's device in a tuning table.
-func (e *Engine) tableDevice() string { return e.Device.Platform.Name + " / " + e.Device.Name }
+func (e *Engine) tableDevice() string { return e.device.Platform.Name + " / " + e.device.Name }
 
 // loadShipped reads the shipped tables' choices for the engine's device; a table that
 // does not parse is skipped (a test keeps them valid).
@@ -99,7 +90,7 @@ func (t *tuner) loadShipped() {
 
 // key identifies a layer instance on this device and driver in tuning.json.
 func (t *tuner) key(l *model.Layer, in, out [][]int) string {
-	dev := t.e.Device
+	dev := t.e.device
 	return hashText(dev.Platform.Name, dev.Name, dev.DriverVersion, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs))[:24]
 }
 
@@ -107,7 +98,7 @@ func (t *tuner) key(l *model.Layer, in, out [][]int) string {
 // driver version, so a table measured once serves the drivers after it (a choice that no
 // candidate matches any more is ignored).
 func (t *tuner) tableKey(l *model.Layer, in, out [][]int) string {
-	dev := t.e.Device
+	dev := t.e.device
 	return hashText(dev.Platform.Name, dev.Name, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs))[:24]
 }
 
@@ -145,7 +136,7 @@ func planSignature(p *builtinkernels.Plan) string {
 // plan returns a tunable layer's plan: a stored choice, else, when measuring, the
 // fastest candidate, else the op's own plan.
 func (t *tuner) plan(l *model.Layer, op builtinkernels.Op, tun builtinkernels.Tunable, in, out [][]int) (*builtinkernels.Plan, error) {
-	dev := builtinkernels.DeviceInfoOf(t.e.Device)
+	dev := builtinkernels.DeviceInfoOf(t.e.device)
 	if t.e.measuring() {
 		return t.choose(l, tun, in, out)
 	}
@@ -176,7 +167,7 @@ func (t *tuner) remember(l *model.Layer, in, out [][]int, c *builtinkernels.Plan
 
 // choose returns the fastest of the op's candidate plans for this layer instance.
 func (t *tuner) choose(l *model.Layer, op builtinkernels.Tunable, in, out [][]int) (*builtinkernels.Plan, error) {
-	dev := t.e.Device
+	dev := t.e.device
 	cands, err := op.Candidates(l, in, out, builtinkernels.DeviceInfoOf(dev))
 	if err != nil {
 		return nil, fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
@@ -215,7 +206,7 @@ func (t *tuner) choose(l *model.Layer, op builtinkernels.Tunable, in, out [][]in
 // for the timing to report against the candidate.
 func (t *tuner) prebuild(layerType string, cands []*builtinkernels.Plan) {
 	threads := buildThreads()
-	if !t.e.Device.IsGPU() && os.Getenv("CLHOST_BUILD_THREADS") == "" {
+	if !t.e.device.IsGPU() && os.Getenv("CLHOST_BUILD_THREADS") == "" {
 		threads = 1
 	}
 	if min(threads, len(cands)) < 2 {
@@ -331,7 +322,7 @@ func (t *tuner) time(l *model.Layer, plan *builtinkernels.Plan, in, out [][]int)
 
 // WriteTuningTable merges the tuning choices this engine made or took from its cache
 // into the table at path, keyed without the driver version: a table to ship in
-// host/tuning, consulted after the user's cache (TuneAuto) on the same device.
+// host/tuning, consulted after the user's cache (Tune Auto) on the same device.
 func (e *Engine) WriteTuningTable(path string) error {
 	t := e.tuner
 	table := tuningTable{}

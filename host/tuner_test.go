@@ -77,7 +77,7 @@ func TestTunerPicksFastestAndRemembers(t *testing.T) {
 	m := slowFastModel(t)
 	var logs strings.Builder
 	compile := func() *Network {
-		e := newTestEngine(t, Options{CacheDir: cache, Log: &logs, NoGlobalConfig: true, Tune: TuneOn})
+		e := newTestEngine(t, Options{CacheDir: cache, Log: &logs, NoGlobalConfig: true, Tune: On})
 		n, err := e.Compile(m)
 		if err != nil {
 			t.Fatal(err)
@@ -135,7 +135,7 @@ func TestTunerPicksFastestAndRemembers(t *testing.T) {
 	}
 }
 
-// TestTuneAutoTimesNothing: without Tune set, a layer takes the choice an earlier TuneOn
+// TestTuneAutoTimesNothing: without Tune set, a layer takes the choice an earlier Tune On
 // run stored, else the op's own plan, and no candidate is timed or built; a table written
 // by WriteTuningTable serves an engine whose cache holds no choice.
 func TestTuneAutoTimesNothing(t *testing.T) {
@@ -159,13 +159,13 @@ func TestTuneAutoTimesNothing(t *testing.T) {
 			head(n), slowFastCalls-calls, len(e.programs.order))
 	}
 	var steps []int
-	_, n = compile(Options{CacheDir: cache, Tune: TuneOn, Progress: func(done, total int, what string) {
+	_, n = compile(Options{CacheDir: cache, Tune: On, Progress: func(done, total int, what string) {
 		if what == "layers tuned" {
 			steps = append(steps, done, total)
 		}
 	}})
 	if !strings.HasPrefix(head(n), "// fast") {
-		t.Fatalf("TuneOn chose %q", head(n))
+		t.Fatalf("On chose %q", head(n))
 	}
 	if fmt.Sprint(steps) != "[0 1 1 1]" {
 		t.Errorf("tuning progress %v, want 0 of 1 then 1 of 1", steps)
@@ -224,7 +224,7 @@ func TestShippedTuningTablesParse(t *testing.T) {
 func TestTunerPrebuildsInParallel(t *testing.T) {
 	t.Setenv("CLHOST_BUILD_THREADS", "3")
 	m := slowFastModel(t)
-	e := newTestEngine(t, Options{NoGlobalConfig: true, Tune: TuneOn})
+	e := newTestEngine(t, Options{NoGlobalConfig: true, Tune: On})
 	n, err := e.Compile(m)
 	if err != nil {
 		t.Fatal(err)

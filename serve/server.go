@@ -26,6 +26,7 @@ import (
 	"math/rand"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,12 +38,13 @@ import (
 
 // Options configure a Server. The zero value of each field takes its default.
 type Options struct {
-	// Devices are the devices every model is compiled on. A device listed twice gets
-	// two engines, which run batches side by side.
+	// Devices are the devices every model is compiled on, from cl.AllDevices (an
+	// engine opens each by its Index). A device listed twice gets two engines, which run
+	// batches side by side.
 	Devices []*cl.Device
 	// DeviceNames label Devices in logs and metrics (default: "d<index> <name>").
 	DeviceNames []string
-	// Engine is the template of every engine: DeviceHandle is set per device and
+	// Engine is the template of every engine: Device is set per device and
 	// the model's configurations are appended to Configs.
 	Engine host.Options
 	// MaxBatch is the most items one batch holds (default 8).
@@ -294,7 +296,7 @@ func (s *Server) compile(m *servedModel, src Source, byBatch map[int]*model.Mode
 
 func (s *Server) compileOn(m *servedModel, src Source, d *device, byBatch map[int]*model.Model) (*instance, error) {
 	o := s.opts.Engine
-	o.DeviceHandle = d.cl
+	o.Device = strconv.Itoa(d.cl.Index)
 	o.Configs = append(slices.Clone(o.Configs), src.Configs...)
 	e, err := host.NewEngine(o)
 	if err != nil {

@@ -158,7 +158,7 @@ func runBench(args []string) error {
 		return err
 	}
 	defer e.Close()
-	res := benchResult{Model: *ef.model, Device: e.Device.Name, CompileMs: ms(time.Since(t0)), FirstRunMs: ms(firstRun),
+	res := benchResult{Model: *ef.model, Device: e.Device().Name, CompileMs: ms(time.Since(t0)), FirstRunMs: ms(firstRun),
 		PlannedBytes: net.PlannedBytes, SumBytes: net.SumBytes, PeakLiveBytes: net.PeakLiveBytes}
 	in := randomInputs(net, *seed)
 	if ins := net.Inputs(); len(ins) > 0 && len(ins[0].Shape) > 0 {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/cachedir"
 )
 
 func init() {
@@ -41,7 +41,7 @@ func runCache(args []string) error {
 }
 
 func cacheInfo(dir string) error {
-	st, err := host.ReadCacheStats(dir)
+	st, err := cachedir.ReadStats(dir)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func cacheInfo(dir string) error {
 		fmt.Printf("  tuning choices: %d (%s)\n", st.TuningChoices, humanBytes(st.TuningBytes))
 	}
 	// The drivers keep compiled kernels of their own, which a first run also rebuilds.
-	if d := host.PoCLCacheDir(); d != "" {
+	if d := cachedir.PoCLDir(); d != "" {
 		files, bytes := dirSize(d)
 		fmt.Printf("PoCL's kernel cache: %s: %d files, %s (POCL_CACHE_DIR moves it; 'clhost cache clear -pocl' empties it)\n", d, files, humanBytes(bytes))
 	}
@@ -68,7 +68,7 @@ func cacheInfo(dir string) error {
 }
 
 func clearCaches(dir string, pocl bool) error {
-	n, err := host.ClearCache(dir)
+	n, err := cachedir.Clear(dir)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func clearCaches(dir string, pocl bool) error {
 	if !pocl {
 		return nil
 	}
-	d := host.PoCLCacheDir()
+	d := cachedir.PoCLDir()
 	home, _ := os.UserHomeDir()
 	if abs, err := filepath.Abs(d); err != nil || d == "" || abs == "/" || abs == home {
 		return fmt.Errorf("PoCL's kernel cache %q: refusing to empty it", d)

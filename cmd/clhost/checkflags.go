@@ -92,7 +92,7 @@ var errCheckFailed = errors.New("check failed (see the report above)")
 // run infers once with the checks asked for.
 func (cf *checkFlags) run(ctx context.Context, n *host.Network, in map[string]*host.Tensor) (map[string]*host.Tensor, *host.CheckReport, error) {
 	opts := host.CheckOptions{Sanitize: *cf.check || *cf.sanitize, Expect: cf.expected, NoReferences: !*cf.check, Other: cf.other}
-	r, outs, err := n.CheckNetwork(ctx, in, opts)
+	r, outs, err := n.Check(ctx, in, opts)
 	if err != nil {
 		return nil, nil, expectFlagError(err)
 	}

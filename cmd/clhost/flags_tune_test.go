@@ -9,7 +9,7 @@ import (
 )
 
 // TestTuneFlag: -tune alone turns tuning on, -tune=false off, and without the flag the
-// device decides (TuneAuto); a value that is not a boolean is refused.
+// device decides (Auto); a value that is not a boolean is refused.
 func TestTuneFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
@@ -58,17 +58,17 @@ func TestEngineFlagModes(t *testing.T) {
 		return o
 	}
 	o := parse()
-	if o.Tune != host.TuneAuto || o.Pinned != host.PinnedAuto || o.Queue != host.QueueAuto ||
-		o.SplitBatch != host.SplitAuto || o.Arena != host.ArenaAuto {
+	if o.Tune != host.Auto || o.Pinned != host.Auto || o.Queue != host.QueueAuto ||
+		o.SplitBatch != host.Auto || o.Arena != host.Auto {
 		t.Errorf("no flags: Tune %d, Pinned %d, Queue %d, SplitBatch %d, Arena %d; want every mode Auto",
 			o.Tune, o.Pinned, o.Queue, o.SplitBatch, o.Arena)
 	}
 	o = parse("-tune", "-pinned=false", "-queue", "in-order", "-split-batch", "-arena=false")
-	if o.Tune != host.TuneOn || o.Pinned != host.PinnedOff || o.Queue != host.QueueInOrder ||
-		o.SplitBatch != host.SplitOn || o.Arena != host.ArenaOff {
+	if o.Tune != host.On || o.Pinned != host.Off || o.Queue != host.QueueInOrder ||
+		o.SplitBatch != host.On || o.Arena != host.Off {
 		t.Errorf("flags set: Tune %d, Pinned %d, Queue %d, SplitBatch %d, Arena %d", o.Tune, o.Pinned, o.Queue, o.SplitBatch, o.Arena)
 	}
-	if o = parse("-tune=false", "-pinned", "-queue", "out-of-order"); o.Tune != host.TuneOff || o.Pinned != host.PinnedOn || o.Queue != host.QueueOutOfOrder {
+	if o = parse("-tune=false", "-pinned", "-queue", "out-of-order"); o.Tune != host.Off || o.Pinned != host.On || o.Queue != host.QueueOutOfOrder {
 		t.Errorf("flags set: Tune %d, Pinned %d, Queue %d", o.Tune, o.Pinned, o.Queue)
 	}
 }

@@ -147,7 +147,7 @@ func runJitLayer(layer *customlayer.Layer, inst jit.Instance, data *jitData, f *
 		return err
 	}
 	defer e.Close()
-	fmt.Fprintf(stderr, "clhost: running %s (%s) alone on %s\n", inst.Name, layer.Name, e.Device.Name)
+	fmt.Fprintf(stderr, "clhost: running %s (%s) alone on %s\n", inst.Name, layer.Name, e.Device().Name)
 	n, err := e.Compile(m)
 	if err != nil {
 		return err
@@ -167,7 +167,7 @@ func runJitLayer(layer *customlayer.Layer, inst jit.Instance, data *jitData, f *
 		fmt.Fprintf(stderr, "clhost: %s %v: random normal data (seed %d)\n", name, t.Shape, *f.seed)
 		in[name] = &host.Tensor{Shape: t.Shape, Data: v}
 	}
-	r, outs, err := n.CheckNetwork(context.Background(), in, host.CheckOptions{Sanitize: true, Expect: expect, NoReferences: true})
+	r, outs, err := n.Check(context.Background(), in, host.CheckOptions{Sanitize: true, Expect: expect, NoReferences: true})
 	if err != nil {
 		return expectFlagError(err)
 	}

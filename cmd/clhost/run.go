@@ -168,12 +168,12 @@ func (ef *engineFlags) options(o host.Options) (host.Options, error) {
 		return o, usagef("-queue %q: want auto, in-order or out-of-order", *ef.queue)
 	}
 	o.CacheDir, o.Log = *ef.cacheDir, os.Stderr
-	o.Tune = mode(ef.tune, host.TuneAuto, host.TuneOn, host.TuneOff)
-	o.Pinned = mode(ef.pinned, host.PinnedAuto, host.PinnedOn, host.PinnedOff)
+	o.Tune = mode(ef.tune, host.Auto, host.On, host.Off)
+	o.Pinned = mode(ef.pinned, host.Auto, host.On, host.Off)
 	o.CopyInputs = *ef.copyInputs
 	o.KeepFires = !*ef.fuseFire
-	o.SplitBatch = mode(ef.split, host.SplitAuto, host.SplitOn, host.SplitOff)
-	o.Arena = mode(ef.arena, host.ArenaAuto, host.ArenaOn, host.ArenaOff)
+	o.SplitBatch = mode(ef.split, host.Auto, host.On, host.Off)
+	o.Arena = mode(ef.arena, host.Auto, host.On, host.Off)
 	if exe, err := os.Executable(); err == nil {
 		o.WorkerCommand = []string{exe, compileWorkerCommand}
 	}
@@ -231,7 +231,7 @@ func runRun(args []string) error {
 	}
 	defer cf.close()
 	for _, c := range n.CustomLayers() {
-		fmt.Fprintf(os.Stderr, "clhost: custom layer %s runs on %s\n", c, e.Device.Name)
+		fmt.Fprintf(os.Stderr, "clhost: custom layer %s runs on %s\n", c, e.Device().Name)
 	}
 	in, err := readInputs(n, *ef.model, inputs, *seed, os.Stderr)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clhost/clhost/host"
+	"github.com/clhost/clhost/host/cachedir"
 )
 
 func init() {
@@ -40,12 +41,12 @@ func runTune(args []string) error {
 	} else {
 		ef.tune = &autoBool{set: true, on: true}
 	}
-	before, err := host.ReadCacheStats(*ef.cacheDir)
+	before, err := cachedir.ReadStats(*ef.cacheDir)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	e, n, err := ef.openWith(host.Options{Binaries: host.BinariesOn})
+	e, n, err := ef.openWith(host.Options{Binaries: host.On})
 	if err != nil {
 		return err
 	}
@@ -61,12 +62,12 @@ func runTune(args []string) error {
 			return err
 		}
 	}
-	after, err := host.ReadCacheStats(*ef.cacheDir)
+	after, err := cachedir.ReadStats(*ef.cacheDir)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("tuned %s on %s in %.1f s\n", *ef.model, e.Device.Name, time.Since(start).Seconds())
-	fmt.Printf("  %s: %d choices (%d new), %d program binaries (%d new)\n", filepath.Join(*ef.cacheDir, "tuning.json"),
+	fmt.Printf("tuned %s on %s in %.1f s\n", *ef.model, e.Device().Name, time.Since(start).Seconds())
+	fmt.Printf("  %s: %d choices (%d new), %d program binaries (%d new)\n", filepath.Join(*ef.cacheDir, cachedir.TuningFile),
 		after.TuningChoices, after.TuningChoices-before.TuningChoices, after.Programs, after.Programs-before.Programs)
 	if *table != "" {
 		fmt.Printf("  table %s updated\n", *table)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/internal/onnx"
 )
@@ -21,13 +20,8 @@ func TestCustomOpRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, _, err := cl.Select("cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	// Without a configuration the runtime has nothing to run ScaleShift with.
-	bare, err := host.NewEngine(host.Options{DeviceHandle: dev, NoGlobalConfig: true})
+	bare, err := host.NewEngine(host.Options{Device: "cpu", NoGlobalConfig: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +30,7 @@ func TestCustomOpRuns(t *testing.T) {
 		t.Errorf("compiling without a config: %v", err)
 	}
 
-	e, err := host.NewEngine(host.Options{DeviceHandle: dev, NoGlobalConfig: true,
+	e, err := host.NewEngine(host.Options{Device: "cpu", NoGlobalConfig: true,
 		Configs: []string{filepath.Join("testdata", "scaleshift", "scaleshift.xml")}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,3 @@
-// Package onnxcustomop is the sample of a custom ONNX operator run by clhost and checked
-// with its debugging tools (README.md). Its test runs the model with the good kernel and
-// with the two broken ones, as `clhost run --check --expect` would.
 package onnxcustomop
 
 import (
@@ -24,7 +21,7 @@ func readNpy(t *testing.T, path string) *host.Tensor {
 	return &host.Tensor{Shape: a.Shape, Data: a.Data}
 }
 
-// check runs model.onnx with config under CheckNetwork (sanitizer on, h1 expected to be
+// check runs model.onnx with config under Check (sanitizer on, h1 expected to be
 // numpy's value) and returns the report and its text.
 func check(t *testing.T, config string) (*host.CheckReport, map[string]*host.Tensor, string) {
 	t.Helper()
@@ -46,7 +43,7 @@ func check(t *testing.T, config string) (*host.CheckReport, map[string]*host.Ten
 		t.Fatal(err)
 	}
 	in := map[string]*host.Tensor{"x": readNpy(t, "input.npy")}
-	r, outs, err := n.CheckNetwork(context.Background(), in, host.CheckOptions{Sanitize: true, Expect: map[string]*host.Tensor{"hs1": readNpy(t, "h1_ref.npy")}})
+	r, outs, err := n.Check(context.Background(), in, host.CheckOptions{Sanitize: true, Expect: map[string]*host.Tensor{"hs1": readNpy(t, "h1_ref.npy")}})
 	if err != nil {
 		t.Fatal(err)
 	}

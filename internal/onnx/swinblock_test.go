@@ -13,7 +13,6 @@ import (
 
 	"github.com/sbinet/npyio/npy"
 
-	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/internal/onnx"
 )
@@ -51,11 +50,7 @@ func TestSwinBlockRuns(t *testing.T) {
 		}
 	}
 
-	dev, _, err := cl.Select("cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := host.NewEngine(host.Options{DeviceHandle: dev, NoGlobalConfig: true})
+	e, err := host.NewEngine(host.Options{Device: "cpu", NoGlobalConfig: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,61 @@
+package onnx
+
+import (
+	"testing"
+
+	"github.com/clhost/clhost/model"
+)
+
+// TestEinsumMatMulForm: the equations of batched matrix products are recognised, with
+// the operands to transpose, and others (a trace, an outer product, a sum, an element-wise
+// product, ellipses, mismatched batch letters) are not.
+func TestEinsumMatMulForm(t *testing.T) {
+	cases := []struct {
+		eq         string
+		rank       int
+		ta, tb, ok bool
+	}{
+		{eq: "ij,jk->ik", rank: 2, ok: true},
+		{eq: "bij,bjk->bik", rank: 3, ok: true},
+		{eq: "B G H I D, B G H J D -> B G H I J", rank: 5, tb: true, ok: true},
+		{eq: "BGHIJ,BGHJD->BGHID", rank: 5, ok: true},
+		{eq: "bki,bkj->bij", rank: 3, ta: true, ok: true},
+		{eq: "bki,bjk->bij", rank: 3, ta: true, tb: true, ok: true},
+		{eq: "ii->i"},
+		{eq: "i,j->ij"},
+		{eq: "ij,jk"},
+		{eq: "ij,ij->ij"},
+		{eq: "...ij,...jk->...ik"},
+		{eq: "bij,cjk->bik"},
+		{eq: "bij,bjk->bki"},
+		{eq: "ij,jk,kl->il"},
+	}
+	for _, c := range cases {
+		rank, ta, tb, ok := matmulForm(c.eq)
+		if ok != c.ok || ok && (rank != c.rank || ta != c.ta || tb != c.tb) {
+			t.Errorf("%q: rank %d, transpose %v %v, ok %v; want %d, %v %v, %v", c.eq, rank, ta, tb, ok, c.rank, c.ta, c.tb, c.ok)
+		}
+	}
+}
+
+// TestEinsumBecomesMatMul: MaxViT's attention product imports as a Transpose of the keys'
+// last two axes and a MatMul, with the shapes of the product; an equation of another form
+// stays an Einsum.
+func TestEinsumBecomesMatMul(t *testing.T) {
+	eq := func(s string) pb { return pb{}.str(1, "equation").bytes(4, []byte(s)).varint(20, attrString) }
+	g := graphOf(vinfo("q", dtFloat, 2, 3, 5, 4), vinfo("y", dtFloat), addInput(vinfo("k", dtFloat, 2, 3, 6, 4)),
+		addNode(node("Einsum", "scores", []string{"q", "k"}, []string{"y"}, eq("bhid,bhjd->bhij"))))
+	m := decodeOK(t, onnxModel(14, g), Options{})
+	if len(m.Layers) != 2 {
+		t.Fatalf("%d layers, want a Transpose and a MatMul: %v", len(m.Layers), m.Layers)
+	}
+	tr := wantLayer(t, m, "scores/transpose_b", "Transpose", []string{"k"}, []string{"scores/b_transposed"})
+	wantAttrs(t, tr, []model.Attr{ints("perm", 0, 1, 3, 2)})
+	wantLayer(t, m, "scores", "MatMul", []string{"q", "scores/b_transposed"}, []string{"y"})
+	wantShapes(t, m, map[string][]int{"scores/b_transposed": {2, 3, 4, 6}, "y": {2, 3, 5, 6}})
+
+	trace := graphOf(vinfo("q", dtFloat, 3, 3), vinfo("y", dtFloat, 3),
+		addNode(node("Einsum", "diag", []string{"q"}, []string{"y"}, eq("ii->i"))))
+	m = decodeOK(t, onnxModel(14, trace), Options{})
+	wantLayer(t, m, "diag", "Einsum", []string{"q"}, []string{"y"})
+}

@@ -1,28 +1,34 @@
 package onnx
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/clhost/clhost/model"
 )
 
-// Einsum of batched matrix-product form becomes MatMul. Attention written with
-// torch.einsum (MaxViT's window and grid attention: "bghid,bghjd->bghij") exports as
-// Einsum, and a MatMul with a Transpose of one operand is the same product on kernels
-// clhost has. Other equations stay Einsum layers.
+// Einsum becomes layers clhost has kernels for. Attention written with torch.einsum
+// (MaxViT's window and grid attention: "bghid,bghjd->bghij") exports as Einsum; a MatMul
+// with a Transpose of one operand is the same product. Sums, transposes and products of
+// operands of the same letters become ReduceSum, Transpose and Mul. Other equations
+// (a diagonal, "...") stay Einsum layers.
 
-// rewriteEinsum replaces each default-domain Einsum whose equation matmulForm accepts by
-// a MatMul, after a Transpose of the last two axes of an operand whose letters come the
-// other way round.
+// rewriteEinsum replaces each default-domain Einsum whose equation matmulForm or
+// reduceForm accepts by the layers it means.
 func (im *importer) rewriteEinsum() {
 	var out []model.Layer
 	for _, l := range im.layers {
-		if l.Type != "Einsum" || l.Has("domain") || len(l.Inputs) != 2 || len(l.Outputs) != 1 {
+		if l.Type != "Einsum" || l.Has("domain") || len(l.Outputs) != 1 {
 			out = append(out, l)
 			continue
 		}
-		rank, ta, tb, ok := matmulForm(l.String("equation", ""))
-		if !ok {
+		eq := l.String("equation", "")
+		if axes, perm, ok := reduceForm(eq, len(l.Inputs)); ok {
+			out = append(out, im.einsumReduce(l, axes, perm)...)
+			continue
+		}
+		rank, ta, tb, ok := matmulForm(eq)
+		if !ok || len(l.Inputs) != 2 {
 			out = append(out, l)
 			continue
 		}
@@ -99,4 +105,83 @@ func distinctLetters(s string) bool {
 		}
 	}
 	return true
+}
+
+// einsumReduce is the layers of an Einsum reduceForm accepts: the product of its
+// operands, the sum over axes, then the transpose perm, each left out where it does
+// nothing (an Identity where all are).
+func (im *importer) einsumReduce(l model.Layer, axes, perm []int64) []model.Layer {
+	var out []model.Layer
+	x := l.Inputs[0]
+	step := func(typ string, ins []string, attrs ...model.Attr) {
+		o := uniqueConst(im, l.Name+"/"+strings.ToLower(typ))
+		out = append(out, model.Layer{Name: uniqueName(im, l.Name+"/"+strings.ToLower(typ)), Type: typ, Inputs: ins, Outputs: []string{o}, Attrs: attrs})
+		x = o
+	}
+	if len(l.Inputs) == 2 {
+		step("Mul", []string{x, l.Inputs[1]})
+	}
+	if len(axes) > 0 {
+		step("ReduceSum", []string{x}, model.Attr{Name: "axes", Kind: model.AttrInts, Ints: axes},
+			model.Attr{Name: "keepdims", Kind: model.AttrInt, Int: 0})
+	}
+	if perm != nil {
+		step("Transpose", []string{x}, model.Attr{Name: "perm", Kind: model.AttrInts, Ints: perm})
+	}
+	if len(out) == 0 {
+		step("Identity", []string{x})
+	}
+	last := &out[len(out)-1]
+	last.Name, last.Outputs = l.Name, l.Outputs
+	return out
+}
+
+// reduceForm reports whether an Einsum equation of n operands is a sum and transpose of
+// one operand, or of the element-wise product of two operands of the same letters in the
+// same order: axes are those summed over, perm the transpose after (nil where none). The
+// output is explicit ("ij->i") or implicit ("ij": the letters that appear once, sorted).
+func reduceForm(eq string, n int) (axes, perm []int64, ok bool) {
+	eq = strings.ReplaceAll(eq, " ", "")
+	lhs, o, explicit := strings.Cut(eq, "->")
+	ops := strings.Split(lhs, ",")
+	if len(ops) != n || n < 1 || n > 2 || n == 2 && ops[1] != ops[0] {
+		return nil, nil, false
+	}
+	p := ops[0]
+	if len(p) == 0 || !distinctLetters(p) {
+		return nil, nil, false
+	}
+	if !explicit {
+		o = ""
+		if n == 1 {
+			b := []byte(p)
+			slices.Sort(b)
+			o = string(b)
+		}
+	}
+	if !distinctLetters(o) {
+		return nil, nil, false
+	}
+	var kept []byte
+	for i := range len(p) {
+		if strings.IndexByte(o, p[i]) < 0 {
+			axes = append(axes, int64(i))
+		} else {
+			kept = append(kept, p[i])
+		}
+	}
+	if len(kept) != len(o) {
+		return nil, nil, false // a letter of the output no operand has
+	}
+	for i := range len(o) {
+		k := int64(strings.IndexByte(string(kept), o[i]))
+		perm = append(perm, k)
+		if k != int64(i) {
+			ok = true
+		}
+	}
+	if !ok {
+		perm = nil
+	}
+	return axes, perm, true
 }

@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/clhost/clhost/model"
@@ -58,4 +59,51 @@ func TestEinsumBecomesMatMul(t *testing.T) {
 		addNode(node("Einsum", "diag", []string{"q"}, []string{"y"}, eq("ii->i"))))
 	m = decodeOK(t, onnxModel(14, trace), Options{})
 	wantLayer(t, m, "diag", "Einsum", []string{"q"}, []string{"y"})
+}
+
+// TestEinsumReduceForm: sums and transposes of one operand, and products of two operands
+// of the same letters, with explicit or implicit output, give the axes summed and the
+// transpose after; a diagonal, an ellipsis, unlike operands and unknown output letters
+// do not.
+func TestEinsumReduceForm(t *testing.T) {
+	cases := []struct {
+		eq         string
+		n          int
+		axes, perm []int64
+		ok         bool
+	}{
+		{eq: "ij->ji", n: 1, perm: []int64{1, 0}, ok: true},
+		{eq: "ji", n: 1, perm: []int64{1, 0}, ok: true},
+		{eq: "ij->i", n: 1, axes: []int64{1}, ok: true},
+		{eq: "ijk->ki", n: 1, axes: []int64{1}, perm: []int64{1, 0}, ok: true},
+		{eq: "i,i", n: 2, axes: []int64{0}, ok: true},
+		{eq: "ij,ij->ij", n: 2, ok: true},
+		{eq: "ii->i", n: 1},
+		{eq: "...ii->...i", n: 1},
+		{eq: "ij,jk->ik", n: 2},
+		{eq: "ij->k", n: 1},
+		{eq: "ij->i", n: 2},
+	}
+	for _, c := range cases {
+		axes, perm, ok := reduceForm(c.eq, c.n)
+		if ok != c.ok || ok && (!slices.Equal(axes, c.axes) || !slices.Equal(perm, c.perm)) {
+			t.Errorf("%q (%d operands): axes %v, perm %v, ok %v; want %v, %v, %v", c.eq, c.n, axes, perm, ok, c.axes, c.perm, c.ok)
+		}
+	}
+}
+
+// TestEinsumInnerProduct: "i,i" imports as Mul then a ReduceSum to a scalar, which the
+// Einsum's output names.
+func TestEinsumInnerProduct(t *testing.T) {
+	eq := pb{}.str(1, "equation").bytes(4, []byte("i,i")).varint(20, attrString)
+	g := graphOf(vinfo("a", dtFloat, 5), vinfo("y", dtFloat), addInput(vinfo("b", dtFloat, 5)),
+		addNode(node("Einsum", "dot", []string{"a", "b"}, []string{"y"}, eq)))
+	m := decodeOK(t, onnxModel(14, g), Options{})
+	if len(m.Layers) != 2 {
+		t.Fatalf("%d layers, want a Mul and a ReduceSum: %v", len(m.Layers), m.Layers)
+	}
+	wantLayer(t, m, "dot/mul", "Mul", []string{"a", "b"}, []string{"dot/mul"})
+	sum := wantLayer(t, m, "dot", "ReduceSum", []string{"dot/mul"}, []string{"y"})
+	wantAttrs(t, sum, []model.Attr{ints("axes", 0), int1("keepdims", 0)})
+	wantShapes(t, m, map[string][]int{"y": {}})
 }

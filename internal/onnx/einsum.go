@@ -10,11 +10,12 @@ import (
 // Einsum becomes layers clhost has kernels for. Attention written with torch.einsum
 // (MaxViT's window and grid attention: "bghid,bghjd->bghij") exports as Einsum; a MatMul
 // with a Transpose of one operand is the same product. Sums, transposes and products of
-// operands of the same letters become ReduceSum, Transpose and Mul. Other equations
-// (a diagonal, "...") stay Einsum layers.
+// operands of the same letters become ReduceSum, Transpose and Mul, and the diagonal of
+// the last two axes a product with the identity summed. Other equations stay Einsum
+// layers.
 
-// rewriteEinsum replaces each default-domain Einsum whose equation matmulForm or
-// reduceForm accepts by the layers it means.
+// rewriteEinsum replaces each default-domain Einsum whose equation reduceForm,
+// diagonalForm or matmulForm accepts by the layers it means.
 func (im *importer) rewriteEinsum() {
 	var out []model.Layer
 	for _, l := range im.layers {
@@ -25,6 +26,10 @@ func (im *importer) rewriteEinsum() {
 		eq := l.String("equation", "")
 		if axes, perm, ok := reduceForm(eq, len(l.Inputs)); ok {
 			out = append(out, im.einsumReduce(l, axes, perm)...)
+			continue
+		}
+		if len(l.Inputs) == 1 && diagonalForm(eq) {
+			out = append(out, im.einsumDiagonal(l)...)
 			continue
 		}
 		rank, ta, tb, ok := matmulForm(eq)
@@ -184,4 +189,40 @@ func reduceForm(eq string, n int) (axes, perm []int64, ok bool) {
 		perm = nil
 	}
 	return axes, perm, true
+}
+
+// diagonalForm reports whether an Einsum equation takes the diagonal of one operand's
+// last two axes: "...ii->...i" or "bii->bi", the leading letters kept in order.
+func diagonalForm(eq string) bool {
+	eq = strings.ReplaceAll(eq, " ", "")
+	p, o, explicit := strings.Cut(eq, "->")
+	lead, ok := strings.CutPrefix(p, "...")
+	if ok != strings.HasPrefix(o, "...") {
+		return false
+	}
+	o = strings.TrimPrefix(o, "...")
+	n := len(lead)
+	if !explicit || n < 2 || lead[n-1] != lead[n-2] || o != lead[:n-1] {
+		return false
+	}
+	return distinctLetters(lead[:n-1])
+}
+
+// einsumDiagonal is the diagonal of x's last two axes (n of them) as layers: x times the
+// n×n identity, summed over the last axis. The identity folds at load from x's shape
+// (Shape from axis -2, ConstantOfShape, EyeLike); each sum adds zeros to the one diagonal
+// element, so it is exact for finite x.
+func (im *importer) einsumDiagonal(l model.Layer) []model.Layer {
+	x := l.Inputs[0]
+	shape, zeros, eye, prod := uniqueConst(im, l.Name+"/square"), uniqueConst(im, l.Name+"/zeros"),
+		uniqueConst(im, l.Name+"/eye"), uniqueConst(im, l.Name+"/masked")
+	return []model.Layer{
+		{Name: uniqueName(im, l.Name+"/square"), Type: "Shape", Inputs: []string{x}, Outputs: []string{shape},
+			Attrs: []model.Attr{{Name: "start", Kind: model.AttrInt, Int: -2}}},
+		{Name: uniqueName(im, l.Name+"/zeros"), Type: "ConstantOfShape", Inputs: []string{shape}, Outputs: []string{zeros}},
+		{Name: uniqueName(im, l.Name+"/eye"), Type: "EyeLike", Inputs: []string{zeros}, Outputs: []string{eye}},
+		{Name: uniqueName(im, l.Name+"/masked"), Type: "Mul", Inputs: []string{x, eye}, Outputs: []string{prod}},
+		{Name: l.Name, Type: "ReduceSum", Inputs: []string{prod}, Outputs: l.Outputs,
+			Attrs: []model.Attr{{Name: "axes", Kind: model.AttrInts, Ints: []int64{-1}}, {Name: "keepdims", Kind: model.AttrInt, Int: 0}}},
+	}
 }

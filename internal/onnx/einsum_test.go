@@ -40,8 +40,8 @@ func TestEinsumMatMulForm(t *testing.T) {
 }
 
 // TestEinsumBecomesMatMul: MaxViT's attention product imports as a Transpose of the keys'
-// last two axes and a MatMul, with the shapes of the product; an equation of another form
-// stays an Einsum.
+// last two axes and a MatMul, with the shapes of the product; an equation of no form
+// rewritten (a trace) stays an Einsum.
 func TestEinsumBecomesMatMul(t *testing.T) {
 	eq := func(s string) pb { return pb{}.str(1, "equation").bytes(4, []byte(s)).varint(20, attrString) }
 	g := graphOf(vinfo("q", dtFloat, 2, 3, 5, 4), vinfo("y", dtFloat), addInput(vinfo("k", dtFloat, 2, 3, 6, 4)),
@@ -55,10 +55,10 @@ func TestEinsumBecomesMatMul(t *testing.T) {
 	wantLayer(t, m, "scores", "MatMul", []string{"q", "scores/b_transposed"}, []string{"y"})
 	wantShapes(t, m, map[string][]int{"scores/b_transposed": {2, 3, 4, 6}, "y": {2, 3, 5, 6}})
 
-	trace := graphOf(vinfo("q", dtFloat, 3, 3), vinfo("y", dtFloat, 3),
-		addNode(node("Einsum", "diag", []string{"q"}, []string{"y"}, eq("ii->i"))))
+	trace := graphOf(vinfo("q", dtFloat, 3, 3), vscalar("y", dtFloat),
+		addNode(node("Einsum", "trace", []string{"q"}, []string{"y"}, eq("ii->"))))
 	m = decodeOK(t, onnxModel(14, trace), Options{})
-	wantLayer(t, m, "diag", "Einsum", []string{"q"}, []string{"y"})
+	wantLayer(t, m, "trace", "Einsum", []string{"q"}, []string{"y"})
 }
 
 // TestEinsumReduceForm: sums and transposes of one operand, and products of two operands
@@ -106,4 +106,30 @@ func TestEinsumInnerProduct(t *testing.T) {
 	sum := wantLayer(t, m, "dot", "ReduceSum", []string{"dot/mul"}, []string{"y"})
 	wantAttrs(t, sum, []model.Attr{ints("axes", 0), int1("keepdims", 0)})
 	wantShapes(t, m, map[string][]int{"y": {}})
+}
+
+// TestEinsumDiagonal: the diagonal of the last two axes is recognised with leading
+// letters or "...", and imports as a product with the identity, which folds from the
+// input's shape, summed over the last axis; other repeated letters are not taken.
+func TestEinsumDiagonal(t *testing.T) {
+	for eq, want := range map[string]bool{
+		"...ii->...i": true, "bii->bi": true, "ii->i": true, "ii": false, "iji->ij": false,
+		"bii->ib": false, "...ii->i": false, "bbii->bbi": false,
+	} {
+		if got := diagonalForm(eq); got != want {
+			t.Errorf("%q: diagonal %v, want %v", eq, got, want)
+		}
+	}
+	eq := pb{}.str(1, "equation").bytes(4, []byte("...ii->...i")).varint(20, attrString)
+	g := graphOf(vinfo("x", dtFloat, 2, 3, 3), vinfo("y", dtFloat),
+		addNode(node("Einsum", "diag", []string{"x"}, []string{"y"}, eq)))
+	m := decodeOK(t, onnxModel(14, g), Options{})
+	if len(m.Layers) != 2 {
+		t.Fatalf("%d layers, want a Mul and a ReduceSum: %v", len(m.Layers), m.Layers)
+	}
+	wantLayer(t, m, "diag/masked", "Mul", []string{"x", "diag/eye"}, []string{"diag/masked"})
+	wantConst(t, m, "diag/eye", model.Float32, []int{3, 3}, f32bytes(1, 0, 0, 0, 1, 0, 0, 0, 1))
+	sum := wantLayer(t, m, "diag", "ReduceSum", []string{"diag/masked"}, []string{"y"})
+	wantAttrs(t, sum, []model.Attr{ints("axes", -1), int1("keepdims", 0)})
+	wantShapes(t, m, map[string][]int{"y": {2, 3}})
 }

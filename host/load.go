@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,27 +86,33 @@ func (o LoadOptions) loadONNX(path string) (*model.Model, error) {
 		opt.Custom = newResolver(o.Layers).isCustom
 	}
 	if _, ok := opt.InputShapes[""]; ok {
-		// The only input's name is known once the model is read.
-		m, err := onnx.Options{Batch: o.Batch, Custom: opt.Custom}.Load(path)
+		// The only input's name is read from the graph's interface: importing the model
+		// to learn it would fail for the dimensions this very shape fixes.
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
-		if opt.InputShapes, err = o.named(m, path); err != nil {
+		s, err := onnx.Inspect(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if opt.InputShapes, err = o.named(s.Inputs, path); err != nil {
 			return nil, err
 		}
 	}
 	return opt.Load(path)
 }
 
-// named returns InputShapes with the key "" replaced by the name of m's only input.
-func (o LoadOptions) named(m *model.Model, path string) (map[string][]int, error) {
+// named returns InputShapes with the key "" replaced by the name of the model's only
+// input.
+func (o LoadOptions) named(inputs []string, path string) (map[string][]int, error) {
 	shapes := maps.Clone(o.InputShapes)
 	if shape, ok := shapes[""]; ok {
-		if len(m.Inputs) != 1 {
-			return nil, fmt.Errorf("%s: a shape is given for the only input, but the model has %d inputs (%q): name the input", path, len(m.Inputs), m.Inputs)
+		if len(inputs) != 1 {
+			return nil, fmt.Errorf("%s: a shape is given for the only input, but the model has %d inputs (%q): name the input", path, len(inputs), inputs)
 		}
 		delete(shapes, "")
-		shapes[m.Inputs[0]] = shape
+		shapes[inputs[0]] = shape
 	}
 	return shapes, nil
 }
@@ -121,7 +128,7 @@ func (o LoadOptions) checkFixed(m *model.Model, path string) error {
 			}
 		}
 	}
-	shapes, err := o.named(m, path)
+	shapes, err := o.named(m.Inputs, path)
 	if err != nil {
 		return err
 	}

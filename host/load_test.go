@@ -95,7 +95,8 @@ func TestLoadModelErrors(t *testing.T) {
 }
 
 // TestLoadOptions: an ONNX model's dynamic batch takes Batch or the given input shape
-// (under the input's name or ""); a native model's fixed shapes refuse others.
+// (under the input's name or "", which also fixes other dynamic dimensions); a native
+// model's fixed shapes refuse others.
 func TestLoadOptions(t *testing.T) {
 	const dynamic = "../internal/onnx/testdata/dynamic.onnx"
 	for _, c := range []struct {
@@ -114,6 +115,15 @@ func TestLoadOptions(t *testing.T) {
 		if got := m.Tensor("x").Shape; !slices.Equal(got, []int{c.batch, 3, 4, 4}) {
 			t.Errorf("%+v: input shape %v, want batch %d", c.opt, got, c.batch)
 		}
+	}
+
+	// With its height and width dynamic too, the shape given under "" sets them all.
+	m, err := LoadOptions{InputShapes: map[string][]int{"": {2, 3, 5, 7}}}.Load("testdata/dynamic_hw.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Tensor("x").Shape; !slices.Equal(got, []int{2, 3, 5, 7}) {
+		t.Errorf("dynamic_hw.onnx: input shape %v, want [2 3 5 7]", got)
 	}
 
 	const native = "testdata/leaky_relu.json"

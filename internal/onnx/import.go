@@ -97,6 +97,7 @@ func (im *importer) run() (*model.Model, error) {
 		}
 	}
 	im.resolveAliases(outputs)
+	im.rewriteEinsum()
 	if err := im.readDeclaredShapes(); err != nil {
 		return nil, err
 	}

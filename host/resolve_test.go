@@ -39,6 +39,7 @@ var overrideCases = []overrideCase{
 	{typ: "Shape", out: []int{1, 2, 3, 4}},                                                                                                           // folded at import when the input shape is known
 	{typ: "Identity", out: []int{1, 2, 3, 4}},                                                                                                        // removed at import
 	{typ: "Dropout", ins: []string{"x", "", "train"}, extra: []pb{onnxConst("train", nil, nil, []int64{1})}, out: []int{1, 2, 3, 4}},                 // training_mode true
+	{typ: "Einsum", attrs: []pb{onnxAttrS("equation", "abcd->abdc")}, out: []int{1, 2, 3, 4}},                                                        // rewritten at import as a Transpose
 	{typ: "Pad", ins: []string{"x", "pads"}, extra: []pb{onnxConst("pads", []int{8}, nil, []int64{0, 0, 0, 0, 0, 0, 0, 0})}, out: []int{1, 2, 3, 4}}, // pads left an input, unread by the kernel
 }
 

@@ -19,7 +19,7 @@ import (
 func (im *importer) rewriteEinsum() {
 	var out []model.Layer
 	for _, l := range im.layers {
-		if l.Type != "Einsum" || l.Has("domain") || len(l.Outputs) != 1 {
+		if l.Type != "Einsum" || im.isCustom(&l) || len(l.Outputs) != 1 {
 			out = append(out, l)
 			continue
 		}

@@ -138,7 +138,7 @@ func TestFusedProgramText(t *testing.T) {
 		want  []string
 	}{
 		{nil, []string{"#define ACT_NONE 1\n", "#define APPLY_ACT(v) (v)\n"}},
-		{Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, []string{"#define ACT_RELU 1\n", "#define APPLY_ACT(v) fmax((v), 0.0f)\n"}},
+		{Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, []string{"#define ACT_RELU 1\n", "#define APPLY_ACT(v) (fmax((v), 0.0f))\n"}},
 		{Attrs{opspec.FusedActivationAttr: opspec.ActLeakyRelu}, []string{"#define ACT_LEAKY 1\n", "#define ACT_ALPHA 0.01f\n"}},
 		{Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: 0, opspec.FusedMaxAttr: 6}, []string{"#define ACT_CLIP 1\n", "#define ACT_MIN 0.0f\n", "#define ACT_MAX 6.0f\n"}},
 		{Attrs{opspec.FusedActivationAttr: opspec.ActClip}, []string{"#define ACT_MIN (-INFINITY)\n", "#define ACT_MAX INFINITY\n"}},

@@ -150,6 +150,10 @@ var unaryFns = []unaryFn{
 		}
 		return 0
 	}},
+	// Swish (opset 24): x · sigmoid(alpha · x).
+	{name: "Swish", cl: "v / (1.0f + exp(-a * v))", attrs: attr1("alpha", 1), ref: func(x, a, _ float64) float64 {
+		return x / (1 + math.Exp(-a*x))
+	}},
 
 	// Cast's forms (math_cast.go), and the copy that Cast to float and one-operand
 	// variadic ops run.

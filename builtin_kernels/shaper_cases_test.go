@@ -9,20 +9,25 @@ import (
 // family, worked out by hand from the ONNX definitions (the comment beside each shows the
 // arithmetic); TestOutputShapes runs them with the others.
 func init() {
-	// Unary ops keep their input's shape.
-	for _, typ := range []string{
-		"Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign",
-		"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
-		"Erf", "Softplus", "Softsign", "Elu", "Selu", "Celu", "ThresholdedRelu", "Gelu", "Mish",
-		"Not", "IsNaN", "IsInf", "Shrink", "Cast", "LRN", "MeanVarianceNormalization", "Trilu", "CumSum",
-	} {
+	// Unary ops keep their input's shape; every layer type of the element-wise table is one.
+	unary := []string{"Cast", "LRN", "MeanVarianceNormalization", "Trilu", "CumSum"}
+	for _, f := range unaryFns {
+		if !f.internal {
+			unary = append(unary, f.name)
+		}
+	}
+	for _, typ := range unary {
 		shapeCases = append(shapeCases, shapeCase{typ: typ, in: [][]int{{2, 3, 4}}, want: [][]int{{2, 3, 4}}})
 	}
-	// Binary ops broadcast numpy-style: [2,1,4] with [3,1] → [2,3,4].
-	for _, typ := range []string{"Pow", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Mod"} {
+	// Binary ops broadcast numpy-style: [2,1,4] with [3,1] → [2,3,4]. (PRelu's slope must
+	// broadcast to X: its own cases are below.)
+	for _, f := range binaryFns {
+		if f.internal || f.name == "PRelu" {
+			continue
+		}
 		shapeCases = append(shapeCases,
-			shapeCase{typ: typ, in: [][]int{{2, 1, 4}, {3, 1}}, want: [][]int{{2, 3, 4}}},
-			shapeCase{typ: typ, in: [][]int{{2, 3}, {4}}, err: "broadcast"})
+			shapeCase{typ: f.name, in: [][]int{{2, 1, 4}, {3, 1}}, want: [][]int{{2, 3, 4}}},
+			shapeCase{typ: f.name, in: [][]int{{2, 3}, {4}}, err: "broadcast"})
 	}
 	// Variadic ones broadcast all their inputs: [5], [2,1], [1,1,1] → [1,2,5].
 	for _, typ := range []string{"Sum", "Mean", "Max", "Min"} {

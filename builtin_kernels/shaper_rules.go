@@ -206,21 +206,16 @@ func flattenRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error)
 
 // reshapeRule follows ONNX Reshape: a 0 copies the input's dimension at that position
 // (unless allowzero is 1, when it means 0), a single -1 takes whatever size keeps the
-// element count.
+// element count. Opsets before 5 give the target as the shape attribute, later ones as
+// constant input 1; the Reshape op plans both.
 func reshapeRule(l *model.Layer, in [][]int, consts []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 2, 2, 1, 1); err != nil {
+	if err := arity(l, in, 1, 2, 1, 1); err != nil {
 		return nil, err
 	}
 	x := in[0]
-	if consts[1] == nil {
-		return nil, fmt.Errorf("the target shape (input 1, %q) must be a constant", l.Inputs[1])
-	}
-	if len(in[1]) != 1 {
-		return nil, fmt.Errorf("the target shape %q has shape %v; it must be a list", l.Inputs[1], in[1])
-	}
-	target, err := consts[1].Int64s()
+	target, err := reshapeTarget(l, in, consts)
 	if err != nil {
-		return nil, fmt.Errorf("the target shape: %v", err)
+		return nil, err
 	}
 	allowZero, err := intAttr(l, "allowzero", 0)
 	if err != nil {
@@ -261,6 +256,28 @@ func reshapeRule(l *model.Layer, in [][]int, consts []*model.Tensor) ([][]int, e
 		return nil, fmt.Errorf("cannot reshape %v (%d elements) to %v (%d elements)", x, total, out, known)
 	}
 	return [][]int{out}, nil
+}
+
+// reshapeTarget is Reshape's target shape: the constant input 1, or without one the
+// shape attribute.
+func reshapeTarget(l *model.Layer, in [][]int, consts []*model.Tensor) ([]int64, error) {
+	if len(in) == 1 {
+		if !l.Has("shape") {
+			return nil, fmt.Errorf("the target shape is neither input 1 nor the shape attribute")
+		}
+		return l.Ints("shape", nil), nil
+	}
+	if consts[1] == nil {
+		return nil, fmt.Errorf("the target shape (input 1, %q) must be a constant", l.Inputs[1])
+	}
+	if len(in[1]) != 1 {
+		return nil, fmt.Errorf("the target shape %q has shape %v; it must be a list", l.Inputs[1], in[1])
+	}
+	target, err := consts[1].Int64s()
+	if err != nil {
+		return nil, fmt.Errorf("the target shape: %v", err)
+	}
+	return target, nil
 }
 
 func gemmRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {

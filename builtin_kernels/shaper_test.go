@@ -164,6 +164,9 @@ var shapeCases = []shapeCase{
 	{typ: "Reshape", attrs: []model.Attr{i64("allowzero", 1)}, in: [][]int{{0, 3}, {2}}, consts: map[int]*model.Tensor{1: shapeConst(3, 0)}, want: [][]int{{3, 0}}},
 	{typ: "Reshape", in: [][]int{{2, 3, 4}, {2}}, consts: map[int]*model.Tensor{1: {Name: "s32", Type: model.Int32, Shape: []int{2}, Data: []byte{6, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}}},
 		want: [][]int{{6, 4}}}, // int32 [6, -1]
+	// Opsets before 5: the target as the shape attribute.
+	{typ: "Reshape", attrs: []model.Attr{ints("shape", 0, -1)}, in: [][]int{{2, 3, 4}}, want: [][]int{{2, 12}}},
+	{typ: "Reshape", in: [][]int{{2, 3, 4}}, err: "neither input 1 nor the shape attribute"},
 	{typ: "Reshape", in: [][]int{{2, 3, 4}, {2}}, consts: map[int]*model.Tensor{1: shapeConst(-1, -1)}, err: "more than one -1"},
 	{typ: "Reshape", in: [][]int{{2, 3, 4}, {2}}, consts: map[int]*model.Tensor{1: shapeConst(5, -1)}, err: "the -1 has no whole size"},
 	{typ: "Reshape", in: [][]int{{2, 3, 4}, {3}}, consts: map[int]*model.Tensor{1: shapeConst(2, 2, 2)}, err: "cannot reshape [2 3 4] (24 elements) to [2 2 2] (8 elements)"},

@@ -48,6 +48,8 @@ func (convOp) Shapes(l *model.Layer, in [][]int, c []*model.Tensor) ([][]int, er
 	return convRule(l, in, c)
 }
 
+// Shapes gives MaxPool's Indices output its ONNX shape, so a model that declares it loads
+// and its plan refuses it by name ("the second output (Indices) is not supported").
 func (poolOp) Shapes(l *model.Layer, in [][]int, c []*model.Tensor) ([][]int, error) {
 	return poolRule(l, in, c)
 }

@@ -24,6 +24,9 @@ type unaryFn struct {
 	ref   func(x, a, b float64) float64
 	// internal rows are building blocks of other ops (Cast's forms), not layer types.
 	internal bool
+	// fusable rows are activations a Conv or Gemm can apply to its result, named by
+	// opspec.FusedActivationAttr (fused.go), and which the graph's Fuse folds.
+	fusable bool
 }
 
 // binaryFn is an element-wise op of two operands with numpy broadcasting.
@@ -58,16 +61,16 @@ func unary1(f func(float64) float64) func(x, _, _ float64) float64 {
 }
 
 var unaryFns = []unaryFn{
-	{name: "Relu", kernel: "relu", cl: "fmax(v, 0.0f)", attrs: noAttrs, ref: relu},
-	{name: "LeakyRelu", kernel: "leaky_relu", cl: "v >= 0.0f ? v : a * v", attrs: leakyAttrs, ref: leakyRelu},
-	{name: "Sigmoid", kernel: "sigmoid", cl: "1.0f / (1.0f + exp(-v))", attrs: noAttrs, ref: sigmoid},
+	{name: "Relu", kernel: "relu", cl: "fmax(v, 0.0f)", attrs: noAttrs, ref: relu, fusable: true},
+	{name: "LeakyRelu", kernel: "leaky_relu", cl: "v >= 0.0f ? v : a * v", attrs: leakyAttrs, ref: leakyRelu, fusable: true},
+	{name: "Sigmoid", kernel: "sigmoid", cl: "1.0f / (1.0f + exp(-v))", attrs: noAttrs, ref: sigmoid, fusable: true},
 	{name: "Tanh", kernel: "tanh_act", cl: "tanh(v)", attrs: noAttrs, ref: unary1(math.Tanh)},
 	{name: "HardSigmoid", kernel: "hard_sigmoid", cl: "clamp(a * v + b, 0.0f, 1.0f)", attrs: hardSigmoidAttrs,
 		ref: func(x, a, b float64) float64 { return math.Min(1, math.Max(0, a*x+b)) }},
-	{name: "HardSwish", kernel: "hard_swish", cl: "v * clamp(a * v + b, 0.0f, 1.0f)", attrs: hardSwishAttrs, ref: hardSwish},
+	{name: "HardSwish", kernel: "hard_swish", cl: "v * clamp(a * v + b, 0.0f, 1.0f)", attrs: hardSwishAttrs, ref: hardSwish, fusable: true},
 	// fmin/fmax rather than clamp: clamp is undefined when a > b, while ONNX Clip then
 	// gives max everywhere, which is what min(max(v, a), b) does.
-	{name: "Clip", kernel: "clip", cl: "fmin(fmax(v, a), b)", attrs: clipAttrs, ref: clip},
+	{name: "Clip", kernel: "clip", cl: "fmin(fmax(v, a), b)", attrs: clipAttrs, ref: clip, fusable: true},
 
 	{name: "Abs", cl: "fabs(v)", attrs: noAttrs, ref: unary1(math.Abs)},
 	{name: "Neg", cl: "-v", attrs: noAttrs, ref: func(x, _, _ float64) float64 { return -x }},
@@ -210,6 +213,18 @@ const (
 	minFn      = "min"
 	meanLastFn = "mean_last"
 )
+
+// FusedActivations lists the activation types a layer can apply fused to its result, the
+// values opspec.FusedActivationAttr takes: the fusable rows of the element-wise table.
+func FusedActivations() []string {
+	var out []string
+	for _, f := range unaryFns {
+		if f.fusable {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
 
 // unaryCode is a unary op's code in math.cl's unary_f: its row's place. Every row has
 // a case there, so any of them can run through unary_op.

@@ -67,7 +67,7 @@ func TestFusedActivationIsTheLayer(t *testing.T) {
 		opspec.ActClip:      {"min": float32(-1), "max": float32(3)},
 	}
 	xs := []float32{-7, -1.5, -0.25, 0, 0.3, 2, 9}
-	for _, kind := range opspec.FusedActivations() {
+	for _, kind := range FusedActivations() {
 		if kind == opspec.ActNone {
 			continue
 		}

@@ -49,8 +49,13 @@ type fusedAct struct {
 // readFusedAct reads and checks the fused activation of a layer of type typ.
 func readFusedAct(typ string, p Params) (fusedAct, error) {
 	a := fusedAct{kind: p.String(opspec.FusedActivationAttr, opspec.ActNone)}
+	if a.kind == opspec.ActNone {
+		return a, nil
+	}
+	if f, ok := unaryRow(a.kind); !ok || !f.fusable {
+		return a, fmt.Errorf("%s: %s %q: want one of %s, or empty for none", typ, opspec.FusedActivationAttr, a.kind, strings.Join(FusedActivations(), ", "))
+	}
 	switch a.kind {
-	case opspec.ActNone, opspec.ActRelu, opspec.ActSigmoid, opspec.ActHardSwish:
 	case opspec.ActLeakyRelu:
 		a.alpha = p.Float(opspec.FusedAlphaAttr, 0.01)
 		if !finite(a.alpha) {
@@ -62,8 +67,6 @@ func readFusedAct(typ string, p Params) (fusedAct, error) {
 		if math.IsNaN(float64(a.lo)) || math.IsNaN(float64(a.hi)) {
 			return a, fmt.Errorf("%s: %s %v / %s %v: NaN bounds", typ, opspec.FusedMinAttr, a.lo, opspec.FusedMaxAttr, a.hi)
 		}
-	default:
-		return a, fmt.Errorf("%s: %s %q: want one of %s, or empty for none", typ, opspec.FusedActivationAttr, a.kind, strings.Join(opspec.FusedActivations(), ", "))
 	}
 	return a, nil
 }

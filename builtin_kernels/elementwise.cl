@@ -1,5 +1,7 @@
 // Element-wise layers. Shapes and attributes are kernel arguments, so this one program
-// serves every shape and every element-wise layer type.
+// serves every shape and every element-wise layer type. The UNARY and BINARY kernels
+// themselves are generated from the element-wise table's rows that name a kernel
+// (elementwise_table.go) and appended to this text.
 
 // Unary activations: y[i] = f(x[i]) for i < n, with up to two float attributes a and b.
 //   global = (n)
@@ -17,15 +19,6 @@
         }                                                                           \
     }
 
-UNARY(relu, fmax(v, 0.0f))
-UNARY(leaky_relu, v >= 0.0f ? v : a * v)
-UNARY(sigmoid, 1.0f / (1.0f + exp(-v)))
-UNARY(tanh_act, tanh(v))
-UNARY(hard_sigmoid, clamp(a * v + b, 0.0f, 1.0f))
-UNARY(hard_swish, v * clamp(a * v + b, 0.0f, 1.0f))
-/* fmin/fmax rather than clamp: clamp is undefined when a > b, while ONNX Clip then gives
-   max everywhere, which is what min(max(v, a), b) does */
-UNARY(clip, fmin(fmax(v, a), b))
 
 // Binary arithmetic with numpy broadcasting.
 //   NAME_same: both operands have the output's shape.
@@ -74,10 +67,6 @@ UNARY(clip, fmin(fmax(v, a), b))
         y[i] = (expr);                                                                  \
     }
 
-BINARY(add, u + v)
-BINARY(sub, u - v)
-BINARY(mul, u * v)
-BINARY(div, u / v)
 
 // BatchNormalization in inference mode over N,C,... data: channel c of element i is
 // (i / inner) % channels.

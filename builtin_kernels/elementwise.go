@@ -5,31 +5,23 @@ import (
 	"math"
 )
 
+// The element-wise rows with kernels of their own in elementwise.cl become these layer
+// types; the other rows are math.go's.
 func init() {
-	Register("Relu", unaryOp{typ: "Relu", kernel: "relu", f: func(x, _, _ float64) float64 { return math.Max(x, 0) }})
-	Register("LeakyRelu", unaryOp{typ: "LeakyRelu", kernel: "leaky_relu", attrs: leakyAttrs, f: func(x, a, _ float64) float64 {
-		if x >= 0 {
-			return x
+	for _, f := range unaryFns {
+		switch {
+		case f.kernel == "" || f.internal:
+		case f.name == "Clip":
+			Register(f.name, clipOp{attrs: unaryOp{typ: f.name, kernel: f.kernel, attrs: f.attrs, f: f.ref}})
+		default:
+			Register(f.name, unaryOp{typ: f.name, kernel: f.kernel, attrs: f.attrs, f: f.ref})
 		}
-		return a * x
-	}})
-	Register("Sigmoid", unaryOp{typ: "Sigmoid", kernel: "sigmoid", f: func(x, _, _ float64) float64 { return 1 / (1 + math.Exp(-x)) }})
-	Register("Tanh", unaryOp{typ: "Tanh", kernel: "tanh_act", f: func(x, _, _ float64) float64 { return math.Tanh(x) }})
-	Register("HardSigmoid", unaryOp{typ: "HardSigmoid", kernel: "hard_sigmoid", attrs: hardSigmoidAttrs, f: func(x, a, b float64) float64 {
-		return math.Min(1, math.Max(0, a*x+b))
-	}})
-	Register("HardSwish", unaryOp{typ: "HardSwish", kernel: "hard_swish", attrs: hardSwishAttrs, f: func(x, a, b float64) float64 {
-		return x * math.Min(1, math.Max(0, a*x+b))
-	}})
-	Register("Clip", clipOp{attrs: unaryOp{typ: "Clip", kernel: "clip", attrs: clipAttrs, f: func(x, lo, hi float64) float64 {
-		return math.Min(math.Max(x, lo), hi)
-	}}})
-
-	Register("Add", binaryOp{typ: "Add", kernel: "add", f: func(a, b float64) float64 { return a + b }})
-	Register("Sub", binaryOp{typ: "Sub", kernel: "sub", f: func(a, b float64) float64 { return a - b }})
-	Register("Mul", binaryOp{typ: "Mul", kernel: "mul", f: func(a, b float64) float64 { return a * b }})
-	Register("Div", binaryOp{typ: "Div", kernel: "div", f: func(a, b float64) float64 { return a / b }})
-
+	}
+	for _, f := range binaryFns {
+		if f.kernel != "" && !f.internal {
+			Register(f.name, binaryOp{typ: f.name, kernel: f.kernel, f: f.ref})
+		}
+	}
 	Register("BatchNormalization", batchNormOp{})
 }
 
@@ -91,7 +83,7 @@ func (o unaryOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	src, err := kernelSource("elementwise.cl")
+	src, err := elementwiseSource()
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +147,7 @@ func (o binaryOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 	if err := checkOut(o.typ, out, shapes); err != nil {
 		return nil, err
 	}
-	src, err := kernelSource("elementwise.cl")
+	src, err := elementwiseSource()
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +248,7 @@ func (o batchNormOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, err
 	if err := checkOut("BatchNormalization", out, shapes); err != nil {
 		return nil, err
 	}
-	src, err := kernelSource("elementwise.cl")
+	src, err := elementwiseSource()
 	if err != nil {
 		return nil, err
 	}

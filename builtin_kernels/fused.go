@@ -3,6 +3,7 @@ package builtinkernels
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,8 +49,13 @@ type fusedAct struct {
 // readFusedAct reads and checks the fused activation of a layer of type typ.
 func readFusedAct(typ string, p Params) (fusedAct, error) {
 	a := fusedAct{kind: p.String(opspec.FusedActivationAttr, opspec.ActNone)}
+	if a.kind == opspec.ActNone {
+		return a, nil
+	}
+	if f, ok := unaryRow(a.kind); !ok || !f.fusable {
+		return a, fmt.Errorf("%s: %s %q: want one of %s, or empty for none", typ, opspec.FusedActivationAttr, a.kind, strings.Join(FusedActivations(), ", "))
+	}
 	switch a.kind {
-	case opspec.ActNone, opspec.ActRelu, opspec.ActSigmoid, opspec.ActHardSwish:
 	case opspec.ActLeakyRelu:
 		a.alpha = p.Float(opspec.FusedAlphaAttr, 0.01)
 		if !finite(a.alpha) {
@@ -61,17 +67,11 @@ func readFusedAct(typ string, p Params) (fusedAct, error) {
 		if math.IsNaN(float64(a.lo)) || math.IsNaN(float64(a.hi)) {
 			return a, fmt.Errorf("%s: %s %v / %s %v: NaN bounds", typ, opspec.FusedMinAttr, a.lo, opspec.FusedMaxAttr, a.hi)
 		}
-	default:
-		return a, fmt.Errorf("%s: %s %q: want one of %s, or empty for none", typ, opspec.FusedActivationAttr, a.kind, strings.Join(opspec.FusedActivations(), ", "))
 	}
 	return a, nil
 }
 
 func finite(f float32) bool { return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) }
-
-// hardSwishSlope is HardSwish's fixed 1/6 as the float the kernels use, so the fused form
-// rounds like the HardSwish layer (elementwise.cl, a = 1.0f/6).
-const hardSwishSlope = float32(1.0 / 6)
 
 // define writes the activation's #defines: ACT_NONE, ACT_RELU, ACT_LEAKY, ACT_CLIP,
 // ACT_SIGMOID or ACT_HARDSWISH as 1 (exactly one of them), the parameters (ACT_ALPHA;
@@ -99,47 +99,56 @@ func (a fusedAct) define(d *defines) {
 	d.raw("APPLY_ACT(v)", a.expr("v"))
 }
 
-// expr is the activation applied to the OpenCL C expression v (evaluated up to three
-// times), its parameters spelt as literals: for a second activation in one program, which
-// APPLY_ACT's names would collide with.
-func (a fusedAct) expr(v string) string {
-	v = "(" + v + ")"
-	switch a.kind {
-	case opspec.ActRelu:
-		return "fmax(" + v + ", 0.0f)"
-	case opspec.ActLeakyRelu:
-		return "(" + v + " >= 0.0f ? " + v + " : " + clFloat(a.alpha) + " * " + v + ")"
-	case opspec.ActClip:
-		// fmin(fmax()) rather than clamp, as the Clip layer: clamp is undefined for
-		// min > max, where ONNX gives max.
-		return "fmin(fmax(" + v + ", " + clFloat(a.lo) + "), " + clFloat(a.hi) + ")"
-	case opspec.ActSigmoid:
-		return "(1.0f / (1.0f + exp(-" + v + ")))"
-	case opspec.ActHardSwish:
-		return "(" + v + " * clamp(" + v + " * " + clFloat(hardSwishSlope) + " + 0.5f, 0.0f, 1.0f))"
+// row is the activation's row of the element-wise table and its two parameters as the
+// row's expression and reference read them; nil for none.
+func (a fusedAct) row() (*unaryFn, float32, float32) {
+	f, ok := unaryRow(a.kind)
+	if !ok {
+		return nil, 0, 0
 	}
-	return v
+	switch a.kind {
+	case opspec.ActLeakyRelu:
+		return f, a.alpha, 0
+	case opspec.ActClip:
+		return f, a.lo, a.hi
+	case opspec.ActHardSwish:
+		x, y, _ := hardSwishAttrs(nil)
+		return f, x, y
+	}
+	return f, 0, 0
 }
 
-// apply computes the activation on the CPU, as the references do: in float64, with the
-// parameters as the kernels see them.
-func (a fusedAct) apply(v float64) float64 {
-	switch a.kind {
-	case opspec.ActRelu:
-		return math.Max(v, 0)
-	case opspec.ActLeakyRelu:
-		if v >= 0 {
-			return v
-		}
-		return float64(a.alpha) * v
-	case opspec.ActClip:
-		return math.Min(math.Max(v, float64(a.lo)), float64(a.hi))
-	case opspec.ActSigmoid:
-		return 1 / (1 + math.Exp(-v))
-	case opspec.ActHardSwish:
-		return v * math.Min(1, math.Max(0, float64(hardSwishSlope)*v+0.5))
+// exprOperand is an operand name in an element-wise row's OpenCL expression.
+var exprOperand = regexp.MustCompile(`\b[vab]\b`)
+
+// expr is the activation applied to the OpenCL C expression v (evaluated up to three
+// times): the row's expression with its parameters spelt as literals, for a second
+// activation in one program, which APPLY_ACT's names would collide with.
+func (a fusedAct) expr(v string) string {
+	v = "(" + v + ")"
+	f, pa, pb := a.row()
+	if f == nil {
+		return v
 	}
-	return v
+	return "(" + exprOperand.ReplaceAllStringFunc(f.cl, func(name string) string {
+		switch name {
+		case "a":
+			return clFloat(pa)
+		case "b":
+			return clFloat(pb)
+		}
+		return v
+	}) + ")"
+}
+
+// apply computes the activation on the CPU, as the references do: the row's reference in
+// float64, with the parameters as the kernels see them.
+func (a fusedAct) apply(v float64) float64 {
+	f, pa, pb := a.row()
+	if f == nil {
+		return v
+	}
+	return f.ref(v, float64(pa), float64(pb))
 }
 
 // raw writes "#define name text".

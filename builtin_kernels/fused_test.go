@@ -86,7 +86,7 @@ func TestFusedBadInput(t *testing.T) {
 		out   [][]int
 		want  string
 	}{
-		{"Conv", Attrs{opspec.FusedActivationAttr: "Tanh"}, shapes(x, w), out, `clhost_activation "Tanh": want one of Relu, LeakyRelu, Clip, Sigmoid, HardSwish`},
+		{"Conv", Attrs{opspec.FusedActivationAttr: "Tanh"}, shapes(x, w), out, `clhost_activation "Tanh": want one of Relu, LeakyRelu, Sigmoid, HardSwish, Clip`},
 		{"Conv", Attrs{opspec.FusedActivationAttr: opspec.ActLeakyRelu, opspec.FusedAlphaAttr: math.Inf(1)}, shapes(x, w), out, "slope must be a finite number"},
 		{"Conv", Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: math.NaN()}, shapes(x, w), out, "NaN bounds"},
 		{"Conv", nil, shapes(x, w, sh(3), sh(1, 3, 5, 5)), out, "input 3 (residual) has shape [1 3 5 5], want the output's shape [1 3 3 3]"},
@@ -138,7 +138,7 @@ func TestFusedProgramText(t *testing.T) {
 		want  []string
 	}{
 		{nil, []string{"#define ACT_NONE 1\n", "#define APPLY_ACT(v) (v)\n"}},
-		{Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, []string{"#define ACT_RELU 1\n", "#define APPLY_ACT(v) fmax((v), 0.0f)\n"}},
+		{Attrs{opspec.FusedActivationAttr: opspec.ActRelu}, []string{"#define ACT_RELU 1\n", "#define APPLY_ACT(v) (fmax((v), 0.0f))\n"}},
 		{Attrs{opspec.FusedActivationAttr: opspec.ActLeakyRelu}, []string{"#define ACT_LEAKY 1\n", "#define ACT_ALPHA 0.01f\n"}},
 		{Attrs{opspec.FusedActivationAttr: opspec.ActClip, opspec.FusedMinAttr: 0, opspec.FusedMaxAttr: 6}, []string{"#define ACT_CLIP 1\n", "#define ACT_MIN 0.0f\n", "#define ACT_MAX 6.0f\n"}},
 		{Attrs{opspec.FusedActivationAttr: opspec.ActClip}, []string{"#define ACT_MIN (-INFINITY)\n", "#define ACT_MAX INFINITY\n"}},

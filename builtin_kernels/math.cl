@@ -1,6 +1,7 @@
 // Element-wise math selected at run time: one program serves every unary and binary op
-// of math.go, the op code an argument, so a fresh machine compiles it once. The codes
-// are math.go's unaryCodes and binaryCodes.
+// of the element-wise table (elementwise_table.go), the op code an argument, so a fresh
+// machine compiles it once. unary_f and binary_f, and the UNARY_* codes, are generated
+// from the table's rows where the markers below stand.
 
 // round_to_bits rounds v to a float with `bits` fraction bits, ties to even, and exponents
 // no smaller than min_exp (smaller values keep that exponent's quantum, as subnormals do):
@@ -16,66 +17,25 @@ float round_to_bits(float v, int bits, int min_exp, float max_finite)
     return fabs(r) > max_finite ? copysign(INFINITY, v) : r;
 }
 
+// cast_int is Cast to an integer type of `bits` bits, signed when is_signed is not 0:
+// truncation, then wrap-around into the type's range below 32 bits.
+float cast_int(float v, float bits, float is_signed)
+{
+    float t = trunc(v);
+    if (bits < 32.0f) {
+        const float m = ldexp(1.0f, (int)bits);
+        t = t - floor(t / m) * m; /* into [0, 2^bits) */
+        if (is_signed != 0.0f && t >= 0.5f * m) {
+            t -= m;
+        }
+    }
+    return t;
+}
+
 // unary_f and binary_f stay functions of their own: inlined, their switches of
 // transcendental functions made every kernel that calls them seconds slower to compile
 // on PoCL, and element-wise kernels wait on memory, not on the call.
-__attribute__((noinline)) float unary_f(int op, float v, float a, float b)
-{
-    switch (op) {
-    case 0: return fabs(v);
-    case 1: return -v;
-    case 2: return exp(v);
-    case 3: return log(v);
-    case 4: return sqrt(v);
-    case 5: return 1.0f / v;
-    case 6: return floor(v);
-    case 7: return ceil(v);
-    case 8: return rint(v);
-    case 9: return v > 0.0f ? 1.0f : (v < 0.0f ? -1.0f : v);
-    case 10: return sin(v);
-    case 11: return cos(v);
-    case 12: return tan(v);
-    case 13: return asin(v);
-    case 14: return acos(v);
-    case 15: return atan(v);
-    case 16: return sinh(v);
-    case 17: return cosh(v);
-    case 18: return asinh(v);
-    case 19: return acosh(v);
-    case 20: return atanh(v);
-    case 21: return erf(v);
-    case 22: return v > 20.0f ? v : log1p(exp(v)); /* softplus; exact in float past 20 */
-    case 23: return v / (1.0f + fabs(v));
-    case 24: return v > 0.0f ? v : a * (exp(v) - 1.0f);                      /* elu */
-    case 25: return v > 0.0f ? b * v : b * (a * exp(v) - a);                 /* selu: a alpha, b gamma */
-    case 26: return fmax(v, 0.0f) + fmin(0.0f, a * (exp(v / a) - 1.0f));     /* celu */
-    case 27: return v > a ? v : 0.0f;                                         /* thresholded relu */
-    case 28:                                                                  /* gelu; b: the tanh form */
-        return b != 0.0f ? 0.5f * v * (1.0f + tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)))
-                         : 0.5f * v * (1.0f + erf(v * 0.70710678118654752f));
-    case 30: return v * tanh(v > 20.0f ? v : log1p(exp(v)));                 /* mish */
-    case 31: return v == 0.0f ? 1.0f : 0.0f;                                  /* not */
-    case 32: return isnan(v) ? 1.0f : 0.0f;
-    case 33: return (isinf(v) && ((v > 0.0f && a != 0.0f) || (v < 0.0f && b != 0.0f))) ? 1.0f : 0.0f;
-    case 34: {                                                                /* to an integer type of a bits, b signed */
-        float t = trunc(v);
-        if (a < 32.0f) {
-            const float m = ldexp(1.0f, (int)a);
-            t = t - floor(t / m) * m;                   /* into [0, 2^bits) */
-            if (b != 0.0f && t >= 0.5f * m) {
-                t -= m;
-            }
-        }
-        return t;
-    }
-    case 35: return v != 0.0f ? 1.0f : 0.0f;                                  /* to bool */
-    case 36: return round_to_bits(v, 10, -14, 65504.0f);                     /* to float16 */
-    case 37: return round_to_bits(v, 7, -126, FLT_MAX);                      /* to bfloat16 */
-    case 38: return v < -a ? v + b : (v > a ? v - b : 0.0f);                  /* shrink: a lambd, b bias */
-    case 39: return v >= 0.0f ? v : a * v;                                    /* leaky relu */
-    }
-    return v; /* 40: identity */
-}
+/* @unary_f@ */
 
 // y[i] = f(x[i]) for i < n.
 //   global = (n)
@@ -105,7 +65,7 @@ __kernel void erf_vec(__global const float* restrict x, int x_off,
         vstore8(r, 0, y + i);
     } else {
         for (int k = i; k < n; k++) {
-            y[k] = form == 2 ? unary_f(21, x[k], 0.0f, 0.0f) : unary_f(28, x[k], 0.0f, (float)form);
+            y[k] = form == 2 ? unary_f(UNARY_ERF, x[k], 0.0f, 0.0f) : unary_f(UNARY_GELU, x[k], 0.0f, (float)form);
         }
     }
 }
@@ -122,30 +82,7 @@ __kernel void unary_op(__global const float* restrict x, int x_off,
     }
 }
 
-__attribute__((noinline)) float binary_f(int op, float u, float v, float s)
-{
-    switch (op) {
-    case 0: return u + v;
-    case 1: return u - v;
-    case 2: return u * v;
-    case 3: return u / v;
-    case 4: return pow(u, v);
-    case 5: return (isnan(u) || isnan(v)) ? NAN : fmax(u, v);  /* NaN wins, as in numpy */
-    case 6: return (isnan(u) || isnan(v)) ? NAN : fmin(u, v);
-    case 7: return u == v ? 1.0f : 0.0f;
-    case 8: return u < v ? 1.0f : 0.0f;
-    case 9: return u > v ? 1.0f : 0.0f;
-    case 10: return u <= v ? 1.0f : 0.0f;
-    case 11: return u >= v ? 1.0f : 0.0f;
-    case 12: return (u != 0.0f && v != 0.0f) ? 1.0f : 0.0f;
-    case 13: return (u != 0.0f || v != 0.0f) ? 1.0f : 0.0f;
-    case 14: return ((u != 0.0f) != (v != 0.0f)) ? 1.0f : 0.0f;
-    case 15: return u < 0.0f ? v * u : u;                                     /* prelu: v the slope */
-    case 16: return fmod(u, v);
-    case 17: return (u + v) * s;                                              /* the mean's last sum */
-    }
-    return u;
-}
+/* @binary_f@ */
 
 // The broadcast index of output element i: the output's dimensions are d0..d5 (d0
 // implied by n) and an operand's element is at sum(i_k * st_k), a stride 0 along a

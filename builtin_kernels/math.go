@@ -20,7 +20,7 @@ func nanOr(a, b float64, f func(a, b float64) float64) float64 {
 }
 
 func mathPlan(ls ...Launch) (*Plan, error) {
-	src, err := kernelSource("math.cl")
+	src, err := mathSource()
 	if err != nil {
 		return nil, err
 	}
@@ -28,12 +28,17 @@ func mathPlan(ls ...Launch) (*Plan, error) {
 }
 
 func init() {
-	for typ := range unaryMaths {
-		Register(typ, mathUnaryOp{typ: typ})
+	// The element-wise rows without kernels of their own run in math.cl.
+	for _, f := range unaryFns {
+		if f.kernel == "" && !f.internal {
+			Register(f.name, mathUnaryOp{typ: f.name})
+		}
 	}
 	Register("Cast", mathUnaryOp{typ: "Cast"})
-	for typ := range binaryMaths {
-		Register(typ, mathBinaryOp{typ: typ})
+	for _, f := range binaryFns {
+		if f.kernel == "" && !f.internal {
+			Register(f.name, mathBinaryOp{typ: f.name})
+		}
 	}
 	for _, typ := range []string{"Sum", "Mean", "Max", "Min"} {
 		Register(typ, variadicOp{typ: typ})

@@ -1,46 +1,9 @@
 package builtinkernels
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // math.cl's binary kernels: two-operand ops with numpy broadcasting, the launches
 // that broadcast operands to the output, and the CPU broadcasting reference.
-
-// binaryMath is one op of math.cl's binary kernels: its code and CPU reference.
-type binaryMath struct {
-	code int
-	f    func(a, b float64) float64
-}
-
-// binaryMaths are the binary ops math.cl computes, by ONNX name.
-var binaryMaths = map[string]binaryMath{
-	"Pow":            {4, math.Pow},
-	"Equal":          {7, func(a, b float64) float64 { return b2f(a == b) }},
-	"Less":           {8, func(a, b float64) float64 { return b2f(a < b) }},
-	"Greater":        {9, func(a, b float64) float64 { return b2f(a > b) }},
-	"LessOrEqual":    {10, func(a, b float64) float64 { return b2f(a <= b) }},
-	"GreaterOrEqual": {11, func(a, b float64) float64 { return b2f(a >= b) }},
-	"And":            {12, func(a, b float64) float64 { return b2f(a != 0 && b != 0) }},
-	"Or":             {13, func(a, b float64) float64 { return b2f(a != 0 || b != 0) }},
-	"Xor":            {14, func(a, b float64) float64 { return b2f((a != 0) != (b != 0)) }},
-	"PRelu": {15, func(x, s float64) float64 {
-		if x < 0 {
-			return s * x
-		}
-		return x
-	}},
-	"Mod": {16, math.Mod},
-}
-
-// Binary codes of math.cl used by more than one op.
-const (
-	binaryAdd      = 0
-	binaryMax      = 5
-	binaryMin      = 6
-	binaryMeanLast = 17
-)
 
 // mathBinaryOp is a two-operand op of math.cl with numpy broadcasting.
 type mathBinaryOp struct{ typ string }
@@ -70,7 +33,7 @@ func (o mathBinaryOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, er
 	if err := checkOut(o.typ, out, shapes); err != nil {
 		return nil, err
 	}
-	l, err := binaryLaunch(o.typ, binaryMaths[o.typ].code, 0, 1, 0, shapes[0], in[0], in[1], dev)
+	l, err := binaryLaunch(o.typ, binaryCode(o.typ), 0, 1, 0, shapes[0], in[0], in[1], dev)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +102,8 @@ func (o mathBinaryOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*Hos
 	if err != nil {
 		return nil, err
 	}
-	f := binaryMaths[o.typ].f
+	r, _ := binaryRow(o.typ)
+	f := r.ref
 	y := broadcastRef(want[0], in, func(v []float64) float64 { return f(v[0], v[1]) })
 	return []*HostTensor{{Shape: cloneShape(want[0]), Data: y}}, nil
 }

@@ -34,13 +34,13 @@ func castMath(p Params) (unaryMath, error) {
 		if signed {
 			s = 1
 		}
-		return unaryMath{34, func(Params) (float32, float32, error) { return float32(bits), s, nil }, func(x, _, _ float64) float64 {
+		return unaryMath{unaryCode(castIntFn), func(Params) (float32, float32, error) { return float32(bits), s, nil }, func(x, _, _ float64) float64 {
 			return wrapInt(math.Trunc(x), bits, signed)
 		}}
 	}
 	switch to {
 	case onnxFloat, onnxDouble:
-		return unaryMath{40, noAttrs, func(x, _, _ float64) float64 { return x }}, nil
+		return unaryMath{unaryCode(copyFn), noAttrs, func(x, _, _ float64) float64 { return x }}, nil
 	case onnxUint8:
 		return integer(8, false), nil
 	case onnxInt8:
@@ -52,11 +52,11 @@ func castMath(p Params) (unaryMath, error) {
 	case onnxInt32, onnxInt64, onnxUint32, onnxUint64:
 		return integer(32, true), nil
 	case onnxBool:
-		return unaryMath{35, noAttrs, func(x, _, _ float64) float64 { return b2f(x != 0) }}, nil
+		return unaryMath{unaryCode(castBoolFn), noAttrs, func(x, _, _ float64) float64 { return b2f(x != 0) }}, nil
 	case onnxFloat16:
-		return unaryMath{36, noAttrs, func(x, _, _ float64) float64 { return roundToBits(x, 10, -14, 65504) }}, nil
+		return unaryMath{unaryCode(castHalfFn), noAttrs, func(x, _, _ float64) float64 { return roundToBits(x, 10, -14, 65504) }}, nil
 	case onnxBfloat16:
-		return unaryMath{37, noAttrs, func(x, _, _ float64) float64 { return roundToBits(x, 7, -126, math.MaxFloat32) }}, nil
+		return unaryMath{unaryCode(castBfloatFn), noAttrs, func(x, _, _ float64) float64 { return roundToBits(x, 7, -126, math.MaxFloat32) }}, nil
 	}
 	return unaryMath{}, fmt.Errorf("%s: to %d: clhost casts to float, double, float16, bfloat16, bool and 8- to 64-bit integers", "Cast", to)
 }

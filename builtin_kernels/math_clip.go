@@ -45,19 +45,19 @@ func (o clipOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	var ls []Launch
 	switch {
 	case hasLo:
-		l, err := binaryLaunch("Clip", binaryMax, 0, 1, 0, ys, ys, in[1], dev)
+		l, err := binaryLaunch("Clip", binaryCode(maxFn), 0, 1, 0, ys, ys, in[1], dev)
 		if err != nil {
 			return nil, err
 		}
 		ls = append(ls, l)
 		if hasHi {
-			if l, err = accLaunch("Clip", binaryMin, 2, 0, ys, in[2], dev); err != nil {
+			if l, err = accLaunch("Clip", binaryCode(minFn), 2, 0, ys, in[2], dev); err != nil {
 				return nil, err
 			}
 			ls = append(ls, l)
 		}
 	case hasHi:
-		l, err := binaryLaunch("Clip", binaryMin, 0, 2, 0, ys, ys, in[2], dev)
+		l, err := binaryLaunch("Clip", binaryCode(minFn), 0, 2, 0, ys, ys, in[2], dev)
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +67,7 @@ func (o clipOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		gl, lo := flatLaunch(n, dev)
 		ls = append(ls, Launch{Kernel: "unary_op", Global: gl, Local: lo, Args: []Arg{
 			{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)},
-			{Kind: ArgInt, Int: 40}, {Kind: ArgFloat}, {Kind: ArgFloat}}})
+			{Kind: ArgInt, Int: int32(unaryCode(copyFn))}, {Kind: ArgFloat}, {Kind: ArgFloat}}})
 	}
 	return mathPlan(ls...)
 }

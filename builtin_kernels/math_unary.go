@@ -5,15 +5,21 @@ import (
 	"math"
 )
 
-// math.cl's unary_op: the element-wise ops of one operand, their attributes and CPU
-// references.
+// math.cl's unary_op: the element-wise rows of one operand that have no kernel of their
+// own (elementwise_table.go), and their attributes.
 
-// unaryMath is one element-wise op of math.cl's unary_op: its code there, how its two
-// float parameters come from the attributes, and its CPU reference.
+// unaryMath is a unary row as one layer runs it: its code in math.cl's unary_f, how its
+// two float parameters come from the attributes, and its CPU reference.
 type unaryMath struct {
 	code  int
 	attrs func(Params) (float32, float32, error)
 	f     func(x, a, b float64) float64
+}
+
+// mathOf is the unaryMath of the row named name.
+func mathOf(name string) unaryMath {
+	r, _ := unaryRow(name)
+	return unaryMath{code: unaryCode(name), attrs: r.attrs, f: r.ref}
 }
 
 func noAttrs(Params) (float32, float32, error) { return 0, 0, nil }
@@ -27,84 +33,6 @@ func softplus(x float64) float64 {
 		return x
 	}
 	return math.Log1p(math.Exp(x))
-}
-
-// unaryMaths are the unary ops math.cl computes, by ONNX name.
-var unaryMaths = map[string]unaryMath{
-	"Abs":        {0, noAttrs, func(x, _, _ float64) float64 { return math.Abs(x) }},
-	"Neg":        {1, noAttrs, func(x, _, _ float64) float64 { return -x }},
-	"Exp":        {2, noAttrs, func(x, _, _ float64) float64 { return math.Exp(x) }},
-	"Log":        {3, noAttrs, func(x, _, _ float64) float64 { return math.Log(x) }},
-	"Sqrt":       {4, noAttrs, func(x, _, _ float64) float64 { return math.Sqrt(x) }},
-	"Reciprocal": {5, noAttrs, func(x, _, _ float64) float64 { return 1 / x }},
-	"Floor":      {6, noAttrs, func(x, _, _ float64) float64 { return math.Floor(x) }},
-	"Ceil":       {7, noAttrs, func(x, _, _ float64) float64 { return math.Ceil(x) }},
-	"Round":      {8, noAttrs, func(x, _, _ float64) float64 { return math.RoundToEven(x) }},
-	"Sign": {9, noAttrs, func(x, _, _ float64) float64 {
-		switch {
-		case x > 0:
-			return 1
-		case x < 0:
-			return -1
-		}
-		return x
-	}},
-	"Sin":      {10, noAttrs, func(x, _, _ float64) float64 { return math.Sin(x) }},
-	"Cos":      {11, noAttrs, func(x, _, _ float64) float64 { return math.Cos(x) }},
-	"Tan":      {12, noAttrs, func(x, _, _ float64) float64 { return math.Tan(x) }},
-	"Asin":     {13, noAttrs, func(x, _, _ float64) float64 { return math.Asin(x) }},
-	"Acos":     {14, noAttrs, func(x, _, _ float64) float64 { return math.Acos(x) }},
-	"Atan":     {15, noAttrs, func(x, _, _ float64) float64 { return math.Atan(x) }},
-	"Sinh":     {16, noAttrs, func(x, _, _ float64) float64 { return math.Sinh(x) }},
-	"Cosh":     {17, noAttrs, func(x, _, _ float64) float64 { return math.Cosh(x) }},
-	"Asinh":    {18, noAttrs, func(x, _, _ float64) float64 { return math.Asinh(x) }},
-	"Acosh":    {19, noAttrs, func(x, _, _ float64) float64 { return math.Acosh(x) }},
-	"Atanh":    {20, noAttrs, func(x, _, _ float64) float64 { return math.Atanh(x) }},
-	"Erf":      {21, noAttrs, func(x, _, _ float64) float64 { return math.Erf(x) }},
-	"Softplus": {22, noAttrs, func(x, _, _ float64) float64 { return softplus(x) }},
-	"Softsign": {23, noAttrs, func(x, _, _ float64) float64 { return x / (1 + math.Abs(x)) }},
-	"Elu": {24, attr1("alpha", 1), func(x, a, _ float64) float64 {
-		if x > 0 {
-			return x
-		}
-		return a * (math.Exp(x) - 1)
-	}},
-	"Selu": {25, seluAttrs, func(x, a, g float64) float64 {
-		if x > 0 {
-			return g * x
-		}
-		return g * (a*math.Exp(x) - a)
-	}},
-	"Celu": {26, celuAttrs, func(x, a, _ float64) float64 {
-		return math.Max(x, 0) + math.Min(0, a*(math.Exp(x/a)-1))
-	}},
-	"ThresholdedRelu": {27, attr1("alpha", 1), func(x, a, _ float64) float64 {
-		if x > a {
-			return x
-		}
-		return 0
-	}},
-	"Gelu": {28, geluAttrs, func(x, _, tanhForm float64) float64 {
-		if tanhForm != 0 {
-			return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
-		}
-		return 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
-	}},
-	"Mish":  {30, noAttrs, func(x, _, _ float64) float64 { return x * math.Tanh(softplus(x)) }},
-	"Not":   {31, noAttrs, func(x, _, _ float64) float64 { return b2f(x == 0) }},
-	"IsNaN": {32, noAttrs, func(x, _, _ float64) float64 { return b2f(math.IsNaN(x)) }},
-	"IsInf": {33, isInfAttrs, func(x, pos, neg float64) float64 {
-		return b2f((math.IsInf(x, 1) && pos != 0) || (math.IsInf(x, -1) && neg != 0))
-	}},
-	"Shrink": {38, shrinkAttrs, func(x, l, b float64) float64 {
-		switch {
-		case x < -l:
-			return x + b
-		case x > l:
-			return x - b
-		}
-		return 0
-	}},
 }
 
 func seluAttrs(p Params) (float32, float32, error) {
@@ -150,7 +78,7 @@ func (o mathUnaryOp) spec(p Params) (unaryMath, float32, float32, error) {
 			return u, 0, 0, err
 		}
 	} else {
-		u = unaryMaths[o.typ]
+		u = mathOf(o.typ)
 	}
 	a, b, err := u.attrs(p)
 	return u, a, b, err
@@ -175,7 +103,7 @@ func (o mathUnaryOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, err
 		return nil, err
 	}
 	u, a, b, _ := o.spec(p)
-	src, err := kernelSource("math.cl")
+	src, err := mathSource()
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,5 @@
 package builtinkernels
 
-import "math"
-
 // variadicOp is Sum, Max, Min or Mean of one or more operands with numpy broadcasting:
 // the first two combine into the output, each further one into it in place; Mean's last
 // step scales the sum by 1/count.
@@ -24,11 +22,11 @@ func (o variadicOp) OutputShapes(_ Params, in [][]int) ([][]int, error) {
 func (o variadicOp) code() int {
 	switch o.typ {
 	case "Max":
-		return binaryMax
+		return binaryCode(maxFn)
 	case "Min":
-		return binaryMin
+		return binaryCode(minFn)
 	}
-	return binaryAdd
+	return binaryCode("Add")
 }
 
 func (o variadicOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
@@ -47,11 +45,11 @@ func (o variadicOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, erro
 		gl, lo := flatLaunch(n, dev)
 		return mathPlan(Launch{Kernel: "unary_op", Global: gl, Local: lo, Args: []Arg{
 			{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)},
-			{Kind: ArgInt, Int: 40}, {Kind: ArgFloat}, {Kind: ArgFloat}}})
+			{Kind: ArgInt, Int: int32(unaryCode(copyFn))}, {Kind: ArgFloat}, {Kind: ArgFloat}}})
 	}
 	step := func(last bool) int {
 		if o.typ == "Mean" && last {
-			return binaryMeanLast
+			return binaryCode(meanLastFn)
 		}
 		return o.code()
 	}
@@ -82,9 +80,9 @@ func (o variadicOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostT
 		for _, x := range v[1:] {
 			switch o.typ {
 			case "Max":
-				acc = nanOr(acc, x, math.Max)
+				acc = nanMax(acc, x)
 			case "Min":
-				acc = nanOr(acc, x, math.Min)
+				acc = nanMin(acc, x)
 			default:
 				acc += x
 			}

@@ -91,7 +91,7 @@ func (o layerNormOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, err
 	if len(in) > 2 && in[2] != nil {
 		hasBias, bias = 1, 2
 	}
-	src, err := kernelSource("reduce.cl")
+	src, err := reduceSource()
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (o instanceNormOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, 
 	}
 	x := in[0]
 	rows, n := x[0]*x[1], numel(x[2:])
-	src, err := kernelSource("reduce.cl")
+	src, err := reduceSource()
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func (o lrnOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	p = paramsOr(p)
 	x := in[0]
 	total := numel(x)
-	src, err := kernelSource("reduce.cl")
+	src, err := reduceSource()
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
-// Package builtinkernels holds clhost's built-in layers: their OpenCL C sources (embedded),
-// the Go side that plans how to launch them for one layer instance, and a plain Go CPU
-// reference of each, used to check the device results.
+// Package builtinkernels holds clhost's built-in layers, each op in one home: its OpenCL C
+// source (embedded), the Go side that plans how to launch it for one layer instance, a
+// plain Go CPU reference used to check the device results, and its shape rule for the
+// graph. Optional abilities (Shaper, OutputTyper, Tunable) are interfaces found by type
+// assertion; element-wise ops are rows of one table (elementwise_table.go).
 package builtinkernels
 
 import (

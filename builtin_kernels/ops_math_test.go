@@ -19,6 +19,7 @@ func init() {
 		{"Gelu", "w", nil}, {"Gelu", "w", Attrs{"approximate": "tanh"}}, {"Mish", "w", nil},
 		{"Not", "b", nil}, {"IsNaN", "w", nil}, {"IsInf", "w", nil},
 		{"Shrink", "w", Attrs{"lambd": 1.5, "bias": 0.5}},
+		{"Swish", "w", Attrs{"alpha": 0.5}},
 	}
 	for _, u := range unary {
 		name := "wide"

@@ -275,6 +275,7 @@ var opCases = []opCase{
 	{name: "shape_input", typ: "Reshape", in: shapes(sh(2, 3, 4), sh(2)), out: shapes(sh(6, 4))},
 	{name: "shape_attr", typ: "Reshape", attrs: Attrs{"shape": []int{0, -1}}, in: shapes(sh(2, 3, 4)), out: shapes(sh(2, 12))},
 	{name: "4d", typ: "Identity", in: shapes(sh(2, 3, 7, 5)), out: shapes(sh(2, 3, 7, 5))},
+	{name: "inference", typ: "Dropout", in: shapes(sh(2, 3, 7, 5), sh()), out: shapes(sh(2, 3, 7, 5))},
 
 	{name: "bias_n", typ: "Gemm", in: shapes(sh(5, 7), sh(7, 3), sh(3)), out: shapes(sh(5, 3))},
 	{name: "transA_alpha_beta_c_m1", typ: "Gemm", attrs: Attrs{"transA": 1, "alpha": 0.5, "beta": 2.0},

@@ -1,5 +1,5 @@
-// Reductions and normalizations, one program: the op is a code (reduce.go's reduceCodes)
-// and shapes are arguments. Each work-item computes one output element or one row; on
+// Reductions and normalizations, one program: the op is a code (reduce_axes's OP_<type>,
+// defined from reduce.go's reduceTypes ahead of this text) and shapes are arguments. Each work-item computes one output element or one row; on
 // GPUs, the *_wg kernels give each row a work-group instead (rows are few and long there:
 // a work-item per row leaves most of the device idle).
 
@@ -31,12 +31,12 @@ __kernel void reduce_axes(__global const float* restrict x, int x_off,
 
     float acc = 0.0f;
     switch (op) {
-    case 2: case 10: acc = -INFINITY; break;
-    case 3: case 11: acc = INFINITY; break;
-    case 4: acc = 1.0f; break;
+    case OP_ReduceMax: case OP_ArgMax: acc = -INFINITY; break;
+    case OP_ReduceMin: case OP_ArgMin: acc = INFINITY; break;
+    case OP_ReduceProd: acc = 1.0f; break;
     }
     float mx = -INFINITY; /* ReduceLogSumExp's shift */
-    if (op == 9) {
+    if (op == OP_ReduceLogSumExp) {
         for (int j = 0; j < m; j++) {
             int t = j;
             int off = (t % r5) * rs5; t /= r5;
@@ -59,23 +59,23 @@ __kernel void reduce_axes(__global const float* restrict x, int x_off,
         off += t * rs0;
         const float v = x[base + off];
         switch (op) {
-        case 0: case 1: case 8: acc += v; break;
-        case 2: acc = fmax(acc, v); break;
-        case 3: acc = fmin(acc, v); break;
-        case 4: acc *= v; break;
-        case 5: acc += fabs(v); break;
-        case 6: case 7: acc += v * v; break;
-        case 9: acc += exp(v - mx); break;
-        case 10: if (v > acc || (p && v == acc) || j == 0) { acc = v; arg = j; } break;
-        case 11: if (v < acc || (p && v == acc) || j == 0) { acc = v; arg = j; } break;
+        case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceLogSum: acc += v; break;
+        case OP_ReduceMax: acc = fmax(acc, v); break;
+        case OP_ReduceMin: acc = fmin(acc, v); break;
+        case OP_ReduceProd: acc *= v; break;
+        case OP_ReduceL1: acc += fabs(v); break;
+        case OP_ReduceL2: case OP_ReduceSumSquare: acc += v * v; break;
+        case OP_ReduceLogSumExp: acc += exp(v - mx); break;
+        case OP_ArgMax: if (v > acc || (p && v == acc) || j == 0) { acc = v; arg = j; } break;
+        case OP_ArgMin: if (v < acc || (p && v == acc) || j == 0) { acc = v; arg = j; } break;
         }
     }
     switch (op) {
-    case 1: acc /= (float)m; break;
-    case 6: acc = sqrt(acc); break;
-    case 8: acc = log(acc); break;
-    case 9: acc = mx + log(acc); break;
-    case 10: case 11: acc = (float)arg; break;
+    case OP_ReduceMean: acc /= (float)m; break;
+    case OP_ReduceL2: acc = sqrt(acc); break;
+    case OP_ReduceLogSum: acc = log(acc); break;
+    case OP_ReduceLogSumExp: acc = mx + log(acc); break;
+    case OP_ArgMax: case OP_ArgMin: acc = (float)arg; break;
     }
     y[i] = acc;
 }

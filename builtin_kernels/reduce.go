@@ -3,16 +3,27 @@ package builtinkernels
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/clhost/clhost/internal/opspec"
 )
 
-// reduceCodes are reduce.cl's reduce_axes op codes.
-var reduceCodes = map[string]int{
-	"ReduceSum": 0, "ReduceMean": 1, "ReduceMax": 2, "ReduceMin": 3, "ReduceProd": 4,
-	"ReduceL1": 5, "ReduceL2": 6, "ReduceSumSquare": 7, "ReduceLogSum": 8, "ReduceLogSumExp": 9,
-	"ArgMax": 10, "ArgMin": 11,
+// reduceTypes are the reductions of reduce.cl's reduce_axes; an op's code there is its
+// place here, defined for the kernel as OP_<type> (reduceSource).
+var reduceTypes = []string{
+	"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+	"ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin",
 }
+
+// reduceSource is reduce.cl with the OP_<type> codes of reduceTypes defined ahead of it.
+var reduceSource = sync.OnceValues(func() (string, error) {
+	var d defines
+	for i, typ := range reduceTypes {
+		d.int("OP_"+typ, i)
+	}
+	return d.program("reduce.cl")
+})
 
 // reduceOp is an ONNX reduction over a set of axes (the axes attribute, every axis by
 // default), or ArgMax/ArgMin over one (the index as a float32, clhost's one type).
@@ -99,13 +110,13 @@ func (o reduceOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 	}
 	n, m := numel(shapes[0]), numel(rd)
 	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)},
-		{Kind: ArgInt, Int: int32(reduceCodes[o.typ])}, {Kind: ArgInt, Int: int32(paramsOr(p).Int("select_last_index", 0))}}
+		{Kind: ArgInt, Int: int32(slices.Index(reduceTypes, o.typ))}, {Kind: ArgInt, Int: int32(paramsOr(p).Int("select_last_index", 0))}}
 	args = append(args, intArgs(kdim[1:]...)...)
 	args = append(args, intArgs(kst[:]...)...)
 	args = append(args, intArgs(m)...)
 	args = append(args, intArgs(rdim[1:]...)...)
 	args = append(args, intArgs(rst[:]...)...)
-	src, err := kernelSource("reduce.cl")
+	src, err := reduceSource()
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +247,7 @@ func (o softmaxLikeOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, e
 	if o.typ == "Hardmax" {
 		op = 1
 	}
-	src, err := kernelSource("reduce.cl")
+	src, err := reduceSource()
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +339,7 @@ func (o mvnOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 	n := numel(kd)
 	args := []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgOutput, Index: 0}, {Kind: ArgInt, Int: int32(n)}}
 	args = append(args, intArgs(append(append(append(append(kdim[1:], kst[:]...), numel(rd)), rdim[1:]...), rst[:]...)...)...)
-	src, err := kernelSource("reduce.cl")
+	src, err := reduceSource()
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +393,7 @@ func (o mvnOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTensor
 
 func init() {
 	Register(mvnType, mvnOp{})
-	for typ := range reduceCodes {
+	for _, typ := range reduceTypes {
 		Register(typ, reduceOp{typ: typ})
 	}
 	Register("LogSoftmax", softmaxLikeOp{typ: "LogSoftmax"})

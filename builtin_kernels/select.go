@@ -169,7 +169,7 @@ func (o cumSumOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 	if err := checkOut("CumSum", out, [][]int{in[0]}); err != nil {
 		return nil, err
 	}
-	src, err := kernelSource("reduce.cl")
+	src, err := reduceSource()
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func (o topKOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 		return nil, err
 	}
 	outer, n, inner, k, _ := o.split(p, in)
-	src, err := kernelSource("reduce.cl")
+	src, err := reduceSource()
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func (o softmaxOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error
 		return nil, err
 	}
 	if g, ok := rowGroups(outer, n, dev); ok && inner == 1 {
-		src, err := kernelSource("reduce.cl")
+		src, err := reduceSource()
 		if err != nil {
 			return nil, err
 		}

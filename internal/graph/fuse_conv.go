@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	builtinkernels "github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/internal/opspec"
 	"github.com/clhost/clhost/model"
 )
@@ -56,7 +57,7 @@ func fused(l *model.Layer) bool {
 // activation returns the fused attributes that stand for an activation layer, and
 // whether it is one Fuse folds.
 func activation(l *model.Layer) ([]model.Attr, bool) {
-	if !slices.Contains(opspec.FusedActivations(), l.Type) || len(l.Inputs) != 1 {
+	if !slices.Contains(builtinkernels.FusedActivations(), l.Type) || len(l.Inputs) != 1 {
 		return nil, false
 	}
 	attrs := []model.Attr{model.StringAttr(opspec.FusedActivationAttr, l.Type)}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	builtinkernels "github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/internal/opspec"
 	"github.com/clhost/clhost/model"
 )
@@ -94,15 +95,15 @@ func (f *fuser) projection(host, next *model.Layer, opts FuseOptions) bool {
 	// The expanded (depthwise input) plane: the input's, or a stem's output.
 	eh, ewid := x[2], x[3]
 	if prefix := opspec.ExpansionWindowPrefix; host.Has(prefix + "kernel_shape") {
-		k, err := intsAttr(host, prefix+"kernel_shape", 2, 1, 1)
+		k, err := builtinkernels.IntsAttr(host, prefix+"kernel_shape", 2, 1, 1)
 		if err != nil {
 			return false
 		}
-		s, err := intsAttr(host, prefix+"strides", 2, 1, 1)
+		s, err := builtinkernels.IntsAttr(host, prefix+"strides", 2, 1, 1)
 		if err != nil {
 			return false
 		}
-		p, err := intsAttr(host, prefix+"pads", 4, 0, 0)
+		p, err := builtinkernels.IntsAttr(host, prefix+"pads", 4, 0, 0)
 		if err != nil {
 			return false
 		}

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/clhost/clhost/internal/opspec"
 	"github.com/clhost/clhost/model"
@@ -124,20 +123,4 @@ func (f *fuser) concatMaxPools(keep func(*model.Layer) bool, shapes map[string][
 		moved++
 	}
 	return moved
-}
-
-// MaxPoolOf is the MaxPool a Conv carries under FusedMaxPoolPrefix, as a layer of its
-// own with the attributes' plain names, and whether it carries one.
-func MaxPoolOf(l *model.Layer) (*model.Layer, bool) {
-	if l.Type != "Conv" || !l.Has(opspec.FusedMaxPoolPrefix+"kernel_shape") {
-		return nil, false
-	}
-	pool := &model.Layer{Name: l.Name, Type: "MaxPool"}
-	for _, a := range l.Attrs {
-		if name, ok := strings.CutPrefix(a.Name, opspec.FusedMaxPoolPrefix); ok {
-			a.Name = name
-			pool.Attrs = append(pool.Attrs, a)
-		}
-	}
-	return pool, true
 }

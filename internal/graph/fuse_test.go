@@ -443,7 +443,7 @@ func TestFuseEmptyInputNames(t *testing.T) {
 
 // Every activation kind the kernels accept is one Fuse folds.
 func TestFuseFoldsEveryActivation(t *testing.T) {
-	for _, act := range opspec.FusedActivations() {
+	for _, act := range builtinkernels.FusedActivations() {
 		b := newModel("act")
 		x := b.Input("x", model.Float32, 1, 2, 3, 3)
 		c := b.Layer("Conv", "c", []string{x, b.weights("w", 1, 2, 2, 1, 1)})

@@ -92,3 +92,11 @@ func FuzzOutputShapes(f *testing.F) {
 		}
 	})
 }
+
+func elements(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}

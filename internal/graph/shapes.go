@@ -3,93 +3,42 @@ package graph
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"sort"
-	"sync"
 
+	builtinkernels "github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/internal/opspec"
 	"github.com/clhost/clhost/model"
-)
-
-// ShapeFunc computes the output shapes of one layer from the shapes of its inputs, with
-// ONNX operator semantics. in[i] is the shape of input i (nil for an omitted optional
-// input, whose name in l.Inputs is empty); consts[i] is input i's tensor when it is a
-// constant, else nil (Reshape reads its target shape from there). It returns one shape per
-// output of l and reports problems without naming the layer: OutputShapes adds that.
-type ShapeFunc func(l *model.Layer, in [][]int, consts []*model.Tensor) ([][]int, error)
-
-var (
-	shapeMu    sync.RWMutex
-	shapeFuncs = map[string]ShapeFunc{}
 )
 
 // ErrNoShapeFunc is returned (wrapped) by OutputShapes for a layer type without built-in
 // shape inference, such as a custom layer.
 var ErrNoShapeFunc = errors.New("no shape inference for this layer type")
 
-func init() {
-	unary := sameShape(1, 1, 1, 1)
-	for typ, f := range map[string]ShapeFunc{
-		"Conv":               convShape,
-		"MaxPool":            poolShape,
-		"AveragePool":        poolShape,
-		"GlobalAveragePool":  globalPoolShape,
-		"GlobalMaxPool":      globalPoolShape,
-		"Relu":               unary,
-		"LeakyRelu":          unary,
-		"Sigmoid":            unary,
-		"Tanh":               unary,
-		"HardSigmoid":        unary,
-		"HardSwish":          unary,
-		"Identity":           unary,
-		"Clip":               clipShape,
-		"Dropout":            sameShape(1, 3, 1, 2),
-		"Add":                broadcastShape,
-		"Sub":                broadcastShape,
-		"Mul":                broadcastShape,
-		"Div":                broadcastShape,
-		"Concat":             concatShape,
-		"Flatten":            flattenShape,
-		"Reshape":            reshapeShape,
-		"Gemm":               gemmShape,
-		"MatMul":             matmulShape,
-		"Softmax":            softmaxShape,
-		"BatchNormalization": batchNormShape,
-	} {
-		RegisterShape(typ, f)
+// shaper is the shape rule of a layer type: the built-in op's, found in the op registry,
+// which is the one home of each op's knowledge (the graph keeps no table of its own).
+func shaper(typ string) (builtinkernels.Shaper, bool) {
+	op, ok := builtinkernels.Lookup(typ)
+	if !ok {
+		return nil, false
 	}
-}
-
-// RegisterShape adds shape inference for a layer type. Like database/sql.Register it is
-// meant for init functions and panics on a duplicate or nil function: two rules for one
-// type would be a programming error.
-func RegisterShape(typ string, f ShapeFunc) {
-	shapeMu.Lock()
-	defer shapeMu.Unlock()
-	if f == nil {
-		panic("graph: RegisterShape of a nil function for " + typ)
-	}
-	if _, dup := shapeFuncs[typ]; dup {
-		panic("graph: RegisterShape called twice for " + typ)
-	}
-	shapeFuncs[typ] = f
+	s, ok := op.(builtinkernels.Shaper)
+	return s, ok
 }
 
 // HasShape reports whether a layer type has built-in shape inference.
 func HasShape(typ string) bool {
-	shapeMu.RLock()
-	defer shapeMu.RUnlock()
-	_, ok := shapeFuncs[typ]
+	_, ok := shaper(typ)
 	return ok
 }
 
 // ShapeTypes lists the layer types with shape inference, sorted.
 func ShapeTypes() []string {
-	shapeMu.RLock()
-	defer shapeMu.RUnlock()
-	types := slices.Collect(maps.Keys(shapeFuncs))
-	sort.Strings(types)
+	var types []string
+	for _, typ := range builtinkernels.Types() {
+		if HasShape(typ) {
+			types = append(types, typ)
+		}
+	}
 	return types
 }
 
@@ -97,11 +46,9 @@ func ShapeTypes() []string {
 // given and not nil, is the constant tensor behind input i. Errors name the layer and its
 // type; a type without shape inference gives an error wrapping ErrNoShapeFunc.
 func OutputShapes(l *model.Layer, in [][]int, consts ...*model.Tensor) ([][]int, error) {
-	shapeMu.RLock()
-	f := shapeFuncs[l.Type]
-	shapeMu.RUnlock()
+	f, ok := shaper(l.Type)
 	fail := func(err error) error { return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err) }
-	if f == nil {
+	if !ok {
 		return nil, fail(ErrNoShapeFunc)
 	}
 	if len(in) != len(l.Inputs) || len(consts) > len(in) {
@@ -109,7 +56,7 @@ func OutputShapes(l *model.Layer, in [][]int, consts ...*model.Tensor) ([][]int,
 	}
 	c := make([]*model.Tensor, len(in))
 	copy(c, consts)
-	out, err := f(l, in, c)
+	out, err := f.Shapes(l, in, c)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -203,396 +150,16 @@ func allDeclared(names []string, index map[string]int) bool {
 }
 
 // outputType is the element type of output k of a built-in layer whose first input has
-// type first: the same, except MaxPool's indices (int64) and Dropout's mask (bool in ONNX,
-// one byte per element here).
+// type first: the same, unless the op says otherwise (MaxPool's indices, Dropout's mask).
 func outputType(l *model.Layer, k int, first model.DataType) model.DataType {
-	switch {
-	case l.Type == "MaxPool" && k == 1:
-		return model.Int64
-	case l.Type == "Dropout" && k == 1:
-		return model.Uint8
+	if op, ok := builtinkernels.Lookup(l.Type); ok {
+		if t, ok := op.(builtinkernels.OutputTyper); ok {
+			return t.OutputType(l, k, first)
+		}
 	}
 	return first
-}
-
-// arity checks the numbers of inputs and outputs, and that the required inputs (the first
-// minIn) are present.
-func arity(l *model.Layer, in [][]int, minIn, maxIn, minOut, maxOut int) error {
-	if len(in) < minIn || len(in) > maxIn {
-		return fmt.Errorf("has %d inputs, want %s", len(in), span(minIn, maxIn))
-	}
-	if len(l.Outputs) < minOut || len(l.Outputs) > maxOut {
-		return fmt.Errorf("has %d outputs, want %s", len(l.Outputs), span(minOut, maxOut))
-	}
-	for i := range minIn {
-		if !present(l, i) {
-			return fmt.Errorf("input %d is required", i)
-		}
-	}
-	return nil
-}
-
-func span(lo, hi int) string {
-	if lo == hi {
-		return fmt.Sprint(lo)
-	}
-	return fmt.Sprintf("%d to %d", lo, hi)
-}
-
-func present(l *model.Layer, i int) bool { return i < len(l.Inputs) && l.Inputs[i] != "" }
-
-// repeat returns n copies of shape, each its own slice.
-func repeat(shape []int, n int) [][]int {
-	out := make([][]int, n)
-	for i := range out {
-		out[i] = slices.Clone(shape)
-	}
-	return out
-}
-
-// sameShape is the rule of element-wise unary layers: every output has input 0's shape.
-func sameShape(minIn, maxIn, minOut, maxOut int) ShapeFunc {
-	return func(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-		if err := arity(l, in, minIn, maxIn, minOut, maxOut); err != nil {
-			return nil, err
-		}
-		return repeat(in[0], len(l.Outputs)), nil
-	}
-}
-
-func clipShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 1, 3, 1, 1); err != nil {
-		return nil, err
-	}
-	for i, what := range []string{"", "min", "max"} {
-		if i > 0 && present(l, i) && elements(in[i]) != 1 {
-			return nil, fmt.Errorf("%s (input %d) has shape %v; it must be a scalar", what, i, in[i])
-		}
-	}
-	return repeat(in[0], 1), nil
-}
-
-func elements(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
-}
-
-// convShape also accepts the residual input 3 of a fused Conv (see Fuse), which must have
-// the output's shape.
-func convShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 2, 4, 1, 1); err != nil {
-		return nil, err
-	}
-	x, w := in[0], in[1]
-	win, err := ConvGeometry(l, x, w)
-	if err != nil {
-		return nil, err
-	}
-	if present(l, 2) && !slices.Equal(in[2], []int{w[0]}) {
-		return nil, fmt.Errorf("bias has shape %v, want [%d]", in[2], w[0])
-	}
-	out := append([]int{x[0], w[0]}, win.Out...)
-	if present(l, 3) && !slices.Equal(in[3], out) {
-		return nil, fmt.Errorf("residual (input 3) has shape %v, want the output's shape %v", in[3], out)
-	}
-	if l.Int(opspec.FusedGlobalAveragePoolAttr, 0) != 0 {
-		for i := 2; i < len(out); i++ {
-			out[i] = 1 // each plane's mean
-		}
-	}
-	if pool, ok := MaxPoolOf(l); ok {
-		pw, err := PoolGeometry(pool, out)
-		if err != nil {
-			return nil, fmt.Errorf("max pool (%s* attributes): %w", opspec.FusedMaxPoolPrefix, err)
-		}
-		out = append(out[:2], pw.Out...)
-	}
-	return [][]int{out}, nil
-}
-
-func poolShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	maxOut := 1
-	if l.Type == "MaxPool" {
-		maxOut = 2 // values and indices
-	}
-	if err := arity(l, in, 1, 1, 1, maxOut); err != nil {
-		return nil, err
-	}
-	win, err := PoolGeometry(l, in[0])
-	if err != nil {
-		return nil, err
-	}
-	return repeat(append([]int{in[0][0], in[0][1]}, win.Out...), len(l.Outputs)), nil
-}
-
-func globalPoolShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 1, 1, 1, 1); err != nil {
-		return nil, err
-	}
-	x := in[0]
-	if len(x) < 3 {
-		return nil, fmt.Errorf("input has shape %v; global pooling needs N, C and at least one spatial axis", x)
-	}
-	out := slices.Clone(x)
-	for i := 2; i < len(out); i++ {
-		out[i] = 1
-	}
-	return [][]int{out}, nil
 }
 
 // Broadcast returns the shape of an element-wise result of operands of shapes a and b:
 // opspec.Broadcast, numpy's rule as the kernels apply it.
 func Broadcast(a, b []int) ([]int, error) { return opspec.Broadcast(a, b) }
-
-func broadcastShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 2, 2, 1, 1); err != nil {
-		return nil, err
-	}
-	out, err := Broadcast(in[0], in[1])
-	if err != nil {
-		return nil, err
-	}
-	return [][]int{out}, nil
-}
-
-// axisAttr reads an axis attribute and maps a negative one (counted from the end) into
-// [0, rank+extra); extra is 1 where the axis may equal the rank (Flatten).
-func axisAttr(l *model.Layer, def int64, rank, extra int) (int, error) {
-	if !l.Has("axis") && def == noDefault {
-		return 0, fmt.Errorf("attribute axis is required")
-	}
-	a, err := intAttr(l, "axis", def)
-	if err != nil {
-		return 0, err
-	}
-	lo, hi := int64(-rank), int64(rank+extra-1)
-	if a < lo || a > hi {
-		return 0, fmt.Errorf("axis %d is out of range [%d, %d] for rank %d", a, lo, hi, rank)
-	}
-	if a < 0 {
-		a += int64(rank)
-	}
-	return int(a), nil
-}
-
-// maxDim bounds dimensions read from data so that products of them cannot overflow.
-const maxDim = 1 << 52
-
-// noDefault marks an axis attribute that must be given.
-const noDefault = -1 << 62
-
-func concatShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, len(in), len(in), 1, 1); err != nil {
-		return nil, err
-	}
-	if len(in) == 0 {
-		return nil, fmt.Errorf("has no inputs")
-	}
-	rank := len(in[0])
-	axis, err := axisAttr(l, noDefault, rank, 0)
-	if err != nil {
-		return nil, err
-	}
-	out := slices.Clone(in[0])
-	for i, s := range in[1:] {
-		if len(s) != rank {
-			return nil, fmt.Errorf("input %d has shape %v, input 0 %v: ranks differ", i+1, s, in[0])
-		}
-		for k := range s {
-			if k != axis && s[k] != in[0][k] {
-				return nil, fmt.Errorf("input %d has shape %v, input 0 %v: they differ on axis %d, not only the concatenation axis %d", i+1, s, in[0], k, axis)
-			}
-		}
-		out[axis] += s[axis]
-	}
-	return [][]int{out}, nil
-}
-
-func flattenShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 1, 1, 1, 1); err != nil {
-		return nil, err
-	}
-	x := in[0]
-	axis, err := axisAttr(l, 1, len(x), 1)
-	if err != nil {
-		return nil, err
-	}
-	return [][]int{{elements(x[:axis]), elements(x[axis:])}}, nil
-}
-
-// reshapeShape follows ONNX Reshape: a 0 copies the input's dimension at that position
-// (unless allowzero is 1, when it means 0), a single -1 takes whatever size keeps the
-// element count.
-func reshapeShape(l *model.Layer, in [][]int, consts []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 2, 2, 1, 1); err != nil {
-		return nil, err
-	}
-	x := in[0]
-	if consts[1] == nil {
-		return nil, fmt.Errorf("the target shape (input 1, %q) must be a constant", l.Inputs[1])
-	}
-	if len(in[1]) != 1 {
-		return nil, fmt.Errorf("the target shape %q has shape %v; it must be a list", l.Inputs[1], in[1])
-	}
-	target, err := consts[1].Int64s()
-	if err != nil {
-		return nil, fmt.Errorf("the target shape: %v", err)
-	}
-	allowZero, err := intAttr(l, "allowzero", 0)
-	if err != nil {
-		return nil, err
-	}
-	total := elements(x)
-	out := make([]int, len(target))
-	infer, known := -1, 1
-	for i, v := range target {
-		switch {
-		case v == -1:
-			if infer >= 0 {
-				return nil, fmt.Errorf("target shape %v has more than one -1", target)
-			}
-			infer = i
-			continue
-		case v == 0 && allowZero == 0:
-			if i >= len(x) {
-				return nil, fmt.Errorf("target shape %v copies dimension %d, but the input %v has only %d", target, i, x, len(x))
-			}
-			out[i] = x[i]
-		case v < 0 || v > maxDim:
-			return nil, fmt.Errorf("target shape %v: %d is not a valid dimension", target, v)
-		default:
-			out[i] = int(v)
-		}
-		if out[i] > 0 && known > maxDim/out[i] {
-			return nil, fmt.Errorf("target shape %v has too many elements", target)
-		}
-		known *= out[i]
-	}
-	if infer >= 0 {
-		if known == 0 || total%known != 0 {
-			return nil, fmt.Errorf("cannot reshape %v (%d elements) to %v: the -1 has no whole size", x, total, target)
-		}
-		out[infer] = total / known
-	} else if known != total {
-		return nil, fmt.Errorf("cannot reshape %v (%d elements) to %v (%d elements)", x, total, out, known)
-	}
-	return [][]int{out}, nil
-}
-
-func gemmShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 2, 3, 1, 1); err != nil {
-		return nil, err
-	}
-	a, b := in[0], in[1]
-	if len(a) != 2 || len(b) != 2 {
-		return nil, fmt.Errorf("inputs A %v and B %v must both be matrices", a, b)
-	}
-	transA, err := intAttr(l, "transA", 0)
-	if err != nil {
-		return nil, err
-	}
-	transB, err := intAttr(l, "transB", 0)
-	if err != nil {
-		return nil, err
-	}
-	m, k := a[0], a[1]
-	if transA != 0 {
-		m, k = k, m
-	}
-	kb, n := b[0], b[1]
-	if transB != 0 {
-		kb, n = n, kb
-	}
-	if k != kb {
-		return nil, fmt.Errorf("inputs A %v (transA=%d) and B %v (transB=%d) do not agree on K: %d against %d", a, transA, b, transB, k, kb)
-	}
-	out := []int{m, n}
-	if present(l, 2) {
-		// C broadcasts to the result in one direction only: the result keeps its shape.
-		if c := in[2]; len(c) > 2 {
-			return nil, fmt.Errorf("input C has shape %v; it must broadcast to %v", c, out)
-		} else if bc, err := Broadcast(out, c); err != nil || !slices.Equal(bc, out) {
-			return nil, fmt.Errorf("input C has shape %v; it must broadcast to %v", c, out)
-		}
-	}
-	return [][]int{out}, nil
-}
-
-// matmulShape follows numpy.matmul: a 1-D operand is a row (A) or a column (B) whose
-// added axis is dropped from the result, and the axes before the last two broadcast.
-func matmulShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 2, 3, 1, 1); err != nil {
-		return nil, err
-	}
-	a, b := in[0], in[1]
-	if len(a) == 0 || len(b) == 0 {
-		return nil, fmt.Errorf("inputs A %v and B %v must have at least one axis", a, b)
-	}
-	aa, bb := a, b
-	if len(a) == 1 {
-		aa = []int{1, a[0]}
-	}
-	if len(b) == 1 {
-		bb = []int{b[0], 1}
-	}
-	ra, rb := len(aa), len(bb)
-	if aa[ra-1] != bb[rb-2] {
-		return nil, fmt.Errorf("inputs A %v and B %v do not agree on K: %d against %d", a, b, aa[ra-1], bb[rb-2])
-	}
-	batch, err := Broadcast(aa[:ra-2], bb[:rb-2])
-	if err != nil {
-		return nil, fmt.Errorf("batch axes: %v", err)
-	}
-	out := batch
-	if len(a) > 1 {
-		out = append(out, aa[ra-2])
-	}
-	if len(b) > 1 {
-		out = append(out, bb[rb-1])
-	}
-	// Input 2 is the bias a fusion folds in (fuse_matmul.go).
-	if len(in) == 3 && (len(b) < 2 || !slices.Equal(in[2], []int{bb[rb-1]})) {
-		return nil, fmt.Errorf("bias %v must be [%d], the last axis of B %v (of rank 2 or more)", in[2], bb[rb-1], b)
-	}
-	return [][]int{out}, nil
-}
-
-func softmaxShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 1, 1, 1, 1); err != nil {
-		return nil, err
-	}
-	if len(in[0]) == 0 {
-		return nil, fmt.Errorf("input is a scalar; Softmax needs an axis")
-	}
-	if _, err := axisAttr(l, -1, len(in[0]), 0); err != nil {
-		return nil, err
-	}
-	return repeat(in[0], 1), nil
-}
-
-func batchNormShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
-	if err := arity(l, in, 5, 5, 1, 3); err != nil {
-		return nil, err
-	}
-	if len(l.Outputs) == 2 {
-		return nil, fmt.Errorf("has 2 outputs; want 1, or 3 with the running mean and variance")
-	}
-	x := in[0]
-	if len(x) < 2 {
-		return nil, fmt.Errorf("input has shape %v; it needs N and C", x)
-	}
-	c := []int{x[1]}
-	for i, what := range []string{"scale", "B", "mean", "var"} {
-		if !slices.Equal(in[i+1], c) {
-			return nil, fmt.Errorf("%s (input %d) has shape %v, want %v", what, i+1, in[i+1], c)
-		}
-	}
-	out := [][]int{slices.Clone(x)}
-	for range len(l.Outputs) - 1 {
-		out = append(out, slices.Clone(c))
-	}
-	return out, nil
-}

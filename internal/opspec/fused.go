@@ -17,7 +17,8 @@ const (
 )
 
 // Activation kinds a layer can carry fused: FusedActivationAttr's values, each the type
-// of the activation layer it stands for.
+// of the activation layer it stands for (builtinkernels.FusedActivations lists them, from
+// the element-wise table).
 const (
 	ActNone      = ""
 	ActRelu      = "Relu"
@@ -26,12 +27,6 @@ const (
 	ActSigmoid   = "Sigmoid"
 	ActHardSwish = "HardSwish"
 )
-
-// FusedActivations lists the activation kinds a Conv or Gemm accepts in
-// FusedActivationAttr: the activation layer types Fuse folds into one.
-func FusedActivations() []string {
-	return []string{ActRelu, ActLeakyRelu, ActClip, ActSigmoid, ActHardSwish}
-}
 
 // FusedGlobalAveragePoolAttr (int, 1) makes a Conv average each output plane, after its
 // fused work, as a GlobalAveragePool after it would: the output is (N, M, 1, 1), the mean

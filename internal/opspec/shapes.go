@@ -8,12 +8,6 @@ import (
 // MaxDim bounds dimensions read from attributes, so products of them cannot overflow.
 const MaxDim = 1 << 52
 
-// ReduceTypes are the ONNX reductions over a set of axes.
-var ReduceTypes = []string{
-	"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-	"ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
-}
-
 // ReduceAxes resolves a reduction's axes attribute for rank r: nil axes reduce every
 // axis, unless noop_with_empty_axes is 1, when nothing is reduced. The result marks each
 // reduced axis.

@@ -1,4 +1,4 @@
-package graph
+package builtinkernels
 
 import (
 	"fmt"
@@ -12,58 +12,8 @@ import (
 // family (Transpose, Slice, Gather, Pad, Resize, ...). Attributes that later opsets give
 // as inputs (axes, pads, scales) arrive here as attributes: the ONNX importer moves
 // constant ones there.
-func init() {
-	unary := sameShape(1, 1, 1, 1)
-	for _, typ := range []string{
-		"Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign",
-		"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
-		"Erf", "Softplus", "Softsign", "Elu", "Selu", "Celu", "ThresholdedRelu", "Gelu", "Mish",
-		"Not", "IsNaN", "IsInf", "Shrink", "Cast",
-	} {
-		RegisterShape(typ, unary)
-	}
-	for _, typ := range []string{
-		"Pow", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Mod",
-	} {
-		RegisterShape(typ, broadcastShape)
-	}
-	for _, typ := range []string{"Sum", "Mean", "Max", "Min"} {
-		RegisterShape(typ, variadicShape)
-	}
-	RegisterShape("Where", whereShape)
-	RegisterShape("PRelu", preluShape)
-	for _, typ := range opspec.ReduceTypes {
-		RegisterShape(typ, reduceShape)
-	}
-	RegisterShape("ArgMax", argShape)
-	RegisterShape("ArgMin", argShape)
-	RegisterShape("LogSoftmax", softmaxShape)
-	RegisterShape("Hardmax", softmaxShape)
-	RegisterShape("LayerNormalization", layerNormShape)
-	RegisterShape("InstanceNormalization", instanceNormShape)
-	RegisterShape("LRN", sameShape(1, 1, 1, 1))
-	RegisterShape("MeanVarianceNormalization", sameShape(1, 1, 1, 1))
-	RegisterShape("Transpose", transposeShape)
-	RegisterShape("Squeeze", squeezeShape)
-	RegisterShape("Unsqueeze", unsqueezeShape)
-	RegisterShape("Split", splitShape)
-	RegisterShape("Slice", sliceShape)
-	RegisterShape("Gather", gatherShape)
-	RegisterShape("Expand", expandShape)
-	RegisterShape("Tile", tileShape)
-	RegisterShape("Pad", padShape)
-	RegisterShape("DepthToSpace", depthSpaceShape)
-	RegisterShape("SpaceToDepth", depthSpaceShape)
-	RegisterShape("ConvTranspose", convTransposeShape)
-	RegisterShape("GatherElements", gatherElementsShape)
-	RegisterShape("Trilu", sameShape(1, 1, 1, 1))
-	RegisterShape("CumSum", sameShape(1, 1, 1, 1))
-	RegisterShape("TopK", topKShape)
-	RegisterShape("Resize", resizeShape)
-	RegisterShape("Upsample", resizeShape)
-}
 
-func reduceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func reduceRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
@@ -74,7 +24,7 @@ func reduceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error)
 	return [][]int{opspec.ReducedShape(in[0], red, l.Int("keepdims", 1) != 0)}, nil
 }
 
-func argShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func argRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
@@ -87,9 +37,9 @@ func argShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	return [][]int{opspec.ReducedShape(in[0], red, l.Int("keepdims", 1) != 0)}, nil
 }
 
-// layerNormShape: Y has X's shape; the optional Mean and InvStdDev keep the axes before
+// layerNormRule: Y has X's shape; the optional Mean and InvStdDev keep the axes before
 // axis and are 1 from axis on.
-func layerNormShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func layerNormRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 2, 3, 1, 3); err != nil {
 		return nil, err
 	}
@@ -103,7 +53,7 @@ func layerNormShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, err
 		if in[i] == nil {
 			continue
 		}
-		if b, err := Broadcast(norm, in[i]); err != nil || !slices.Equal(b, norm) {
+		if b, err := opspec.Broadcast(norm, in[i]); err != nil || !slices.Equal(b, norm) {
 			return nil, fmt.Errorf("input %d has shape %v, which does not broadcast to the normalized axes %v", i, in[i], norm)
 		}
 	}
@@ -118,7 +68,7 @@ func layerNormShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, err
 	return out, nil
 }
 
-func instanceNormShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func instanceNormRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 3, 3, 1, 1); err != nil {
 		return nil, err
 	}
@@ -134,7 +84,7 @@ func instanceNormShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, 
 	return [][]int{slices.Clone(x)}, nil
 }
 
-func transposeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func transposeRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
@@ -149,7 +99,7 @@ func transposeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, err
 	return [][]int{out}, nil
 }
 
-func squeezeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func squeezeRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
@@ -157,7 +107,7 @@ func squeezeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error
 	return [][]int{out}, err
 }
 
-func unsqueezeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func unsqueezeRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
@@ -168,7 +118,7 @@ func unsqueezeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, err
 	return [][]int{out}, err
 }
 
-func splitShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func splitRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, len(l.Outputs)); err != nil {
 		return nil, err
 	}
@@ -188,7 +138,7 @@ func splitShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) 
 	return out, nil
 }
 
-func sliceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func sliceRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
@@ -199,7 +149,7 @@ func sliceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) 
 	return [][]int{g.Out}, nil
 }
 
-func gatherShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func gatherRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 2, 2, 1, 1); err != nil {
 		return nil, err
 	}
@@ -212,7 +162,7 @@ func gatherShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error)
 	return [][]int{out}, nil
 }
 
-func expandShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func expandRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
@@ -224,14 +174,14 @@ func expandShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error)
 		}
 		t[i] = int(v)
 	}
-	out, err := Broadcast(in[0], t)
+	out, err := opspec.Broadcast(in[0], t)
 	if err != nil {
 		return nil, err
 	}
 	return [][]int{out}, nil
 }
 
-func tileShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func tileRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
@@ -249,7 +199,7 @@ func tileShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	return [][]int{out}, nil
 }
 
-func padShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func padRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
@@ -268,7 +218,7 @@ func padShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	return [][]int{out}, nil
 }
 
-func depthSpaceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func depthSpaceRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
@@ -289,7 +239,7 @@ func depthSpaceShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, er
 	return [][]int{{x[0], x[1] * b * b, x[2] / b, x[3] / b}}, nil
 }
 
-func resizeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func resizeRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 1, 1); err != nil {
 		return nil, err
 	}
@@ -303,8 +253,8 @@ func resizeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error)
 	return [][]int{out}, nil
 }
 
-// variadicShape broadcasts every input together (Sum, Mean, Max, Min).
-func variadicShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+// variadicRule broadcasts every input together (Sum, Mean, Max, Min).
+func variadicRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, len(in), 1, 1); err != nil {
 		return nil, err
 	}
@@ -314,33 +264,33 @@ func variadicShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, erro
 	out := slices.Clone(in[0])
 	for _, s := range in[1:] {
 		var err error
-		if out, err = Broadcast(out, s); err != nil {
+		if out, err = opspec.Broadcast(out, s); err != nil {
 			return nil, err
 		}
 	}
 	return [][]int{out}, nil
 }
 
-func whereShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func whereRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 3, 3, 1, 1); err != nil {
 		return nil, err
 	}
-	return variadicShape(l, in, nil)
+	return variadicRule(l, in, nil)
 }
 
-// preluShape: the slope broadcasts to X, which keeps its shape.
-func preluShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+// preluRule: the slope broadcasts to X, which keeps its shape.
+func preluRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 2, 2, 1, 1); err != nil {
 		return nil, err
 	}
-	out, err := Broadcast(in[0], in[1])
+	out, err := opspec.Broadcast(in[0], in[1])
 	if err != nil || !slices.Equal(out, in[0]) {
 		return nil, fmt.Errorf("slope %v does not broadcast to X %v", in[1], in[0])
 	}
 	return [][]int{out}, nil
 }
 
-func convTransposeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func convTransposeRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 2, 3, 1, 1); err != nil {
 		return nil, err
 	}
@@ -358,7 +308,7 @@ func convTransposeShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int,
 	return [][]int{append([]int{in[0][0], g.Channels}, g.Out...)}, nil
 }
 
-func gatherElementsShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+func gatherElementsRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 2, 2, 1, 1); err != nil {
 		return nil, err
 	}
@@ -371,8 +321,8 @@ func gatherElementsShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int
 	return [][]int{slices.Clone(in[1])}, nil
 }
 
-// topKShape: values and indices have the input's shape with k along the axis.
-func topKShape(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
+// topKRule: values and indices have the input's shape with k along the axis.
+func topKRule(l *model.Layer, in [][]int, _ []*model.Tensor) ([][]int, error) {
 	if err := arity(l, in, 1, 1, 2, 2); err != nil {
 		return nil, err
 	}

@@ -1,25 +1,33 @@
-package graph
+package builtinkernels
 
-import "github.com/clhost/clhost/model"
+import (
+	"github.com/clhost/clhost/internal/opspec"
+	"github.com/clhost/clhost/model"
+)
 
 // The shape cases of the element-wise math ops, reductions, normalizations and the shape
 // family, worked out by hand from the ONNX definitions (the comment beside each shows the
 // arithmetic); TestOutputShapes runs them with the others.
 func init() {
-	// Unary ops keep their input's shape.
-	for _, typ := range []string{
-		"Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sign",
-		"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
-		"Erf", "Softplus", "Softsign", "Elu", "Selu", "Celu", "ThresholdedRelu", "Gelu", "Mish",
-		"Not", "IsNaN", "IsInf", "Shrink", "Cast", "LRN", "MeanVarianceNormalization", "Trilu", "CumSum",
-	} {
+	// Unary ops keep their input's shape; every layer type of the element-wise table is one.
+	unary := []string{"Cast", "LRN", "MeanVarianceNormalization", "Trilu", "CumSum"}
+	for _, f := range unaryFns {
+		if !f.internal {
+			unary = append(unary, f.name)
+		}
+	}
+	for _, typ := range unary {
 		shapeCases = append(shapeCases, shapeCase{typ: typ, in: [][]int{{2, 3, 4}}, want: [][]int{{2, 3, 4}}})
 	}
-	// Binary ops broadcast numpy-style: [2,1,4] with [3,1] → [2,3,4].
-	for _, typ := range []string{"Pow", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Mod"} {
+	// Binary ops broadcast numpy-style: [2,1,4] with [3,1] → [2,3,4]. (PRelu's slope must
+	// broadcast to X: its own cases are below.)
+	for _, f := range binaryFns {
+		if f.internal || f.name == "PRelu" {
+			continue
+		}
 		shapeCases = append(shapeCases,
-			shapeCase{typ: typ, in: [][]int{{2, 1, 4}, {3, 1}}, want: [][]int{{2, 3, 4}}},
-			shapeCase{typ: typ, in: [][]int{{2, 3}, {4}}, err: "broadcast"})
+			shapeCase{typ: f.name, in: [][]int{{2, 1, 4}, {3, 1}}, want: [][]int{{2, 3, 4}}},
+			shapeCase{typ: f.name, in: [][]int{{2, 3}, {4}}, err: "broadcast"})
 	}
 	// Variadic ones broadcast all their inputs: [5], [2,1], [1,1,1] → [1,2,5].
 	for _, typ := range []string{"Sum", "Mean", "Max", "Min"} {
@@ -76,4 +84,18 @@ func init() {
 		{typ: "Resize", attrs: []model.Attr{ints("sizes", 1, 3, 7, 5)}, in: [][]int{{1, 3, 4, 4}}, want: [][]int{{1, 3, 7, 5}}},
 	}
 	shapeCases = append(shapeCases, more...)
+	// clhost's own layers, which graph passes write, take their rule from their attribute-only
+	// OutputShapes: Fire joins its two expansions (4 + 6 channels, the 3×3 one padded by 1);
+	// the pointwise-depthwise block's stride 2 gives ⌈7/2⌉ × ⌈9/2⌉ with pads 1; Reorder keeps
+	// the shape.
+	shapeCases = append(shapeCases,
+		shapeCase{typ: opspec.FireType, attrs: []model.Attr{ints("pads", 1, 1, 1, 1)},
+			in: [][]int{{2, 5, 7, 9}, {3, 5, 1, 1}, {3}, {4, 3, 1, 1}, {4}, {6, 3, 3, 3}, {6}}, want: [][]int{{2, 10, 7, 9}}},
+		shapeCase{typ: opspec.FireType, attrs: []model.Attr{ints("pads", 1, 1, 1, 1)}, outs: 2,
+			in: [][]int{{2, 5, 7, 9}, {3, 5, 1, 1}, {3}, {4, 3, 1, 1}, {4}, {6, 3, 3, 3}, {6}}, err: "has 2 outputs, want 1"},
+		shapeCase{typ: opspec.InvertedResidualType, attrs: []model.Attr{i64("group", 10), ints("pads", 1, 1, 1, 1), ints("strides", 2, 2)},
+			in: [][]int{{2, 3, 7, 9}, {10, 3, 1, 1}, {10}, {10, 1, 3, 3}, nil}, absent: []int{4}, want: [][]int{{2, 10, 4, 5}}},
+		shapeCase{typ: ReorderType, attrs: []model.Attr{str("from", "BFYX"), str("to", "BYXF")}, in: [][]int{{2, 3, 5, 7}}, want: [][]int{{2, 3, 5, 7}}},
+		shapeCase{typ: ReorderType, attrs: []model.Attr{str("from", "BFYX"), str("to", "XYZW")}, in: [][]int{{2, 3, 5, 7}}, err: "XYZW"},
+	)
 }

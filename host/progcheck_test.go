@@ -24,7 +24,7 @@ func TestProgramChecker(t *testing.T) {
 	if !strings.Contains(note, pc.DeviceName()) {
 		t.Errorf("note %q does not name the device %q", note, pc.DeviceName())
 	}
-	check := func(name string) (error, []string) {
+	check := func(name string) ([]string, error) {
 		t.Helper()
 		l, ok := reg.Lookup(name)
 		if !ok {
@@ -35,23 +35,23 @@ func TestProgramChecker(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		_, err = pc.Check(l, prog)
-		return err, defaulted
+		return defaulted, err
 	}
-	err, _ = check("Broken")
+	_, err = check("Broken")
 	var be *ProgramBuildError
 	if !errors.As(err, &be) || !strings.Contains(err.Error(), "broken.cl:6:") {
 		t.Errorf("Broken: %v; want a build error at broken.cl:6", err)
 	}
-	if err, _ := check("Broken"); !errors.Is(err, ErrBuildFailedBefore) {
+	if _, err := check("Broken"); !errors.Is(err, ErrBuildFailedBefore) {
 		t.Errorf("Broken again: %v; want ErrBuildFailedBefore", err)
 	}
-	if err, _ := check("NoEntry"); err == nil || !strings.Contains(err.Error(), `entry "not_there" is not a kernel of the program (it has three_args)`) {
+	if _, err := check("NoEntry"); err == nil || !strings.Contains(err.Error(), `entry "not_there" is not a kernel of the program (it has three_args)`) {
 		t.Errorf("NoEntry: %v", err)
 	}
-	if err, _ := check("ArgCount"); err == nil || !strings.Contains(err.Error(), "takes 3 arguments but the configuration declares 2 buffers") {
+	if _, err := check("ArgCount"); err == nil || !strings.Contains(err.Error(), "takes 3 arguments but the configuration declares 2 buffers") {
 		t.Errorf("ArgCount: %v", err)
 	}
-	if err, defaulted := check("NeedsAlpha"); err != nil || strings.Join(defaulted, ",") != "NeedsAlpha.alpha" {
+	if defaulted, err := check("NeedsAlpha"); err != nil || strings.Join(defaulted, ",") != "NeedsAlpha.alpha" {
 		t.Errorf("NeedsAlpha: %v, defaulted %v; want a build with alpha 1", err, defaulted)
 	}
 }

@@ -23,7 +23,7 @@ func SingleLayerModel(layer *customlayer.Layer, inst jit.Instance, blobs map[str
 	for _, d := range layer.Data {
 		blob, ok := blobs[d.Name]
 		if !ok {
-			return nil, fmt.Errorf("Data %q of layer type %q: no values given", d.Name, layer.Name)
+			return nil, fmt.Errorf("layer type %q: no values given for its Data %q", layer.Name, d.Name)
 		}
 		ins = append(ins, b.ConstFloat32(d.Name, blob.Shape, blob.Data))
 	}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/model"
 )
@@ -19,16 +20,17 @@ type Layout struct {
 	ShapeError error
 }
 
-// LoadLayout loads the model file at path, infers the shapes the file leaves out and
-// orders its layers. Only a model that cannot be loaded or whose graph cannot be
+// LoadLayout loads the model file at path with the custom layers layers defines (nil:
+// none; see LoadOptions.Layers), infers the shapes the file leaves out and orders its
+// layers; a custom layer keeps the shapes the model declares. Only a model that cannot be loaded or whose graph cannot be
 // ordered (a cycle, an input nothing produces) is an error; a shape inference failure
 // is kept in ShapeError, so that what is known can still be shown.
-func LoadLayout(path string) (*Layout, error) {
-	m, err := LoadModel(path)
+func LoadLayout(path string, layers *customlayer.Registry) (*Layout, error) {
+	m, err := LoadOptions{Layers: layers}.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	shapeErr := graph.InferShapes(m)
+	shapeErr := graph.InferShapesExcept(m, newResolver(layers).isCustom)
 	g, err := graph.Build(m)
 	if err != nil {
 		return nil, err

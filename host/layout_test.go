@@ -27,7 +27,7 @@ func TestLoadLayout(t *testing.T) {
 	b := model.NewBuilder("chain")
 	x := b.Input("x", model.Float32, 1, 4)
 	b.Output(b.Layer("Relu", "r2", []string{b.Layer("Relu", "r1", []string{x})}))
-	l, err := LoadLayout(save(b))
+	l, err := LoadLayout(save(b), nil)
 	if err != nil || l.ShapeError != nil || len(l.Levels) != 2 {
 		t.Fatalf("LoadLayout(chain) = %+v, %v; want 2 levels, every shape known", l, err)
 	}
@@ -37,11 +37,11 @@ func TestLoadLayout(t *testing.T) {
 	b = model.NewBuilder("custom")
 	x = b.Input("x", model.Float32, 2, 2)
 	b.Output(b.Layer("GRN", "grn", []string{x}))
-	l, err = LoadLayout(save(b))
+	l, err = LoadLayout(save(b), nil)
 	if err != nil || l.ShapeError == nil || !strings.Contains(l.ShapeError.Error(), `output "grn" has no declared shape`) {
 		t.Errorf("LoadLayout(custom) = %+v, %v; want the shape failure kept", l, err)
 	}
-	if _, err := LoadLayout(filepath.Join(t.TempDir(), "none.clm")); err == nil {
+	if _, err := LoadLayout(filepath.Join(t.TempDir(), "none.clm"), nil); err == nil {
 		t.Error("LoadLayout of a missing file: no error")
 	}
 }

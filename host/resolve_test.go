@@ -170,3 +170,26 @@ func TestCustomLayerUndeclaredShape(t *testing.T) {
 	}
 	ctContains(t, "the error", err.Error(), "undeclared.onnx", `node "t0" (Transpose): output "y"`, "value_info")
 }
+
+// TestLayoutKeepsCustomShapes: LoadLayout (clhost inspect) with the global configuration
+// takes an OpenVINO Tile's declared shape, without the built-in Tile's rule.
+func TestLayoutKeepsCustomShapes(t *testing.T) {
+	c := overrideCase{typ: "Tile", domain: "org.openvinotoolkit", attrs: []pb{onnxAttrI("tiles", 2), onnxAttrI("axis", 1)}, out: []int{1, 4, 3, 4}}
+	layers, err := LoadConfigs(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []overrideCase{c, {typ: "Resize", attrs: []pb{onnxAttrF("factor", 2)}, out: []int{1, 2, 6, 8}}} {
+		reg := layers
+		if tc.typ == "Resize" {
+			if reg, err = LoadConfigs(Options{Configs: []string{overrideConfig(t, []string{"Resize"})}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, err := LoadLayout(overrideModel(t, tc, 1), reg)
+		if err != nil || l.ShapeError != nil {
+			t.Fatalf("%s: LoadLayout: %v, shape error %v", tc.typ, err, l.ShapeError)
+		}
+		ctShape(t, tc.typ, l.Model.Tensor("y").Shape, tc.out)
+	}
+}

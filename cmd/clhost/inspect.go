@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/model"
 )
@@ -20,6 +21,8 @@ func runInspect(args []string) error {
 	fs := newFlagSet("inspect")
 	path := fs.String("m", "", "model file (.clm, .json or .onnx)")
 	dot := fs.Bool("dot", false, "print a Graphviz graph (dot -Tsvg) instead of the table")
+	var configs stringList
+	fs.Var(&configs, "c", "custom-layer configuration XML (repeatable): nodes of the types it defines are read as written, with the shapes the model declares")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -29,14 +32,18 @@ func runInspect(args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	return inspect(os.Stdout, *path, *dot)
+	layers, err := host.LoadConfigs(host.Options{Configs: configs})
+	if err != nil {
+		return configError(err)
+	}
+	return inspect(os.Stdout, *path, *dot, layers)
 }
 
 // inspect prints a model. Shape inference fills the shapes the file leaves out; when it
 // fails (a custom layer with undeclared outputs, a shape mismatch) what is known is still
 // printed, unknown shapes as "?", and the failure is returned.
-func inspect(w io.Writer, path string, dot bool) error {
-	lay, err := host.LoadLayout(path)
+func inspect(w io.Writer, path string, dot bool, layers *customlayer.Registry) error {
+	lay, err := host.LoadLayout(path, layers)
 	if err != nil {
 		return err
 	}

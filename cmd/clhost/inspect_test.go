@@ -18,7 +18,7 @@ func TestInspectTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := inspect(&out, path, false); err != nil {
+	if err := inspect(&out, path, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Column widths: the widest cell of each column plus two spaces. The inputs column is
@@ -51,7 +51,7 @@ func TestInspectDot(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := inspect(&out, path, true); err != nil {
+	if err := inspect(&out, path, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := `digraph "small" {
@@ -103,7 +103,7 @@ func TestInspectCustomLayerWithoutShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err = inspect(&out, path, false)
+	err = inspect(&out, path, false, nil)
 	if err == nil || !strings.Contains(err.Error(), `shape inference: model "custom": layer "grn" (GRN): output "grn" has no declared shape`) {
 		t.Fatalf("got %v", err)
 	}
@@ -148,7 +148,7 @@ func TestInspectNoTrailingBlanks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := inspect(&out, path, false); err != nil {
+	if err := inspect(&out, path, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := "0      r      Relu  x[2]    r[2]     0\n"

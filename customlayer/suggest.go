@@ -58,3 +58,22 @@ func oneEdit(a, b string) bool {
 	}
 	return false
 }
+
+// NearName returns the name of names nearest name without being it — the same in other
+// case or without underscores, else one edit away — so that a Define's misspelled param
+// can get a "did you mean" naming an attribute the layer does carry.
+func NearName(name string, names []string) (string, bool) {
+	squash := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
+	edit := ""
+	for _, n := range names {
+		switch {
+		case n == name:
+			continue
+		case strings.EqualFold(n, name), squash(n) == squash(name):
+			return n, true
+		case edit == "" && oneEdit(n, name):
+			edit = n
+		}
+	}
+	return edit, edit != ""
+}

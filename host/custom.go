@@ -387,6 +387,9 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range prog.Warnings {
+		n.engine.warnOnce(w)
+	}
 	cp, err := n.engine.programs.get(l.Type, prog.Source, prog.Options)
 	if err != nil {
 		return buildErrorf(l.Name, l.Type, err)

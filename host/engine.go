@@ -173,6 +173,16 @@ type Engine struct {
 	// buildOnlyWorkers makes compile workers build and store binaries on PoCL too, as
 	// they do on other drivers; the tests set it to reach that path on PoCL.
 	buildOnlyWorkers bool
+	// warned holds the warnings already logged: a network compiled again (another
+	// batch, another device order) must not repeat a layer's warning.
+	warned sync.Map
+}
+
+// warnOnce logs a warning the first time this engine sees it.
+func (e *Engine) warnOnce(w string) {
+	if _, seen := e.warned.LoadOrStore(w, true); !seen {
+		e.logf("warning: %s", w)
+	}
 }
 
 // NewEngine opens the device and loads the custom-layer configurations. Every

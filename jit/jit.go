@@ -53,6 +53,9 @@ type Program struct {
 	Local   []int  // empty (driver chooses) or as many as Global
 	Inputs  []Layout
 	Outputs []Layout
+	// Warnings are the instance's problems that do not stop it, such as a Define whose
+	// param the layer lacks while its default is used (often a misspelled param).
+	Warnings []string
 }
 
 // Error lists every problem of one instance.
@@ -185,6 +188,9 @@ func Generate(l *customlayer.Layer, inst Instance) (*Program, error) {
 			problem("Define %q (%s): %v", d.Name, defineWhere(l, d), err)
 			continue
 		}
+		if w := defaultedParam(d, inst.Params); w != "" {
+			prog.Warnings = append(prog.Warnings, fmt.Sprintf("layer %q (%s): Define %q (%s): %s", inst.Name, l.Name, d.Name, defineWhere(l, d), w))
+		}
 		user.WriteString("#define ")
 		user.WriteString(d.Name)
 		if v != "" {
@@ -284,6 +290,25 @@ func quoteFileName(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// defaultedParam describes a Define whose param the instance lacks while its default is
+// used, naming the nearest parameter the instance has; "" when the define takes its
+// param. A misspelled param would otherwise silently run every model with the default.
+func defaultedParam(d customlayer.Define, params Params) string {
+	if d.Param == "" || !d.HasDefault || params == nil {
+		return ""
+	}
+	if _, ok := params.Param(d.Param); ok {
+		return ""
+	}
+	msg := fmt.Sprintf("param %q is not an attribute of the layer; the default %s is used", d.Param, d.Default)
+	if pl, ok := params.(ParamLister); ok {
+		if near, ok := customlayer.NearName(d.Param, pl.ParamNames()); ok {
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+	}
+	return msg
 }
 
 // defineWhere is the XML file:line of a Define.

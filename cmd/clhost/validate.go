@@ -169,6 +169,11 @@ func (v *validation) checkModel(path string, configs []string, stderr io.Writer)
 			continue
 		}
 		generated++
+		// Warnings do not fail validation: the program is valid, but likely not the one
+		// the author meant (a misspelled Define param takes its default).
+		for _, w := range ci.Program.Warnings {
+			fmt.Fprintf(stderr, "clhost: warning: %s: %s\n", path, w)
+		}
 		if v.pc != nil && v.build(fmt.Sprintf("%s: layer %q (%s)", path, ci.Layer, ci.Type), ci.Config, ci.Program) {
 			built++
 		}

@@ -107,7 +107,7 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&outputs, "output", "an output tensor `DIMS[:FORMAT][:TYPE]`; repeat in port order")
 	fs.Var(&params, "param", "a layer parameter `NAME=VALUE` (0.1 is a float, 3 an int, 2,3,4 a list); repeatable")
 	name := fs.String("name", "", "the layer instance name used in messages (default: the type)")
-	build := fs.Bool("build", false, "also compile the program on the device and report the result")
+	build := fs.Bool("build", false, "compile the program on the device and print ok or the build log instead of the program text")
 	var rf jitRunFlags
 	addJitRunFlags(fs, &rf)
 	dev := deviceFlag(fs)
@@ -160,7 +160,9 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !*rf.run {
+	// --build answers ok or the build log, as the README says; the program text, pages
+	// of it, would bury that answer, and jit without --build prints it.
+	if !*rf.run && !*build {
 		if _, err := io.WriteString(stdout, prog.Source); err != nil {
 			return err
 		}

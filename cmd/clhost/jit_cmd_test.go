@@ -131,6 +131,8 @@ func TestJitErrors(t *testing.T) {
 }
 
 // The build tests run on the OpenCL CPU device for real (PoCL), like every OpenCL test.
+// --build answers ok (or the build log) without the program text, which jit without
+// --build prints.
 func TestJitBuild(t *testing.T) {
 	var out, errOut bytes.Buffer
 	err := runJit([]string{"-c", reluXML, "-l", "ReLU", "--input", "1x4x5x6", "--output", "1x4x5x6", "--build", "-d", "cpu"}, &out, &errOut)
@@ -140,8 +142,8 @@ func TestJitBuild(t *testing.T) {
 	if !strings.HasSuffix(errOut.String(), "ok\n") {
 		t.Errorf("stderr does not end with ok:\n%s", errOut.String())
 	}
-	if !strings.HasPrefix(out.String(), "// Custom Layer Built-ins\n") {
-		t.Error("program not printed")
+	if out.Len() != 0 {
+		t.Errorf("--build printed the program text:\n%.200s", out.String())
 	}
 }
 

@@ -38,6 +38,10 @@ type OutputError struct {
 	Bad, Count int
 	// Shape is the tensor's shape, to name Worst as coordinates.
 	Shape []int
+	// Unwritten counts the elements (among Bad) that no kernel wrote on either device of
+	// CheckOptions.Other: both still hold the pattern they were filled with; the first is
+	// at flat index FirstUnwritten.
+	Unwritten, FirstUnwritten int
 }
 
 // OK says whether every element lay within the tolerance.
@@ -181,6 +185,12 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor, opts Che
 		if other, err = n.runOther(ctx, opts.Other, inputs); err != nil {
 			return nil, nil, err
 		}
+	}
+	n.mu.Lock()
+	err = n.fillActivations()
+	n.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
 	}
 	outs, err := n.Infer(ctx, inputs)
 	if err != nil {

@@ -69,6 +69,9 @@ func (e OutputError) describe() string {
 	if e.Bad > 0 {
 		s += fmt.Sprintf("; %s of %s elements outside the tolerance, worst at %s", thousands(e.Bad), thousands(e.Count), coords(e.Shape, max(e.Worst, 0)))
 	}
+	if e.Unwritten > 0 {
+		s += fmt.Sprintf("; %s elements unwritten on both devices (still the NaN fill pattern), first at %s", thousands(e.Unwritten), coords(e.Shape, e.FirstUnwritten))
+	}
 	return s
 }
 

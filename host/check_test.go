@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +29,34 @@ func TestCheckOtherNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := map[string]*Tensor{"x": ctRand(95, shape...)}
+	t.Run("both skip", func(t *testing.T) {
+		// The same kernel leaves the same elements unwritten on both sides: filled with
+		// the NaN pattern first, they must not compare equal, and the report names the
+		// layer that left them.
+		n, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{skipping}, KeepIntermediates: true}, sanChain(t, "Twice", shape))
+		o, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{skipping}, KeepIntermediates: true}, sanChain(t, "Twice", shape))
+		r, _, err := n.Check(context.Background(), in, CheckOptions{Other: o, NoReferences: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range r.Layers {
+			if l.Layer != "c1" {
+				continue
+			}
+			if !l.Failed() || len(l.Other) != 1 || l.Other[0].Unwritten != elements(shape)/4 {
+				t.Errorf("c1 compared %+v, want %d elements unwritten", l.Other, elements(shape)/4)
+			}
+		}
+		var b strings.Builder
+		if err := r.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"64 elements unwritten on both devices", "check FAILED: c1"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("report lacks %q:\n%s", want, b.String())
+			}
+		}
+	})
 	for _, c := range []struct {
 		name   string
 		other  string

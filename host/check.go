@@ -92,6 +92,9 @@ type LayerCheck struct {
 	// Notes point at other layers' findings that bear on this one: a custom layer that
 	// writes into this layer's output in the inference.
 	Notes []string
+	// WrittenBy names the custom layer that writes into this layer's output, per the
+	// sanitizer: the verdict attributes this layer's mismatch to it.
+	WrittenBy string
 }
 
 // Failed says whether a comparison or the sanitizer found a problem.
@@ -314,6 +317,7 @@ func (r *CheckReport) noteWrittenInputs(n *Network) {
 		}
 		for i := range r.Layers {
 			if l := n.layer(r.Layers[i].Layer); l != nil && slices.Contains(l.Outputs, f.Tensor) {
+				r.Layers[i].WrittenBy = f.Layer
 				r.Layers[i].Notes = append(r.Layers[i].Notes, fmt.Sprintf("%s writes into its output %s (sanitizer, below): the device's value is not this layer's", f.Layer, f.Tensor))
 			}
 		}

@@ -90,3 +90,22 @@ func TestCheckOtherNetwork(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckVerdictBlamesInputWriter: a custom layer whose XML swaps its input and output
+// arg-index writes into its producer's output, so the producer fails its CPU reference
+// first in execution order; the verdict must name the custom layer as the cause and
+// attribute the producer's mismatch to it.
+func TestCheckVerdictBlamesInputWriter(t *testing.T) {
+	ctParallel(t)
+	shape := []int{1, 4, 8, 8}
+	cfg := Options{NoGlobalConfig: true, Configs: []string{ctPath(t, "../sanitize/swapped_args.xml")}, KeepIntermediates: true}
+	n, _ := ctCompile(t, cfg, sanChain(t, "Twice", shape))
+	r, _, err := n.Check(context.Background(), map[string]*Tensor{"x": ctRand(96, shape...)}, CheckOptions{Sanitize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Summary()
+	if !strings.HasPrefix(s, "check FAILED: c1 writes into its input (sanitizer); r0") || !strings.Contains(s, "follow from it") {
+		t.Errorf("summary %q, want c1 named as the cause and r0 attributed to it", s)
+	}
+}

@@ -38,6 +38,10 @@ type OutputError struct {
 	Bad, Count int
 	// Shape is the tensor's shape, to name Worst as coordinates.
 	Shape []int
+	// Unwritten counts the elements (among Bad) that no kernel wrote on either device of
+	// CheckOptions.Other: both still hold the pattern they were filled with; the first is
+	// at flat index FirstUnwritten.
+	Unwritten, FirstUnwritten int
 }
 
 // OK says whether every element lay within the tolerance.
@@ -88,6 +92,9 @@ type LayerCheck struct {
 	// Notes point at other layers' findings that bear on this one: a custom layer that
 	// writes into this layer's output in the inference.
 	Notes []string
+	// WrittenBy names the custom layer that writes into this layer's output, per the
+	// sanitizer: the verdict attributes this layer's mismatch to it.
+	WrittenBy string
 }
 
 // Failed says whether a comparison or the sanitizer found a problem.
@@ -181,6 +188,12 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor, opts Che
 		if other, err = n.runOther(ctx, opts.Other, inputs); err != nil {
 			return nil, nil, err
 		}
+	}
+	n.mu.Lock()
+	err = n.fillActivations()
+	n.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
 	}
 	outs, err := n.Infer(ctx, inputs)
 	if err != nil {
@@ -304,6 +317,7 @@ func (r *CheckReport) noteWrittenInputs(n *Network) {
 		}
 		for i := range r.Layers {
 			if l := n.layer(r.Layers[i].Layer); l != nil && slices.Contains(l.Outputs, f.Tensor) {
+				r.Layers[i].WrittenBy = f.Layer
 				r.Layers[i].Notes = append(r.Layers[i].Notes, fmt.Sprintf("%s writes into its output %s (sanitizer, below): the device's value is not this layer's", f.Layer, f.Tensor))
 			}
 		}

@@ -69,6 +69,9 @@ func (e OutputError) describe() string {
 	if e.Bad > 0 {
 		s += fmt.Sprintf("; %s of %s elements outside the tolerance, worst at %s", thousands(e.Bad), thousands(e.Count), coords(e.Shape, max(e.Worst, 0)))
 	}
+	if e.Unwritten > 0 {
+		s += fmt.Sprintf("; %s elements unwritten on both devices (still the NaN fill pattern), first at %s", thousands(e.Unwritten), coords(e.Shape, e.FirstUnwritten))
+	}
 	return s
 }
 
@@ -155,6 +158,9 @@ func (r *CheckReport) Summary() string {
 			failed = append(failed, "graph output "+o.Output)
 		}
 	}
+	if s, ok := r.writerSummary(failed); ok {
+		return s
+	}
 	switch len(failed) {
 	case 0:
 	case 1:
@@ -167,4 +173,46 @@ func (r *CheckReport) Summary() string {
 		s += "; not checked: " + strings.Join(unchecked, ", ")
 	}
 	return s
+}
+
+// writerSummary is the summary line when the sanitizer found a custom layer writing into
+// one of its inputs: that layer is the cause, named first, though its producer runs
+// before it and fails first in execution order. The producer whose output it overwrote
+// and every failure after the writer follow from it; failures before it that it did not
+// overwrite stay on their own. failed lists the failures in execution order.
+func (r *CheckReport) writerSummary(failed []string) (string, bool) {
+	writer, at := "", -1
+	for i := range r.Layers {
+		for _, f := range r.Layers[i].Findings {
+			if f.Kind == InputWritten && writer == "" {
+				writer, at = r.Layers[i].Layer, i
+			}
+		}
+	}
+	if writer == "" {
+		return "", false
+	}
+	pos := map[string]int{}
+	for i := range r.Layers {
+		pos[r.Layers[i].Layer] = i
+	}
+	var follow, own []string
+	for _, name := range failed {
+		i, isLayer := pos[name]
+		switch {
+		case name == writer:
+		case !isLayer || i > at || r.Layers[i].WrittenBy == writer:
+			follow = append(follow, name) // graph outputs come after every layer
+		default:
+			own = append(own, name)
+		}
+	}
+	s := "check FAILED: " + writer + " writes into its input (sanitizer)"
+	if len(follow) > 0 {
+		s += "; " + strings.Join(follow, ", ") + " follow from it"
+	}
+	if len(own) > 0 {
+		s += "; failing on their own: " + strings.Join(own, ", ")
+	}
+	return s, true
 }

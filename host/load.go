@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/internal/onnx"
 	"github.com/clhost/clhost/model"
 )
@@ -34,7 +36,8 @@ func ModelFormat(path string) string {
 // model's own.
 type LoadOptions struct {
 	// Batch is the size of an ONNX model's dynamic batch dimension; 0 keeps the model's,
-	// or 1. Native models have fixed shapes, so a Batch that differs is refused.
+	// or 1. A native model is rebatched to it (graph.Rebatch, as serve does); one whose
+	// constants fix the batch refuses it.
 	Batch int
 	// InputShapes are whole shapes of graph inputs, for instance those of the files
 	// they will be fed from: an ONNX model's dynamic dimensions take them, a native
@@ -46,6 +49,9 @@ type LoadOptions struct {
 	// written, with none of the rewrites that give it a built-in's semantics, so that the
 	// user's kernel gets the node's own inputs and attributes. Nil: no custom layers.
 	Layers *customlayer.Registry
+	// Log, if set, receives "clhost: ..." lines, such as a native model rebatched to
+	// the batch its inputs are given at.
+	Log io.Writer
 }
 
 // LoadModel reads a model in any form clhost reads (see ModelFormat), ONNX models
@@ -73,6 +79,21 @@ func (o LoadOptions) Load(path string) (*model.Model, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	// serve rebatches a native model (graph.Rebatch) to the batch it is asked for, so
+	// run does the same for input shapes that differ from the model's only in the batch;
+	// one whose constants fix the batch fails Rebatch and is refused by checkFixed.
+	if b := o.rebatchTo(m); b > 0 {
+		var custom func(string) bool
+		if o.Layers != nil {
+			custom = o.Layers.Implements
+		}
+		if r, err := graph.Rebatch(m, b, custom); err == nil {
+			if o.Log != nil {
+				fmt.Fprintf(o.Log, "clhost: %s: the model's fixed batch %d rebatched to %d, the batch of its inputs\n", path, m.Tensor(m.Inputs[0]).Shape[0], b)
+			}
+			m = r
+		}
 	}
 	if err := o.checkFixed(m, path); err != nil {
 		return nil, err
@@ -115,6 +136,34 @@ func (o LoadOptions) named(inputs []string, path string) (map[string][]int, erro
 		shapes[inputs[0]] = shape
 	}
 	return shapes, nil
+}
+
+// rebatchTo returns the batch o gives a native model that differs from its own, when
+// every given input shape differs from the model's only in dim 0 and agrees on it; 0
+// otherwise.
+func (o LoadOptions) rebatchTo(m *model.Model) int {
+	batch := o.Batch
+	shapes, err := o.named(m.Inputs, "")
+	if err != nil {
+		return 0
+	}
+	for name, want := range shapes {
+		t := m.Tensor(name)
+		if t == nil || len(t.Shape) == 0 || len(want) != len(t.Shape) || !slices.Equal(want[1:], t.Shape[1:]) {
+			return 0
+		}
+		if batch != 0 && want[0] != batch {
+			return 0
+		}
+		batch = want[0]
+	}
+	if batch <= 0 || len(m.Inputs) == 0 {
+		return 0
+	}
+	if t := m.Tensor(m.Inputs[0]); t == nil || len(t.Shape) == 0 || t.Shape[0] == batch {
+		return 0
+	}
+	return batch
 }
 
 // checkFixed refuses a batch or input shape that a native model, whose shapes are

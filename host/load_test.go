@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,7 +97,7 @@ func TestLoadModelErrors(t *testing.T) {
 
 // TestLoadOptions: an ONNX model's dynamic batch takes Batch or the given input shape
 // (under the input's name or "", which also fixes other dynamic dimensions); a native
-// model's fixed shapes refuse others.
+// model is rebatched to a given batch as serve does, and its fixed shapes refuse others.
 func TestLoadOptions(t *testing.T) {
 	const dynamic = "../internal/onnx/testdata/dynamic.onnx"
 	for _, c := range []struct {
@@ -132,11 +133,29 @@ func TestLoadOptions(t *testing.T) {
 			t.Errorf("%+v: %v", ok, err)
 		}
 	}
+	// A native model is rebatched to the batch its inputs are given at, as serve does
+	// (graph.Rebatch), and says so.
+	for _, c := range []struct {
+		opt   LoadOptions
+		batch int
+	}{{LoadOptions{Batch: 2}, 2}, {LoadOptions{InputShapes: map[string][]int{"": {3, 2, 3, 4}}}, 3}} {
+		var log strings.Builder
+		c.opt.Log = &log
+		m, err := c.opt.Load(native)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.opt, err)
+		}
+		if got := m.Tensor("x").Shape; !slices.Equal(got, []int{c.batch, 2, 3, 4}) {
+			t.Errorf("%+v: input shape %v, want batch %d", c.opt, got, c.batch)
+		}
+		if want := fmt.Sprintf("clhost: %s: the model's fixed batch 1 rebatched to %d, the batch of its inputs\n", native, c.batch); log.String() != want {
+			t.Errorf("%+v: log %q, want %q", c.opt, log.String(), want)
+		}
+	}
 	for _, c := range []struct {
 		opt  LoadOptions
 		want string
 	}{
-		{LoadOptions{Batch: 2}, native + `: batch 2: input "x" has the fixed shape [1 2 3 4]`},
 		{LoadOptions{InputShapes: map[string][]int{"x": {1, 2, 3, 5}}}, native + `: input "x" has the fixed shape [1 2 3 4], not [1 2 3 5]`},
 		{LoadOptions{InputShapes: map[string][]int{"nope": {1}}}, native + `: a shape is given for "nope", which is not a graph input`},
 		{LoadOptions{Batch: -1}, native + ": batch size -1 is negative"},

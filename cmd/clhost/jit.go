@@ -158,6 +158,11 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 	}
 	prog, err := jit.Generate(layer, inst)
 	if err != nil {
+		// An instance without inputs is most often a command line that forgot them: the
+		// bare "binds input port 0, but the layer has 0 inputs" does not say how to give one.
+		if len(inst.Inputs) < layerInputs(layer) {
+			return fmt.Errorf("%w\n(the layer's Buffers bind %d input(s), %d given: pass each with --input DIMS[:FORMAT][:TYPE] or, with --run, --input-data inputN=FILE.npy)", err, layerInputs(layer), len(inst.Inputs))
+		}
 		return err
 	}
 	// --build answers ok or the build log, as the README says; the program text, pages
@@ -179,6 +184,18 @@ func runJit(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return buildProgram(layer, prog, *dev, stderr)
+}
+
+// layerInputs is the number of input ports the layer's Buffers bind: one more than the
+// highest input port-index.
+func layerInputs(l *customlayer.Layer) int {
+	n := 0
+	for _, t := range l.Tensors {
+		if t.Kind == customlayer.Input && t.Port+1 > n {
+			n = t.Port + 1
+		}
+	}
+	return n
 }
 
 func joinInts(v []int) string {

@@ -216,3 +216,21 @@ func TestParseTensorSpec(t *testing.T) {
 }
 
 func sprintTensor(t jit.Tensor) string { return fmt.Sprintf("%v %v %s", t.Shape, t.Format, t.Type) }
+
+// TestJitMissingInputHint: an instance given fewer inputs than the Buffers bind is told
+// how to pass them (--input, or --input-data with --run), with and without --run.
+func TestJitMissingInputHint(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--run", "-d", "cpu"}} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"-c", reluXML, "-l", "ReLU", "--output", "1x4x5x6"}, extra...)
+		err := runJit(args, &out, &errOut)
+		if err == nil {
+			t.Fatalf("%v: no error", extra)
+		}
+		for _, w := range []string{"binds input port 0, but the layer has 0 inputs", "pass each with --input DIMS[:FORMAT][:TYPE] or, with --run, --input-data inputN=FILE.npy"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: the error lacks %q:\n%v", extra, w, err)
+			}
+		}
+	}
+}

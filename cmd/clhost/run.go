@@ -125,7 +125,7 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	}
 	// The model is read once the configurations are: a node a custom layer implements is
 	// imported as written, for the user's kernel.
-	m, err := host.LoadOptions{Batch: *ef.batch, InputShapes: ef.inputShapes, Layers: e.Layers}.Load(*ef.model)
+	m, err := host.LoadOptions{Batch: *ef.batch, InputShapes: ef.inputShapes, Layers: e.Layers, Log: o.Log}.Load(*ef.model)
 	if err != nil {
 		prog.finish()
 		e.Close()

@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"fmt"
+	"regexp"
 	"runtime"
 	"strings"
 	"unsafe"
@@ -88,7 +89,7 @@ func (p *Program) build() error {
 	opts := C.CString(p.Options)
 	defer C.free(unsafe.Pointer(opts))
 	st := C.clBuildProgram(p.id, 1, &p.ctx.Device.id, opts, nil, nil)
-	p.Log = strings.TrimSpace(p.buildLog())
+	p.Log = strings.TrimSpace(dropTallies(p.buildLog()))
 	if err := check("clBuildProgram", st); err != nil {
 		return &BuildError{Err: err, Device: p.ctx.Device.Name, Options: p.Options, Log: p.Log}
 	}
@@ -156,4 +157,21 @@ func (p *Program) Release() {
 	runtime.SetFinalizer(p, nil)
 	C.clReleaseProgram(p.id)
 	live.Add(-1)
+}
+
+// tally matches clang's closing "1 warning generated." or "2 warnings and 1 error
+// generated.", which PoCL leaves in its logs: it names no file or line, and the
+// messages it counts are in the log already.
+var tally = regexp.MustCompile(`^\d+ (warning|error)s?( and \d+ errors?)? generated\.$`)
+
+// dropTallies removes clang's tally lines from a build log.
+func dropTallies(log string) string {
+	lines := strings.Split(log, "\n")
+	kept := lines[:0]
+	for _, l := range lines {
+		if !tally.MatchString(strings.TrimSpace(l)) {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
 }

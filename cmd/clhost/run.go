@@ -421,9 +421,9 @@ func printTimeline(w io.Writer, prof []host.LayerTime, busy uint64) {
 	for _, g := range gaps[:min(5, len(gaps))] {
 		how := "queued in time: the device's own delay, such as a kernel's first launch"
 		if g.late > 0 {
-			how = fmt.Sprintf("enqueued %.1f µs after the device went idle", float64(g.late)/1e3)
+			how = fmt.Sprintf("enqueued %s after the device went idle", fitNs(g.late))
 		}
-		fmt.Fprintf(w, "  idle %.1f µs before %s (%s)\n", float64(g.idle)/1e3, g.layer, how)
+		fmt.Fprintf(w, "  idle %s before %s (%s)\n", fitNs(g.idle), g.layer, how)
 	}
 }
 
@@ -459,4 +459,16 @@ func elementsOf(s []int) int {
 		n *= d
 	}
 	return n
+}
+
+// fitNs prints a span of nanoseconds in the unit that fits it (µs, ms or s), so a
+// first launch's 0.64 s reads as 642.4 ms, not 642353.7 µs.
+func fitNs(ns int64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.2f s", float64(ns)/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.1f ms", float64(ns)/1e6)
+	}
+	return fmt.Sprintf("%.1f µs", float64(ns)/1e3)
 }

@@ -157,8 +157,11 @@ type ConfigFile struct {
 type Engine struct {
 	opts   Options
 	device *cl.Device
-	ctx    *cl.Context
-	queue  *cl.Queue
+	// info describes device, listed once: describing it walks every platform's devices.
+	info     DeviceInfo
+	infoOnce sync.Once
+	ctx      *cl.Context
+	queue    *cl.Queue
 	// Layers are the custom layers the engine loaded (Options.Configs and the global
 	// configuration): a layer whose type one of them names runs its kernel.
 	Layers   *customlayer.Registry
@@ -227,7 +230,10 @@ func (e *Engine) logf(format string, args ...any) {
 }
 
 // Device describes the engine's device, as Devices lists it.
-func (e *Engine) Device() DeviceInfo { return describeDevice(e.device) }
+func (e *Engine) Device() DeviceInfo {
+	e.infoOnce.Do(func() { e.info = describeDevice(e.device) })
+	return e.info
+}
 
 // OutOfOrder reports whether the engine's queue runs independent kernels out of order.
 func (e *Engine) OutOfOrder() bool { return e.queue.OutOfOrder }

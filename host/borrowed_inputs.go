@@ -53,13 +53,14 @@ func (e *Engine) borrowsInputs() bool {
 // planBorrowedInputs picks the graph inputs kernels will read from the caller's memory:
 // all of them when the engine borrows inputs, but those that are also graph outputs
 // (themselves or through an alias), whose reads after the inference need the network's
-// own copy. aliasRoot maps a tensor to the one whose memory it views.
-func (n *Network) planBorrowedInputs(aliasRoot func(string) string) {
+// own copy, and those keep says to keep. aliasRoot maps a tensor to the one whose memory
+// it views.
+func (n *Network) planBorrowedInputs(aliasRoot func(string) string, keep func(string) bool) {
 	if !n.engine.borrowsInputs() {
 		return
 	}
 	for _, name := range n.Model.Inputs {
-		if slices.ContainsFunc(n.Model.Outputs, func(out string) bool { return aliasRoot(out) == name }) {
+		if keep(name) || slices.ContainsFunc(n.Model.Outputs, func(out string) bool { return aliasRoot(out) == name }) {
 			continue
 		}
 		if n.borrowed == nil {

@@ -195,8 +195,22 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor, opts Che
 	if err != nil {
 		return nil, nil, err
 	}
-	outs, err := n.Infer(ctx, inputs)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	n.mu.Lock()
+	if n.released {
+		n.mu.Unlock()
+		return nil, nil, errors.New("network is released (its engine was closed)")
+	}
+	if err = n.checkInputs(inputs); err != nil {
+		n.mu.Unlock()
+		return nil, nil, err
+	}
+	outs, err := n.run(inputs)
+	n.mu.Unlock()
+	var guarded *GuardError
+	if err != nil && !errors.As(err, &guarded) {
 		return nil, nil, err
 	}
 	n.mu.Lock()
@@ -242,6 +256,9 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor, opts Che
 					return nil, nil, fmt.Errorf("sanitizer: %w", err)
 				}
 				lc.Sanitized, lc.Findings = true, f
+			}
+			if guarded != nil && !lc.Sanitized {
+				lc.Findings = append(lc.Findings, guardFindings(guarded, s.layer)...)
 			}
 			if !lc.ValuesChecked() {
 				lc.NotChecked = "no reference"

@@ -101,6 +101,9 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 			building.step()
 		}
 	}
+	if err := n.armGuards(); err != nil {
+		return nil, err
+	}
 	n.findBorrowedArgs()
 	n.addReuseDeps()
 	if split := n.SplitLayers(); len(split) > 0 {
@@ -244,12 +247,15 @@ func (n *Network) input(name string) (*deviceTensor, error) {
 	if t == nil || !t.IsConst() {
 		return nil, fmt.Errorf("tensor %q is neither a graph input, a constant nor produced by an earlier layer", name)
 	}
-	data := t.Data
-	if t.Type == model.Float16 {
-		data = halfToFloatBytes(data)
-	}
+	data := constantBytes(t)
 	if len(data) == 0 {
 		return nil, fmt.Errorf("constant %q is empty", name)
+	}
+	if dt, ok, err := n.guardedConstant(name, data); ok || err != nil {
+		if err == nil {
+			n.tensors[name] = dt
+		}
+		return dt, err
 	}
 	buf, err := n.engine.ctx.NewBufferFrom(cl.MemReadOnly, data)
 	if err != nil {
@@ -259,6 +265,14 @@ func (n *Network) input(name string) (*deviceTensor, error) {
 	dt := &deviceTensor{name: name, shape: append([]int(nil), t.Shape...), buf: buf, ready: -1}
 	n.tensors[name] = dt
 	return dt, nil
+}
+
+// constantBytes is a constant's data as the device holds it: float16 widened to float32.
+func constantBytes(t *model.Tensor) []byte {
+	if t.Type == model.Float16 {
+		return halfToFloatBytes(t.Data)
+	}
+	return t.Data
 }
 
 func halfToFloatBytes(b []byte) []byte {

@@ -303,7 +303,9 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
+		n.addGuardUser(in.name, stepIdx, fmt.Sprintf("input %d", t.Port), false)
 		if want != in.format {
+			n.addGuardUser(scratchKey(l.Name, len(pre)+len(post), 0), stepIdx, fmt.Sprintf("input %d (reordered to %s)", t.Port, want), false)
 			tmp, err := n.reorderScratch(l, planned, len(pre)+len(post), 4*elements(in.shape))
 			if err != nil {
 				return fmt.Errorf("%s: %w", where, err)
@@ -339,11 +341,15 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
+		if !needsReorder(t.Format) || n.readAs(out.name, t.Format) {
+			n.addGuardUser(out.name, stepIdx, fmt.Sprintf("output %d", t.Port), true)
+		}
 		if needsReorder(t.Format) && n.readAs(out.name, t.Format) {
 			// Every reader takes this layout: keep it, no reorder back to BFYX.
 			out.format = t.Format
 			n.engine.logf("layer %q: output %d kept in %s for its readers", l.Name, t.Port, t.Format)
 		} else if needsReorder(t.Format) {
+			n.addGuardUser(scratchKey(l.Name, len(pre)+len(post), 0), stepIdx, fmt.Sprintf("output %d (in %s, before its reorder)", t.Port, t.Format), true)
 			tmp, err := n.reorderScratch(l, planned, len(pre)+len(post), 4*elements(out.shape))
 			if err != nil {
 				return fmt.Errorf("%s: %w", where, err)
@@ -372,7 +378,10 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
-		argBuf[d.ArgIndex] = t.buf
+		n.addGuardUser(name, stepIdx, fmt.Sprintf("Data %q", d.Name), false)
+		if argBuf[d.ArgIndex], err = t.whole(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
 	}
 	for i := range inst.Inputs {
 		if inst.Inputs[i].Shape == nil && i < len(l.Inputs) {

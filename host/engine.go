@@ -83,6 +83,10 @@ type Options struct {
 	// offsets, not sub-buffers, which NVIDIA's driver enqueues late
 	// (docs/runtime.md#memory).
 	Arena Mode
+	// GuardBytes is the smallest guard zone on each side of every tensor a custom
+	// kernel takes (guard.go): 0 is DefaultGuardBytes, a negative value turns guards
+	// off. A guard is as large as its tensor where that is larger.
+	GuardBytes int
 	// Profile turns on event profiling, so Network.Profile reports device times.
 	Profile bool
 	// Queue is the kind of command queue: QueueAuto (the default) is out of order on

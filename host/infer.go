@@ -57,7 +57,11 @@ func (n *Network) Infer(ctx context.Context, inputs map[string]*Tensor) (map[str
 	if err := n.checkInputs(inputs); err != nil {
 		return nil, err
 	}
-	return n.run(inputs)
+	outs, err := n.run(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return outs, nil
 }
 
 // Pending is an inference started by InferAsync.
@@ -123,7 +127,8 @@ func (n *Network) inputNames() []string {
 }
 
 // run writes the inputs (or binds the borrowed ones), enqueues every step after its
-// producers, and reads the outputs.
+// producers, and reads the outputs. A guard violation returns the outputs with its
+// *GuardError.
 func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	q := n.engine.queue
 	var pin runtime.Pinner
@@ -157,9 +162,19 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 				e.Release()
 			}
 		}
+		if n.guard != nil && n.guard.event != nil {
+			n.guard.event.Release()
+			n.guard.event = nil
+		}
 	}()
 	if err != nil {
 		return nil, err
+	}
+	if n.guard != nil && n.guard.kernel != nil {
+		if err := n.enqueueGuardRead(q); err != nil {
+			_ = q.Finish()
+			return nil, err
+		}
 	}
 	if err := q.Flush(); err != nil {
 		return nil, err
@@ -185,6 +200,11 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 		return nil, err
 	}
 	finished = true
+	if n.guard != nil {
+		if err := n.readGuards(); err != nil {
+			return outs, err // the outputs, for Check's report; Infer discards them
+		}
+	}
 	for _, t := range n.emptyOutputs {
 		outs[t.Name] = &Tensor{Shape: slices.Clone(t.Shape), Data: []float32{}}
 	}
@@ -273,6 +293,18 @@ func (n *Network) buildChain(q *cl.Queue) error {
 			laneDone[si] = [2][]int{done[si], done[si]}
 		}
 	}
+	if n.guard != nil && n.guard.kernel != nil {
+		// The guard check runs once every custom kernel has; on an out-of-order queue the
+		// rest of the network runs beside it.
+		check := cl.ChainLaunch{Kernel: n.guard.kernel, Global: n.guard.global}
+		for si, s := range n.steps {
+			if s.custom {
+				check.Wait = union(check.Wait, done[si])
+			}
+		}
+		launches = append(launches, check)
+		keep = append(keep, true)
+	}
 	c, err := cl.NewChain(launches, keep)
 	if err != nil {
 		return err
@@ -315,12 +347,19 @@ func (n *Network) submit(q *cl.Queue, useEvents bool) ([][]*cl.Event, error) {
 		}
 		events = n.events
 		for i, e := range evs {
+			if i >= len(n.launchAt) {
+				n.guard.event = e // the guard check, the chain's last launch
+				continue
+			}
 			at := n.launchAt[i]
 			events[at[0]][at[1]] = e
 		}
 	}
 	if err != nil {
 		_ = q.Finish()
+		if failed == len(n.launchAt) && n.guard != nil {
+			return events, fmt.Errorf("guard check: %w", err)
+		}
 		if failed < 0 || failed >= len(n.launchAt) {
 			return events, err
 		}

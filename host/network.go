@@ -113,6 +113,9 @@ type Network struct {
 	// borrowed are the graph inputs kernels read from the caller's memory
 	// (borrowed_inputs.go), by name.
 	borrowed map[string]*borrowedInput
+	// guard is the guarded memory of custom layers' tensors (guard.go); nil when guards
+	// are off or no custom layer runs.
+	guard *guards
 
 	mu       sync.Mutex
 	released bool
@@ -231,6 +234,9 @@ func (n *Network) release() {
 		h.Release()
 	}
 	n.stageIn, n.stageOut = nil, nil
+	if n.guard != nil && n.guard.host != nil {
+		n.guard.host.Release()
+	}
 	// Newest first: sub-buffers before the arena they view.
 	for i := len(n.owned) - 1; i >= 0; i-- {
 		n.owned[i].Release()

@@ -146,8 +146,10 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 			t.lastUse = math.MaxInt
 		}
 	}
-	// Borrowed inputs lie in the caller's memory, not the network's.
-	n.planBorrowedInputs(find)
+	// Borrowed inputs lie in the caller's memory, not the network's; those a custom
+	// kernel takes stay in guarded memory instead.
+	guardOn := n.engine.guardBytes() > 0
+	n.planBorrowedInputs(find, func(name string) bool { return guardOn && byName[name] != nil && byName[name].custom })
 	ts = slices.DeleteFunc(ts, func(t *memTensor) bool {
 		if n.borrowed[t.name] == nil {
 			return false
@@ -180,17 +182,22 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 	// Offsets keep a kernel's widest vector (float16, 64 bytes) aligned, and a custom
 	// kernel's view valid as a sub-buffer.
 	align := max(n.engine.device.BaseAlignBytes, 64)
+	n.PeakLiveBytes = int64(peakLive(ts, len(layers)))
+	all := ts
+	ts, guardTotal := n.planGuards(layers, ts, align)
 	arena := planOffsets(ts, align)
 	n.slotBuf = map[string]*cl.Buffer{}
 	n.slotOff = map[string]int{}
 	n.slotView = map[string]*cl.Buffer{}
 	n.mem, n.align = ts, align
-	n.PeakLiveBytes = int64(peakLive(ts, len(layers)))
 	if len(ts) == 0 {
-		return nil
+		return n.placeGuarded(all, guardTotal)
 	}
 	if !n.engine.useArena() {
-		return n.bufferPerSlot(ts, align)
+		if err := n.bufferPerSlot(ts, align); err != nil {
+			return err
+		}
+		return n.placeGuarded(all, guardTotal)
 	}
 	// One arena; built-in kernels take each tensor as the arena and its offset.
 	whole, err := n.engine.ctx.NewBuffer(cl.MemReadWrite, arena)
@@ -210,13 +217,14 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 		if err != nil {
 			// A driver that refuses sub-buffers still runs the network, with a buffer per
 			// tensor: more memory, same results.
-			n.engine.logf("sub-buffers refused (%v): one buffer per activation instead", err)
-			return n.bufferPerTensor(ts)
+			n.engine.logf("sub-buffers refused (%v): one buffer per activation instead, without guard zones", err)
+			n.guard = nil
+			return n.bufferPerTensor(all)
 		}
 		n.owned = append(n.owned, sub)
 		n.slotView[t.name] = sub
 	}
-	return nil
+	return n.placeGuarded(all, guardTotal)
 }
 
 // bufferPerSlot allocates a buffer per reuse slot (planSlots): tensors whose lifetimes

@@ -39,6 +39,7 @@ type engineFlags struct {
 	fuseFire    *bool
 	arena       *autoBool
 	split       *autoBool
+	guard       *guardFlag
 	quiet       *bool
 	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
 	inputShapes map[string][]int
@@ -62,6 +63,8 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	ef.fuseFire = fs.Bool("fuse-fire", true, "run each fire module (squeeze, two expansions, Concat) as one layer on CPU devices; -fuse-fire=false keeps the four")
 	ef.arena = &autoBool{}
 	fs.Var(ef.arena, "arena", "activations at offsets of one arena buffer (least memory; the default) rather than a buffer per reuse slot (-arena=false)")
+	ef.guard = &guardFlag{}
+	fs.Var(ef.guard, "guard", "guard zone on each side of every tensor a custom kernel takes, checked after each inference (bytes, or with K or M; 0 or off: none); a guard is as large as its tensor where that is larger")
 	ef.quiet = fs.Bool("quiet", false, "show no compile progress on stderr")
 	ef.split = &autoBool{}
 	fs.Var(ef.split, "split-batch", "run each layer as two launches of half the batch whose kernels overlap (even batches); default: on for CPUs of 8 or more compute units at batches of 16 or more, in networks that are mostly one chain")
@@ -83,6 +86,44 @@ func (b *autoBool) Set(s string) error {
 		return fmt.Errorf("want true or false")
 	}
 	b.set, b.on = true, v
+	return nil
+}
+
+// guardFlag is --guard: a size in bytes (K and M multiply by 1,024 and 1,024²), 0 or
+// "off" for none; left out, the engine's default (host.DefaultGuardBytes).
+type guardFlag struct{ bytes int }
+
+func (g *guardFlag) String() string {
+	switch {
+	case g == nil || g.bytes == 0:
+		return fmt.Sprintf("%dK", host.DefaultGuardBytes>>10)
+	case g.bytes < 0:
+		return "off"
+	}
+	return strconv.Itoa(g.bytes)
+}
+
+func (g *guardFlag) Set(s string) error {
+	if s == "off" || s == "0" {
+		g.bytes = -1
+		return nil
+	}
+	unit := 1
+	switch {
+	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
+		unit, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
+		unit, s = 1<<20, s[:len(s)-1]
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 || v > 1<<30/unit {
+		return fmt.Errorf("want a size in bytes such as 65536, 64K or 1M, or off")
+	}
+	if v == 0 {
+		g.bytes = -1
+		return nil
+	}
+	g.bytes = v * unit
 	return nil
 }
 
@@ -174,6 +215,7 @@ func (ef *engineFlags) options(o host.Options) (host.Options, error) {
 	o.KeepFires = !*ef.fuseFire
 	o.SplitBatch = mode(ef.split, host.Auto, host.On, host.Off)
 	o.Arena = mode(ef.arena, host.Auto, host.On, host.Off)
+	o.GuardBytes = ef.guard.bytes
 	if exe, err := os.Executable(); err == nil {
 		o.WorkerCommand = []string{exe, compileWorkerCommand}
 	}

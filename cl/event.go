@@ -130,3 +130,13 @@ func (e *Event) Release() {
 	e.cleanup.Stop()
 	releaseEventID(e.id)
 }
+
+// Marker enqueues a marker: its event completes once every command enqueued before it
+// has (clEnqueueMarkerWithWaitList with an empty list).
+func (q *Queue) Marker() (*Event, error) {
+	var ev C.cl_event
+	if err := check("clEnqueueMarkerWithWaitList", C.clEnqueueMarkerWithWaitList(q.id, 0, nil, &ev)); err != nil {
+		return nil, err
+	}
+	return newEvent(ev), nil
+}

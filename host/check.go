@@ -207,7 +207,7 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor, opts Che
 		n.mu.Unlock()
 		return nil, nil, err
 	}
-	outs, err := n.run(inputs)
+	outs, err := n.run(ctx, inputs)
 	n.mu.Unlock()
 	var guarded *GuardError
 	if err != nil && !errors.As(err, &guarded) {
@@ -259,6 +259,13 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor, opts Che
 			}
 			if guarded != nil && !lc.Sanitized {
 				lc.Findings = append(lc.Findings, guardFindings(guarded, s.layer)...)
+			}
+			if kept {
+				f, err := c.nonFinite(s, l)
+				if err != nil {
+					return nil, nil, err
+				}
+				lc.Findings = append(lc.Findings, f...)
 			}
 			if !lc.ValuesChecked() {
 				lc.NotChecked = "no reference"

@@ -224,3 +224,54 @@ func constFloats(t *model.Tensor) []float32 {
 	}
 	return out
 }
+
+// nonFinite reports the outputs of a custom layer that hold NaN or infinity although
+// every input is finite: such values are the kernel's own (a division by zero, the log
+// of a negative number), and the layers after it take them as they are. Elements still
+// holding the check's fill pattern are unwritten, which the comparisons report.
+func (c *checker) nonFinite(s *step, l *model.Layer) ([]Finding, error) {
+	for _, name := range l.Inputs {
+		if name == "" {
+			continue
+		}
+		t, err := c.read(name)
+		if err != nil {
+			return nil, fmt.Errorf("layer %q: %w", l.Name, err)
+		}
+		for _, v := range t.Data {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, nil // not the kernel's own
+			}
+		}
+	}
+	var found []Finding
+	for port, name := range l.Outputs {
+		t, err := c.read(name)
+		if err != nil {
+			return nil, fmt.Errorf("layer %q: %w", l.Name, err)
+		}
+		count, first := 0, -1
+		for i, v := range t.Data {
+			if math.Float32bits(v) == unwrittenBits {
+				continue
+			}
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				if first < 0 {
+					first = i
+				}
+				count++
+			}
+		}
+		if count == 0 {
+			continue
+		}
+		f := Finding{Layer: l.Name, Type: l.Type, Kind: NonFinite, Tensor: name,
+			Msg: fmt.Sprintf("%s of %s elements of output %d are NaN or infinite from finite inputs; first %s = %v",
+				thousands(count), thousands(len(t.Data)), port, coords(t.Shape, first), t.Data[first])}
+		if s.call != nil {
+			f.Entry, f.Where, f.Global, f.Local = s.call.prog.Entry, s.call.cfg.Where(), s.call.prog.Global, s.call.prog.Local
+		}
+		found = append(found, f)
+	}
+	return found, nil
+}

@@ -60,6 +60,9 @@ func (c *LayerCheck) details(other string) []string {
 		}
 	} else if c.Custom {
 		out = append(out, "sanitizer: not run")
+		if len(c.Findings) > 0 {
+			out = append(out, fmt.Sprintf("%d findings (below)", len(c.Findings)))
+		}
 	}
 	return out
 }
@@ -104,7 +107,7 @@ func (r *CheckReport) Write(w io.Writer) error {
 	}
 	tw.Flush()
 	if f := r.Findings(); len(f) > 0 {
-		b.WriteString("sanitizer findings:\n")
+		b.WriteString("findings:\n")
 		for _, x := range f {
 			fmt.Fprintf(&b, "  %s\n", x)
 		}

@@ -27,6 +27,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
@@ -174,6 +175,8 @@ type Engine struct {
 	mu       sync.Mutex
 	networks []*Network
 	closed   bool
+	// stuck says a network's kernel ran past an inference's deadline (Network.stuck).
+	stuck atomic.Bool
 	// subBuffer creates an activation's view of the arena; the tests replace it to
 	// reach the buffer-per-tensor fallback on drivers that never refuse a sub-buffer.
 	subBuffer func(arena *cl.Buffer, offset, size int) (*cl.Buffer, error)
@@ -255,6 +258,9 @@ func (e *Engine) Close() {
 		n.release()
 	}
 	e.networks = nil
+	if e.stuck.Load() {
+		return // a kernel still runs: finishing the queue would wait for ever
+	}
 	if e.queue != nil {
 		_ = e.queue.Finish()
 	}

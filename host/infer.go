@@ -57,7 +57,7 @@ func (n *Network) Infer(ctx context.Context, inputs map[string]*Tensor) (map[str
 	if err := n.checkInputs(inputs); err != nil {
 		return nil, err
 	}
-	outs, err := n.run(inputs)
+	outs, err := n.run(ctx, inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -129,13 +129,24 @@ func (n *Network) inputNames() []string {
 // run writes the inputs (or binds the borrowed ones), enqueues every step after its
 // producers, and reads the outputs. A guard violation returns the outputs with its
 // *GuardError.
-func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
+func (n *Network) run(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, error) {
+	if n.stuck != nil {
+		return nil, n.stuck
+	}
+	if n.engine.Stuck() {
+		return nil, errors.New("the device is still running a kernel that never finished (an earlier inference's timeout): this engine runs nothing more")
+	}
 	q := n.engine.queue
-	var pin runtime.Pinner
+	pin := new(runtime.Pinner)
 	finished := false // the queue is drained: no command reads the caller's memory
-	wrapped, err := n.bindCallerInputs(inputs, &pin)
+	wrapped, err := n.bindCallerInputs(inputs, pin)
 	defer func() {
 		if wrapped == nil && n.borrowed == nil {
+			return
+		}
+		if n.stuck != nil {
+			// A kernel may still read the caller's memory: it stays pinned for good.
+			n.stuckPins = append(n.stuckPins, pin)
 			return
 		}
 		if !finished {
@@ -154,7 +165,8 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 		_ = q.Finish()
 		return nil, err
 	}
-	useEvents := q.OutOfOrder || q.Profiling
+	deadline, timed := ctx.Deadline()
+	useEvents := q.OutOfOrder || q.Profiling || timed
 	events, err := n.submit(q, useEvents)
 	defer func() {
 		for _, evs := range events {
@@ -178,6 +190,11 @@ func (n *Network) run(inputs map[string]*Tensor) (map[string]*Tensor, error) {
 	}
 	if err := q.Flush(); err != nil {
 		return nil, err
+	}
+	if timed {
+		if err := n.awaitDeadline(q, events, deadline); err != nil {
+			return nil, err
+		}
 	}
 	outs := make(map[string]*Tensor, len(n.outputs))
 	for i, t := range n.outputs {
@@ -278,7 +295,9 @@ func (n *Network) buildChain(q *cl.Queue) error {
 			// step releases them (graph outputs' producers, which the reads wait on, and
 			// dead ends).
 			unreleased := n.lastWaiter[si] < 0 || n.lastWaiter[si] >= len(n.steps)
-			keep = append(keep, q.Profiling || s.isFinal(li) && unreleased)
+			// A custom step's final ones, too: a deadline's report names the custom
+			// layer that has not finished (awaitDeadline).
+			keep = append(keep, q.Profiling || s.isFinal(li) && (unreleased || s.custom))
 			n.launchAt = append(n.launchAt, [2]int{si, li})
 		}
 		for lane, l := range last {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -116,6 +117,10 @@ type Network struct {
 	// guard is the guarded memory of custom layers' tensors (guard.go); nil when guards
 	// are off or no custom layer runs.
 	guard *guards
+	// stuck is set once an inference ran past its deadline with a kernel still running:
+	// OpenCL cannot stop it, so the network (and its engine's queue) runs nothing more.
+	stuck     *TimeoutError
+	stuckPins []*runtime.Pinner
 
 	mu       sync.Mutex
 	released bool
@@ -227,6 +232,9 @@ func (n *Network) release() {
 		return
 	}
 	n.released = true
+	if n.stuck != nil {
+		return // its kernels may still run: nothing is released
+	}
 	for _, k := range n.kernels {
 		k.Release()
 	}

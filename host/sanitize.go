@@ -35,6 +35,8 @@ const (
 	InputWritten FindingKind = "input written"
 	// Nondeterministic: two runs on the same inputs gave different outputs.
 	Nondeterministic FindingKind = "nondeterministic"
+	// NonFinite: NaN or infinity in an output computed from finite inputs.
+	NonFinite FindingKind = "non-finite output"
 	// ReadsUnwritten: the output depends on memory the kernel should not read — past
 	// the end of a buffer, or output elements before anything wrote them.
 	ReadsUnwritten FindingKind = "reads memory it should not"

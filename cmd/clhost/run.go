@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/clhost/clhost/host"
 	"github.com/clhost/clhost/tensorio"
@@ -244,11 +245,15 @@ func runRun(args []string) error {
 	addCheckFlags(fs, &cf)
 	profile := fs.Bool("profile", false, "print the device time of every layer")
 	seed := fs.Int64("seed", 1, "seed of the random data for inputs not given with -i")
+	timeout := fs.Duration("timeout", time.Minute, "longest wait for the inference's kernels; past it the custom layer still running is named and run exits 1 (0: wait for ever)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *timeout < 0 {
+		return usagef("-timeout %s: must not be negative", *timeout)
 	}
 	if host.ModelFormat(*ef.model) == host.FormatONNX && *ef.batch == 0 {
 		shapes, err := inputFileShapes(inputs)
@@ -280,6 +285,11 @@ func runRun(args []string) error {
 		return err
 	}
 	ctx := context.Background()
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
 	var outs map[string]*host.Tensor
 	var report *host.CheckReport
 	stop := ef.firstInferenceNote()

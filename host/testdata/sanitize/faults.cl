@@ -59,3 +59,14 @@ __kernel void reads_past(const __global float* in, __global float* out)
     const int i = get_global_id(0);
     out[i] = 2.0f * in[i] + (i == 0 ? in[N_IN] : 0.0f);
 }
+
+// Never ends: loops while its input is a number, which it always is, storing as it goes.
+__kernel void spins(const __global float* in, __global float* out)
+{
+    const int i = get_global_id(0);
+    float acc = 0.0f;
+    while (in[i] == in[i]) {
+        acc += 1.0f;
+        out[i] = acc;
+    }
+}

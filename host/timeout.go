@@ -1,0 +1,87 @@
+package host
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/clhost/clhost/cl"
+)
+
+// An inference whose context has a deadline waits for its kernels until then, not for
+// ever: a kernel that never finishes (a loop whose bound the kernel never reaches) ends
+// the inference with a *TimeoutError naming the custom layer still running. OpenCL can
+// neither stop a kernel nor release what it uses, so the network and its engine are
+// left as they are and refuse further work; the process, or a server's other devices,
+// go on.
+
+// TimeoutError is an inference that had not finished by its deadline.
+type TimeoutError struct {
+	After time.Duration
+	// Layers are the custom layers whose kernels had not finished, each as
+	// `layer "x" (Type, kernel k, file.xml:3, global 16,16, local chosen by the driver)`;
+	// empty when every custom kernel had (a built-in layer, or a driver that is slow).
+	Layers []string
+}
+
+func (e *TimeoutError) Error() string {
+	what := "the inference"
+	if len(e.Layers) > 0 {
+		what = strings.Join(e.Layers, " and ")
+	}
+	return fmt.Sprintf("%s has not finished after %s; OpenCL cannot stop a running kernel, so this device runs nothing more in this process", what, e.After.Round(time.Millisecond))
+}
+
+// Stuck reports whether an inference ran past its deadline with a kernel still
+// running: the engine then refuses every inference (its queue would never drain).
+func (e *Engine) Stuck() bool { return e.stuck.Load() }
+
+// awaitDeadline waits until every command enqueued so far has completed or the deadline
+// passes; then it marks the network stuck and names the custom steps not finished.
+func (n *Network) awaitDeadline(q *cl.Queue, events [][]*cl.Event, deadline time.Time) error {
+	m, err := q.Marker()
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- m.Wait()
+		m.Release()
+	}()
+	wait := time.Until(deadline)
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+	}
+	te := &TimeoutError{After: max(wait, 0)}
+	for si, s := range n.steps {
+		if !s.custom || events == nil || len(events[si]) == 0 {
+			continue
+		}
+		ev := events[si][len(events[si])-1]
+		if ev == nil {
+			continue
+		}
+		if st, err := ev.Status(); err == nil && st != cl.Complete {
+			te.Layers = append(te.Layers, n.describeStep(s))
+			if !q.OutOfOrder {
+				break // in order: the first unfinished one is the one running
+			}
+		}
+	}
+	n.stuck = te
+	n.engine.stuck.Store(true)
+	return te
+}
+
+// describeStep names a custom step with its kernel, config file:line and work sizes.
+func (n *Network) describeStep(s *step) string {
+	if s.call == nil {
+		return fmt.Sprintf("layer %q (%s)", s.layer, s.typ)
+	}
+	return fmt.Sprintf("layer %q (%s, kernel %s, %s, global %s, local %s)", s.layer, s.typ, s.call.prog.Entry,
+		s.call.cfg.Where(), joinSizes(s.call.prog.Global), localText(s.call.prog.Local))
+}

@@ -401,7 +401,7 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 	}
 	cp, err := n.engine.programs.get(l.Type, prog.Source, prog.Options)
 	if err != nil {
-		return buildErrorf(l.Name, l.Type, err)
+		return buildErrorf(l.Name, l.Type+", custom layer from "+cfg.Where(), err)
 	}
 	n.useProgram(cp)
 	names, err := cp.prog.KernelNames()

@@ -164,6 +164,10 @@ func (p *Program) Release() {
 // messages it counts are in the log already.
 var tally = regexp.MustCompile(`^\d+ (warning|error)s?( and \d+ errors?)? generated\.$`)
 
+// IsCompilerTally says whether line (without its newline) is one of clang's closing
+// tallies, "1 warning generated." and the like.
+func IsCompilerTally(line string) bool { return tally.MatchString(line) }
+
 // dropTallies removes clang's tally lines from a build log.
 func dropTallies(log string) string {
 	lines := strings.Split(log, "\n")

@@ -415,12 +415,17 @@ func buildErrorf(layer, typ string, err error) error {
 	return fmt.Errorf("layer %q (%s): %w", layer, typ, err)
 }
 
-// buildWarnings returns a build log's warning lines, indented, or "".
+// buildWarnings returns a build log's warning lines, indented, or "". A line repeated
+// is given once: PoCL preprocesses the source before it compiles it, and its log holds
+// a preprocessor's warning (#warning) from both passes.
 func buildWarnings(log string) string {
 	var b strings.Builder
+	seen := map[string]bool{}
 	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, "warning:") {
-			b.WriteString("  " + strings.TrimSpace(line) + "\n")
+		line = strings.TrimSpace(line)
+		if strings.Contains(line, "warning:") && !seen[line] {
+			seen[line] = true
+			b.WriteString("  " + line + "\n")
 		}
 	}
 	return strings.TrimSuffix(b.String(), "\n")

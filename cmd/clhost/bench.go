@@ -352,8 +352,7 @@ type progress struct {
 }
 
 func newProgress(total int) *progress {
-	st, err := os.Stderr.Stat()
-	return &progress{total: total, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
+	return &progress{total: total, tty: stderrIsTerminal()}
 }
 
 func (p *progress) step() {

@@ -19,8 +19,11 @@ import (
 // workers start this binary too (os.Executable, as the command does): with the hidden
 // compile-worker command it is one.
 func TestMain(m *testing.M) {
+	if mode := os.Getenv("CLHOST_TEST_STDERR"); mode != "" {
+		os.Exit(stderrChild(mode))
+	}
 	if os.Getenv("CLHOST_AS_MAIN") == "1" || len(os.Args) == 3 && os.Args[1] == compileWorkerCommand {
-		os.Exit(runMain(os.Args[1:]))
+		os.Exit(runCommand(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }

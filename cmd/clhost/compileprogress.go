@@ -43,7 +43,7 @@ func newCompileProgress(w io.Writer, tty bool) *compileProgress {
 
 // stderrIsTerminal says whether stderr takes a line rewritten with \r.
 func stderrIsTerminal() bool {
-	st, err := os.Stderr.Stat()
+	st, err := realStderr().Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 

@@ -96,7 +96,15 @@ func printUsage(w io.Writer) {
 const compileWorkerCommand = "compile-worker"
 
 func main() {
-	os.Exit(runMain(os.Args[1:]))
+	os.Exit(runCommand(os.Args[1:]))
+}
+
+// runCommand is runMain as the clhost process runs it: with its stderr filtered
+// (filterStderr), and everything written there copied out before it returns, also when
+// runMain panics.
+func runCommand(args []string) int {
+	defer filterStderr()()
+	return runMain(args)
 }
 
 // runMain is main without os.Exit, so tests can drive the CLI in-process.

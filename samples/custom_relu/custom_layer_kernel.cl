@@ -1,4 +1,6 @@
+#ifdef cl_khr_fp16 // enabling an extension the device lacks draws a warning
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
+#endif
 __kernel void example_relu_kernel(
     const __global INPUT0_TYPE* input0,
     __global OUTPUT0_TYPE* output)

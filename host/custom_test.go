@@ -575,7 +575,7 @@ func TestCustomCompileErrorNamesFile(t *testing.T) {
 	b.LayerOutputs("Broken", "bk", []string{x}, []string{y})
 	b.Output(y)
 	err := ctCompileError(t, Options{NoGlobalConfig: true, Configs: []string{ctPath(t, "bad_kernels.xml")}}, ctBuild(t, b))
-	ctContains(t, "the error", err.Error(), `layer "bk" (Broken)`, ctPath(t, "broken.cl")+":6:", "undeclared_scale")
+	ctContains(t, "the error", err.Error(), `layer "bk" (Broken, custom layer from `+ctPath(t, "bad_kernels.xml")+":24)", ctPath(t, "broken.cl")+":6:", "undeclared_scale")
 }
 
 // ctPipeline is x (1×3×8×8) → Conv 4×3×3×3 pad 1 → AffineAny → AffineAny (the same
@@ -829,7 +829,7 @@ func TestCustomConfigFS(t *testing.T) {
 	ctClose(t, "y", out["y"].Data, ctMap(in.Data, func(v float32) float32 { return -3 * v }), 1e-6)
 
 	err := ctCompileError(t, opts, one("BrokenFS"))
-	ctContains(t, "the error", err.Error(), `layer "l1" (BrokenFS)`, "cfg/kernels/broken.cl:3:", "nothing_here")
+	ctContains(t, "the error", err.Error(), `layer "l1" (BrokenFS, custom layer from cfg/layers.xml:12)`, "cfg/kernels/broken.cl:3:", "nothing_here")
 }
 
 // TestSeedReluExample runs the OpenVINO documentation example of samples/custom_relu

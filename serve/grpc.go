@@ -44,10 +44,12 @@ func (g *grpcService) ServerReady(context.Context, *pb.ServerReadyRequest) (*pb.
 }
 
 func (g *grpcService) ModelReady(_ context.Context, req *pb.ModelReadyRequest) (*pb.ModelReadyResponse, error) {
-	if _, err := g.s.lookup(req.GetName(), req.GetVersion()); err != nil {
+	m, err := g.s.lookup(req.GetName(), req.GetVersion())
+	if err != nil {
 		return nil, grpcError(err)
 	}
-	return &pb.ModelReadyResponse{Ready: g.s.Ready()}, nil
+	ready, _ := g.s.modelReadiness(m)
+	return &pb.ModelReadyResponse{Ready: ready}, nil
 }
 
 func (g *grpcService) ServerMetadata(context.Context, *pb.ServerMetadataRequest) (*pb.ServerMetadataResponse, error) {

@@ -98,8 +98,12 @@ func (s *Server) modelReady(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	ready := s.Ready()
-	writeJSON(w, readyStatus(ready), map[string]any{"name": m.name, "ready": ready})
+	ready, reason := s.modelReadiness(m)
+	body := map[string]any{"name": m.name, "ready": ready}
+	if reason != "" {
+		body["reason"] = reason
+	}
+	writeJSON(w, readyStatus(ready), body)
 }
 
 // restRequest is the JSON of an inference request.

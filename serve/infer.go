@@ -77,6 +77,11 @@ func (s *Server) infer(ctx context.Context, name, version string, parse func(m *
 		s.metrics.rejected(unknownModel, err)
 		return nil, nil, err
 	}
+	if m.unready != "" {
+		err := errorf(KindUnavailable, "model %q is not served: %s", m.name, m.unready)
+		s.metrics.rejected(m.name, err)
+		return m, nil, err
+	}
 	if err := s.accept(); err != nil {
 		s.metrics.rejected(m.name, err)
 		return m, nil, err

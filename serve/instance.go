@@ -27,6 +27,8 @@ type instance struct {
 
 	// series are the model's metrics on the device.
 	series *series
+	// timeout bounds each inference (Options.InferTimeout).
+	timeout time.Duration
 
 	mu sync.Mutex
 	// est is the estimated time of one inference per batch size, in seconds: the
@@ -159,7 +161,9 @@ func (in *instance) runChunk(size int, segs []segment) (map[string]*host.Tensor,
 		*dirty = used
 		inputs[t.name] = stage
 	}
-	res, err := net.Infer(context.Background(), inputs)
+	ctx, cancel := context.WithTimeout(context.Background(), in.timeout)
+	defer cancel()
+	res, err := net.Infer(ctx, inputs)
 	if err != nil {
 		return nil, fmt.Errorf("device %s: model %q at batch %d: %w", in.dev.name, m.name, size, err)
 	}

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"github.com/clhost/clhost/host"
 	"time"
 )
 
@@ -129,6 +130,11 @@ func (s *Server) execute(d *device, j job) {
 	compute, err := j.inst.run(j.reqs, j.items)
 	j.inst.series.batch(j.items, compute)
 	if err != nil {
+		var te *host.TimeoutError
+		if errors.As(err, &te) {
+			s.sched.markStuck(d)
+			s.logf("device %s is unhealthy from now on, its requests go to the other devices: %v", d.name, err)
+		}
 		var e *Error
 		if !errors.As(err, &e) {
 			err = errorf(KindInternal, "%v", err)

@@ -51,6 +51,9 @@ type servedModel struct {
 	// a handler has begun and ended: a batch may wait for those arriving when it
 	// became due (queue.due).
 	begun, ended atomic.Int64
+	// unready is why the model is not served (a custom layer failed its check at load:
+	// checkCustomLayers); "" when it is.
+	unready string
 }
 
 // newTensorMetas describes the tensors names of m; types, where they name one, replace

@@ -23,6 +23,9 @@ type device struct {
 	// batches only when every device has failed.
 	failures    int
 	failedUntil time.Time
+	// stuck says a kernel never finished there (host.TimeoutError): the device takes
+	// batches only when no other can, and those fail at once.
+	stuck bool
 }
 
 // job is a batch of one model's requests, sent to a device's worker.
@@ -95,6 +98,13 @@ func (s *scheduler) claimOn(m *servedModel, items int, only *device) (d *device,
 	return nil, false, s.changed
 }
 
+// markStuck takes a device whose kernel never finished out of service for good.
+func (s *scheduler) markStuck(d *device) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d.stuck = true
+}
+
 // release marks a device free after a batch; failed says the batch failed there.
 func (s *scheduler) release(d *device, failed bool) {
 	s.mu.Lock()
@@ -102,7 +112,9 @@ func (s *scheduler) release(d *device, failed bool) {
 	now := time.Now()
 	d.busy = false
 	d.busyUntil = now
-	if failed {
+	if d.stuck {
+		d.failedUntil = now.Add(100 * 365 * 24 * time.Hour)
+	} else if failed {
 		d.failures++
 		backoff := failBackoff << min(d.failures-1, 10)
 		d.failedUntil = now.Add(min(backoff, maxFailBackoff))

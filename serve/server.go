@@ -56,6 +56,10 @@ type Options struct {
 	// never waits for requests that have not reached the server, nor for those that
 	// began arriving after it began to wait, while a device is free.
 	MaxDelay time.Duration
+	// InferTimeout bounds one inference on a device (DefaultInferTimeout when 0): past
+	// it the custom layer still running is named, the batch's requests fail, and the
+	// device is taken out of service (OpenCL cannot stop a kernel).
+	InferTimeout time.Duration
 	// BatchSizes are the batch sizes compiled per device for a model that batches
 	// (default: 1, the powers of 4 below MaxBatch, and MaxBatch); a batch runs as
 	// inferences of these sizes.
@@ -71,8 +75,10 @@ type Options struct {
 
 // Defaults.
 const (
-	DefaultMaxBatch     = 8
-	DefaultMaxDelay     = 2 * time.Millisecond
+	DefaultMaxBatch = 8
+	DefaultMaxDelay = 2 * time.Millisecond
+	// DefaultInferTimeout is Options.InferTimeout's default.
+	DefaultInferTimeout = time.Minute
 	DefaultMaxBodyBytes = 64 << 20
 )
 
@@ -120,6 +126,9 @@ func New(sources []Source, opts Options) (*Server, error) {
 	}
 	if opts.MaxDelay < 0 {
 		opts.MaxDelay = 0
+	}
+	if opts.InferTimeout <= 0 {
+		opts.InferTimeout = DefaultInferTimeout
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
@@ -253,6 +262,15 @@ func (s *Server) load(src Source) (*servedModel, error) {
 	if err := s.compile(m, src, byBatch); err != nil {
 		return nil, err
 	}
+	if reason := s.checkCustomLayers(m, src, byBatch[m.sizes[0]]); reason != "" {
+		s.logf("model %q is not served: %s", m.name, reason)
+		m.unready = reason
+		if !m.instances[0].engine.Stuck() {
+			m.closeEngines()
+		}
+		m.instances = nil
+		return m, nil
+	}
 	if m.batched && len(m.sizes) > 1 {
 		if err := s.checkBatching(m); err != nil {
 			s.logf("model %q: batched results differ from single ones, so it runs one item per inference: %v", m.name, err)
@@ -304,7 +322,7 @@ func (s *Server) compileOn(m *servedModel, src Source, d *device, byBatch map[in
 	}
 	in := &instance{model: m, dev: d, engine: e, nets: map[int]*host.Network{},
 		staging: map[int]map[string]*host.Tensor{}, dirty: map[int][]int{}, est: map[int]float64{},
-		series: s.metrics.seriesFor(m.name, d.name)}
+		series: s.metrics.seriesFor(m.name, d.name), timeout: s.opts.InferTimeout}
 	for _, b := range m.sizes {
 		n, err := e.Compile(byBatch[b])
 		if err != nil {
@@ -445,6 +463,10 @@ func (s *Server) Describe() (devices, models []string) {
 		devices = append(devices, d.name)
 	}
 	for _, m := range s.order {
+		if m.unready != "" {
+			models = append(models, fmt.Sprintf("%s (%s; not served: %s)", m.name, m.platform, m.unready))
+			continue
+		}
 		how := "one request per inference"
 		if m.batched {
 			how = fmt.Sprintf("batches of up to %d", s.opts.MaxBatch)
@@ -489,9 +511,30 @@ func (s *Server) done() {
 	}
 }
 
-// Ready reports whether the server takes inference requests.
+// Ready reports whether the server takes inference requests for every model.
 func (s *Server) Ready() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.draining && !s.closed
+	if s.draining || s.closed {
+		return false
+	}
+	for _, m := range s.order {
+		if m.unready != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// modelReady reports whether the server takes requests for m, and if not, why.
+func (s *Server) modelReadiness(m *servedModel) (bool, string) {
+	if m.unready != "" {
+		return false, m.unready
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining || s.closed {
+		return false, "the server is shutting down"
+	}
+	return true, ""
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/clhost/clhost/cl"
 )
@@ -166,6 +167,7 @@ func (n *Network) run(ctx context.Context, inputs map[string]*Tensor) (map[strin
 		return nil, err
 	}
 	deadline, timed := ctx.Deadline()
+	started := time.Now()
 	useEvents := q.OutOfOrder || q.Profiling || timed
 	events, err := n.submit(q, useEvents)
 	defer func() {
@@ -192,7 +194,7 @@ func (n *Network) run(ctx context.Context, inputs map[string]*Tensor) (map[strin
 		return nil, err
 	}
 	if timed {
-		if err := n.awaitDeadline(q, events, deadline); err != nil {
+		if err := n.awaitDeadline(q, events, started, deadline); err != nil {
 			return nil, err
 		}
 	}

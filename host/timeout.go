@@ -17,6 +17,7 @@ import (
 
 // TimeoutError is an inference that had not finished by its deadline.
 type TimeoutError struct {
+	// After is the time from the inference's first enqueue to the deadline's passing.
 	After time.Duration
 	// Layers are the custom layers whose kernels had not finished, each as
 	// `layer "x" (Type, kernel k, file.xml:3, global 16,16, local chosen by the driver)`;
@@ -29,7 +30,7 @@ func (e *TimeoutError) Error() string {
 	if len(e.Layers) > 0 {
 		what = strings.Join(e.Layers, " and ")
 	}
-	return fmt.Sprintf("%s has not finished after %s; OpenCL cannot stop a running kernel, so this device runs nothing more in this process", what, e.After.Round(time.Millisecond))
+	return fmt.Sprintf("%s has not finished after %s; OpenCL cannot stop a running kernel, so this device runs nothing more in this process", what, e.After.Round(10*time.Millisecond))
 }
 
 // Stuck reports whether an inference ran past its deadline with a kernel still
@@ -38,7 +39,7 @@ func (e *Engine) Stuck() bool { return e.stuck.Load() }
 
 // awaitDeadline waits until every command enqueued so far has completed or the deadline
 // passes; then it marks the network stuck and names the custom steps not finished.
-func (n *Network) awaitDeadline(q *cl.Queue, events [][]*cl.Event, deadline time.Time) error {
+func (n *Network) awaitDeadline(q *cl.Queue, events [][]*cl.Event, started, deadline time.Time) error {
 	m, err := q.Marker()
 	if err != nil {
 		return err
@@ -56,7 +57,7 @@ func (n *Network) awaitDeadline(q *cl.Queue, events [][]*cl.Event, deadline time
 		return err
 	case <-timer.C:
 	}
-	te := &TimeoutError{After: max(wait, 0)}
+	te := &TimeoutError{After: time.Since(started)}
 	for si, s := range n.steps {
 		if !s.custom || events == nil || len(events[si]) == 0 {
 			continue

@@ -183,6 +183,9 @@ type Engine struct {
 	// buildOnlyWorkers makes compile workers build and store binaries on PoCL too, as
 	// they do on other drivers; the tests set it to reach that path on PoCL.
 	buildOnlyWorkers bool
+	// guardCheckKernel makes a CPU device check guards with the check kernel, as GPUs
+	// do; the tests set it to reach that path on PoCL.
+	guardCheckKernel bool
 	// warned holds the warnings already logged: a network compiled again (another
 	// batch, another device order) must not repeat a layer's warning.
 	warned sync.Map

@@ -168,7 +168,9 @@ func (n *Network) armGuards() error {
 		return fmt.Errorf("guard table: %w", err)
 	}
 	n.owned = append(n.owned, g.table)
-	if g.flags, err = e.ctx.NewBuffer(cl.MemReadWrite, 8*len(g.regions)); err != nil {
+	// The flags start at zero: the check only raises them, and fillGuards ran before
+	// they existed.
+	if g.flags, err = e.ctx.NewBufferFrom(cl.MemReadWrite, make([]byte, 8*len(g.regions))); err != nil {
 		return fmt.Errorf("guard flags: %w", err)
 	}
 	n.owned = append(n.owned, g.flags)
@@ -433,7 +435,7 @@ func (n *Network) placeGuarded(all []*memTensor, total int) error {
 	}
 	var buf *cl.Buffer
 	var err error
-	if n.engine.device.IsCPU() {
+	if n.engine.device.IsCPU() && !n.engine.guardCheckKernel {
 		buf, g.mem, err = n.engine.ctx.NewSharedBuffer(cl.MemReadWrite, total)
 	} else {
 		buf, err = n.engine.ctx.NewBuffer(cl.MemReadWrite, total)

@@ -25,33 +25,43 @@ func TestGuardsCatchStrayWrites(t *testing.T) {
 		{"PastEnd", "past_end", 21, true, 64},
 		{"BeforeStart", "before_start", 30, false, 8},
 	}
-	for _, c := range cases {
-		t.Run(c.typ, func(t *testing.T) {
-			n, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{xml}}, sanChain(t, c.typ, shape))
-			in := map[string]*Tensor{"x": ctRand(5, shape...)}
-			for i := 0; i < 2; i++ {
-				_, err := n.Infer(context.Background(), in)
-				var ge *GuardError
-				if !errors.As(err, &ge) {
-					t.Fatalf("inference %d: error %v is not a *GuardError", i, err)
+	for _, path := range []string{"HostCheck", "CheckKernel"} {
+		for _, c := range cases {
+			t.Run(path+"/"+c.typ, func(t *testing.T) {
+				e, log := ctEngine(t, Options{NoGlobalConfig: true, Configs: []string{xml}})
+				e.guardCheckKernel = path == "CheckKernel"
+				n, err := e.Compile(sanChain(t, c.typ, shape))
+				if err != nil {
+					t.Fatalf("Compile: %v\nlog:\n%s", err, log)
 				}
-				if len(ge.Violations) != 1 {
-					t.Fatalf("inference %d: violations %+v", i, ge.Violations)
+				if byKernel := n.guard.kernel != nil; byKernel != e.guardCheckKernel {
+					t.Fatalf("guards checked by the kernel: %v, want %v", byKernel, e.guardCheckKernel)
 				}
-				v := ge.Violations[0]
-				if v.Layer != "c1" || v.Entry != c.entry || v.Arg != "output 0" || v.After != c.after || v.Bytes != c.bytes || v.TensorBytes != 1024 {
-					t.Errorf("inference %d: violation %+v", i, v)
+				in := map[string]*Tensor{"x": ctRand(5, shape...)}
+				for i := 0; i < 2; i++ {
+					_, err := n.Infer(context.Background(), in)
+					var ge *GuardError
+					if !errors.As(err, &ge) {
+						t.Fatalf("inference %d: error %v is not a *GuardError", i, err)
+					}
+					if len(ge.Violations) != 1 {
+						t.Fatalf("inference %d: violations %+v", i, ge.Violations)
+					}
+					v := ge.Violations[0]
+					if v.Layer != "c1" || v.Entry != c.entry || v.Arg != "output 0" || v.After != c.after || v.Bytes != c.bytes || v.TensorBytes != 1024 {
+						t.Errorf("inference %d: violation %+v", i, v)
+					}
+					side := "past the end of output 0"
+					if !c.after {
+						side = "before the start of output 0"
+					}
+					ctContains(t, "the error", err.Error(), `layer "c1" (`+c.typ+`, kernel `+c.entry, "faults.xml:", side, "global 256, local chosen by the driver")
+					if !strings.Contains(err.Error(), "faults.xml:"+itoa(c.line)) {
+						t.Errorf("the error does not name faults.xml:%d: %v", c.line, err)
+					}
 				}
-				side := "past the end of output 0"
-				if !c.after {
-					side = "before the start of output 0"
-				}
-				ctContains(t, "the error", err.Error(), `layer "c1" (`+c.typ+`, kernel `+c.entry, "faults.xml:", side, "global 256, local chosen by the driver")
-				if !strings.Contains(err.Error(), "faults.xml:"+itoa(c.line)) {
-					t.Errorf("the error does not name faults.xml:%d: %v", c.line, err)
-				}
-			}
-		})
+			})
+		}
 	}
 	t.Run("Correct", func(t *testing.T) {
 		n, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{xml}}, sanChain(t, "Twice", shape))
@@ -68,6 +78,17 @@ func TestGuardsCatchStrayWrites(t *testing.T) {
 			want = append(want, 2*max(v, 0))
 		}
 		ctClose(t, "relu(2 relu(x))", out[n.Outputs()[0].Name].Data, want, 0)
+		// The check kernel's flags start clear and stay clear over inferences.
+		e, _ := ctEngine(t, Options{NoGlobalConfig: true, Configs: []string{xml}})
+		e.guardCheckKernel = true
+		k, err := e.Compile(sanChain(t, "Twice", shape))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			out := ctInfer(t, k, map[string]*Tensor{"x": in})
+			ctClose(t, "relu(2 relu(x)), guards checked by the kernel", out[k.Outputs()[0].Name].Data, want, 0)
+		}
 	})
 }
 

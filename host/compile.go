@@ -101,6 +101,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 			building.step()
 		}
 	}
+	n.logWarnings()
 	if err := n.armGuards(); err != nil {
 		return nil, err
 	}

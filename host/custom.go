@@ -397,7 +397,7 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 		return err
 	}
 	for _, w := range prog.Warnings {
-		n.engine.warnOnce(w)
+		n.warnings = append(n.warnings, w)
 	}
 	cp, err := n.engine.programs.get(l.Type, prog.Source, prog.Options)
 	if err != nil {
@@ -554,4 +554,13 @@ func (n *Network) scratch(size int) (*cl.Buffer, error) {
 	}
 	n.owned = append(n.owned, b)
 	return b, nil
+}
+
+// logWarnings logs the custom layers' warnings of a compile, each problem once with the
+// layers that have it (jit.GroupWarnings).
+func (n *Network) logWarnings() {
+	for _, w := range jit.GroupWarnings(n.warnings) {
+		n.engine.warnOnce(w)
+	}
+	n.warnings = nil
 }

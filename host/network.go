@@ -10,6 +10,7 @@ import (
 	builtinkernels "github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
+	"github.com/clhost/clhost/jit"
 	"github.com/clhost/clhost/model"
 )
 
@@ -89,6 +90,9 @@ func (t *deviceTensor) whole() (*cl.Buffer, error) {
 // Network is a model compiled for one engine: buffers allocated, programs built, kernel
 // arguments set. See the package documentation for its concurrency model.
 type Network struct {
+	// warnings are the custom layers' warnings of the compile, logged when every
+	// layer is bound (logWarnings).
+	warnings []jit.Warning
 	engine  *Engine
 	res     *resolver // decides, once per type, custom or built-in
 	Model   *model.Model

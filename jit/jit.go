@@ -55,7 +55,49 @@ type Program struct {
 	Outputs []Layout
 	// Warnings are the instance's problems that do not stop it, such as a Define whose
 	// param the layer lacks while its default is used (often a misspelled param).
-	Warnings []string
+	Warnings []Warning
+}
+
+// Warning is a problem of one layer instance that does not stop it. Problem is the same
+// text for every layer of a type that has it, so that a model with many such layers
+// can be told once.
+type Warning struct {
+	Layer   string // the layer's name
+	Problem string // `(Type): Define "X" (file.xml:4): ...`
+}
+
+func (w Warning) String() string { return fmt.Sprintf("layer %q %s", w.Layer, w.Problem) }
+
+// GroupWarnings gives each problem once, in first-seen order, with the layers that have
+// it: a config used by every ReLU of a network would otherwise repeat one line per layer.
+func GroupWarnings(ws []Warning) []string {
+	var problems []string
+	layers := map[string][]string{}
+	for _, w := range ws {
+		if _, ok := layers[w.Problem]; !ok {
+			problems = append(problems, w.Problem)
+		}
+		layers[w.Problem] = append(layers[w.Problem], w.Layer)
+	}
+	const shown = 4
+	out := make([]string, 0, len(problems))
+	for _, p := range problems {
+		ls := layers[p]
+		if len(ls) == 1 {
+			out = append(out, Warning{Layer: ls[0], Problem: p}.String())
+			continue
+		}
+		var names []string
+		for _, l := range ls[:min(len(ls), shown)] {
+			names = append(names, strconv.Quote(l))
+		}
+		list := strings.Join(names, ", ")
+		if len(ls) > shown {
+			list += fmt.Sprintf(" and %d more", len(ls)-shown)
+		}
+		out = append(out, fmt.Sprintf("layers %s %s", list, p))
+	}
+	return out
 }
 
 // Error lists every problem of one instance.
@@ -189,7 +231,7 @@ func Generate(l *customlayer.Layer, inst Instance) (*Program, error) {
 			continue
 		}
 		if w := defaultedParam(d, inst.Params); w != "" {
-			prog.Warnings = append(prog.Warnings, fmt.Sprintf("layer %q (%s): Define %q (%s): %s", inst.Name, l.Name, d.Name, defineWhere(l, d), w))
+			prog.Warnings = append(prog.Warnings, Warning{Layer: inst.Name, Problem: fmt.Sprintf("(%s): Define %q (%s): %s", l.Name, d.Name, defineWhere(l, d), w)})
 		}
 		user.WriteString("#define ")
 		user.WriteString(d.Name)

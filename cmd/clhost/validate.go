@@ -163,20 +163,22 @@ func (v *validation) checkModel(path string, configs []string, stderr io.Writer)
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	generated, built := 0, 0
+	var warnings []jit.Warning
 	for _, ci := range insts {
 		if ci.Err != nil {
 			v.problem("%s: %v", path, ci.Err)
 			continue
 		}
 		generated++
-		// Warnings do not fail validation: the program is valid, but likely not the one
-		// the author meant (a misspelled Define param takes its default).
-		for _, w := range ci.Program.Warnings {
-			fmt.Fprintf(stderr, "clhost: warning: %s: %s\n", path, w)
-		}
+		warnings = append(warnings, ci.Program.Warnings...)
 		if v.pc != nil && v.build(fmt.Sprintf("%s: layer %q (%s)", path, ci.Layer, ci.Type), ci.Config, ci.Program) {
 			built++
 		}
+	}
+	// Warnings do not fail validation: the program is valid, but likely not the one the
+	// author meant (a misspelled Define param takes its default).
+	for _, w := range jit.GroupWarnings(warnings) {
+		fmt.Fprintf(stderr, "clhost: warning: %s: %s\n", path, w)
 	}
 	impl := "every layer type implemented"
 	if ue != nil {

@@ -93,14 +93,14 @@ type Network struct {
 	// warnings are the custom layers' warnings of the compile, logged when every
 	// layer is bound (logWarnings).
 	warnings []jit.Warning
-	engine  *Engine
-	res     *resolver // decides, once per type, custom or built-in
-	Model   *model.Model
-	steps   []*step
-	levels  [][]int
-	tensors map[string]*deviceTensor
-	inputs  []*deviceTensor
-	outputs []*deviceTensor
+	engine   *Engine
+	res      *resolver // decides, once per type, custom or built-in
+	Model    *model.Model
+	steps    []*step
+	levels   [][]int
+	tensors  map[string]*deviceTensor
+	inputs   []*deviceTensor
+	outputs  []*deviceTensor
 	// emptyOutputs are the graph outputs with a dimension of 0, which no layer writes.
 	emptyOutputs []TensorInfo
 	owned        []*cl.Buffer // buffers to release (aliases appear once)

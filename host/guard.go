@@ -13,10 +13,12 @@ import (
 
 // Guard zones: every tensor a custom kernel reads or writes (its activations, the
 // reorder buffers it takes, the constants it reads) lies in one guarded buffer of the
-// network's own, each between two guard regions filled with a pattern, and lives there
-// for the whole inference, sharing memory with nothing. After each inference one check
-// kernel compares every guard with the pattern and notes, per region, the farthest word
-// changed and how many were; the flags come back with the outputs. A kernel's stray
+// network's own, between guard regions filled with a pattern, and lives there for the
+// whole inference, sharing memory with nothing. Neighbouring tensors share the guard
+// between them, which halves the bytes checked; where a change lies tells whose it is.
+// After each inference one check kernel compares every guard with the pattern and notes,
+// per region, the farthest word changed from either edge and how many were; the flags
+// come back with the outputs. A kernel's stray
 // write so lands in memory clhost owns and checks, not in another tensor or the host's
 // heap, and the inference fails with the layer, kernel, argument and distance named
 // (docs/debugging-custom-layers.md#guard-zones).
@@ -30,13 +32,13 @@ const DefaultGuardBytes = 64 << 10
 // guardPattern fills every guard: a quiet NaN with a payload no arithmetic produces.
 const guardPattern uint32 = 0x7FC1A5E3
 
-// guardRegion is one guard: before or after a guarded tensor, in words of the guarded
-// buffer.
+// guardRegion is one guard, in words of the guarded buffer: it lies past the end of
+// the tensor below it and before the start of the one above it ("" at the buffer's
+// ends).
 type guardRegion struct {
-	tensor       string
-	after        bool
-	start, words int
-	tensorBytes  int
+	start, words           int
+	below, above           string
+	belowBytes, aboveBytes int
 }
 
 // guardUser is one custom-layer argument bound to a guarded tensor.
@@ -57,7 +59,8 @@ type guards struct {
 	flags   *cl.Buffer
 	kernel  *cl.Kernel
 	global  []int
-	// host receives the flags: per region, the farthest word changed and how many were.
+	// host receives the flags: per region, the farthest word changed from its start and
+	// from its end (from 1), and how many words changed.
 	host  *cl.HostBuffer
 	event *cl.Event // the check's, on queues with events
 	// mem is the guarded buffer's storage where the device computes in host memory (a
@@ -79,12 +82,13 @@ func (e *Engine) guardBytes() int {
 	}
 }
 
-// guardLayout places the guarded tensors (name → bytes, in order) end to end, each
-// between guards of guard bytes, offsets aligned to align, and returns their offsets,
-// the regions and the buffer's size. Before the first guard and after the last lies
-// unchecked padding as large as the largest tensor (up to maxGuard), so that a write
-// running a tensor's length past the buffer's outer guards still lands in memory of the
-// network's own; inside, such a write lands in the next tensor's guards.
+// guardLayout places the guarded tensors (name → bytes, in order) end to end, with a
+// guard of guard bytes before the first, between each two and after the last, offsets
+// aligned to align, and returns their offsets, the regions and the buffer's size. Before
+// the first guard and after the last lies unchecked padding as large as the largest
+// tensor (up to maxGuard), so that a write running a tensor's length past the buffer's
+// outer guards still lands in memory of the network's own; inside, such a write lands
+// in the next guard or tensor.
 func guardLayout(names []string, bytes map[string]int, guard, align int) (map[string]int, []guardRegion, int) {
 	offsets := map[string]int{}
 	var regions []guardRegion
@@ -94,37 +98,42 @@ func guardLayout(names []string, bytes map[string]int, guard, align int) (map[st
 	}
 	pad := alignUp(min(largest, maxGuard), align)
 	g := alignUp(guard, align)
-	off := pad
+	// end is the end of the tensor below the next guard, which starts there.
+	end, below, belowBytes := pad, "", 0
 	for _, name := range names {
-		size := bytes[name]
-		regions = append(regions, guardRegion{tensor: name, start: (off) / 4, words: g / 4, tensorBytes: size})
-		off += g
+		off := alignUp(end, align) + g
+		if below == "" {
+			off = pad + g
+		}
+		regions = append(regions, guardRegion{start: end / 4, words: (off - end) / 4, below: below, belowBytes: belowBytes, above: name, aboveBytes: bytes[name]})
 		offsets[name] = off
-		end := off + size
-		off += alignUp(size, align) + g
-		regions = append(regions, guardRegion{tensor: name, after: true, start: end / 4, words: (off - end) / 4, tensorBytes: size})
+		end, below, belowBytes = off+bytes[name], name, bytes[name]
 	}
-	return offsets, regions, off + pad
+	top := alignUp(end, align) + g
+	regions = append(regions, guardRegion{start: end / 4, words: (top - end) / 4, below: below, belowBytes: belowBytes})
+	return offsets, regions, top + pad
 }
 
 // guardCheckSource is the check kernel: work-item (i, r) scans every size0-th word of
-// region r from i, and raises the region's flags to the farthest word changed (counted
-// from the tensor's edge, from 1) and by the number changed.
+// region r from i, and raises the region's flags to the farthest word changed counted
+// from the region's start and from its end (from 1), and by the number changed.
 const guardCheckSource = `
 __kernel void guard_check(__global const uint* mem, __global const uint* table, uint pattern, __global uint* flags)
 {
     const uint r = get_global_id(1);
-    const uint start = table[3 * r], words = table[3 * r + 1], after = table[3 * r + 2];
-    uint far = 0, changed = 0;
+    const uint start = table[2 * r], words = table[2 * r + 1];
+    uint fromStart = 0, fromEnd = 0, changed = 0;
     for (uint j = get_global_id(0); j < words; j += get_global_size(0)) {
         if (mem[start + j] != pattern) {
-            far = max(far, after ? j + 1 : words - j);
+            fromStart = max(fromStart, j + 1);
+            fromEnd = max(fromEnd, words - j);
             changed++;
         }
     }
     if (changed) {
-        atomic_max(&flags[2 * r], far);
-        atomic_add(&flags[2 * r + 1], changed);
+        atomic_max(&flags[3 * r], fromStart);
+        atomic_max(&flags[3 * r + 1], fromEnd);
+        atomic_add(&flags[3 * r + 2], changed);
     }
 }
 `
@@ -156,13 +165,10 @@ func (n *Network) armGuards() error {
 		g.mem, g.pattern = nil, nil
 	}
 	var err error
-	table := make([]byte, 12*len(g.regions))
+	table := make([]byte, guardFlagBytes*len(g.regions))
 	for i, r := range g.regions {
-		binary.LittleEndian.PutUint32(table[12*i:], uint32(r.start))
-		binary.LittleEndian.PutUint32(table[12*i+4:], uint32(r.words))
-		if r.after {
-			binary.LittleEndian.PutUint32(table[12*i+8:], 1)
-		}
+		binary.LittleEndian.PutUint32(table[8*i:], uint32(r.start))
+		binary.LittleEndian.PutUint32(table[8*i+4:], uint32(r.words))
 	}
 	if g.table, err = e.ctx.NewBufferFrom(cl.MemReadOnly, table); err != nil {
 		return fmt.Errorf("guard table: %w", err)
@@ -170,11 +176,11 @@ func (n *Network) armGuards() error {
 	n.owned = append(n.owned, g.table)
 	// The flags start at zero: the check only raises them, and fillGuards ran before
 	// they existed.
-	if g.flags, err = e.ctx.NewBufferFrom(cl.MemReadWrite, make([]byte, 8*len(g.regions))); err != nil {
+	if g.flags, err = e.ctx.NewBufferFrom(cl.MemReadWrite, make([]byte, guardFlagBytes*len(g.regions))); err != nil {
 		return fmt.Errorf("guard flags: %w", err)
 	}
 	n.owned = append(n.owned, g.flags)
-	if g.host, err = e.queue.NewHostBuffer(8 * len(g.regions)); err != nil {
+	if g.host, err = e.queue.NewHostBuffer(guardFlagBytes * len(g.regions)); err != nil {
 		return fmt.Errorf("guard flags: %w", err)
 	}
 	p, err := e.programs.get("clhost.GuardCheck", guardCheckSource, "")
@@ -217,7 +223,7 @@ func (n *Network) fillGuards(only []int) error {
 	fill := func(r guardRegion) error {
 		ev, err := q.Fill(g.buf, pat, 4*r.start, 4*r.words, nil)
 		if err != nil {
-			return fmt.Errorf("filling the guards of %s: %w", planLabel(r.tensor), err)
+			return fmt.Errorf("filling the guard at word %d: %w", r.start, err)
 		}
 		evs = append(evs, ev)
 		return nil
@@ -235,7 +241,7 @@ func (n *Network) fillGuards(only []int) error {
 		}
 	}
 	if g.flags != nil {
-		if err := q.Write(g.flags, 0, make([]byte, 8*len(g.regions)), nil); err != nil {
+		if err := q.Write(g.flags, 0, make([]byte, guardFlagBytes*len(g.regions)), nil); err != nil {
 			return fmt.Errorf("clearing the guard flags: %w", err)
 		}
 	}
@@ -265,7 +271,7 @@ func (n *Network) readGuards() error {
 		hit = n.hostGuardHits()
 	} else {
 		for i := range g.regions {
-			if binary.LittleEndian.Uint32(g.host.Bytes[8*i:]) != 0 {
+			if binary.LittleEndian.Uint32(g.host.Bytes[guardFlagBytes*i+8:]) != 0 {
 				hit = append(hit, i)
 			}
 		}
@@ -275,7 +281,7 @@ func (n *Network) readGuards() error {
 	}
 	ge := &GuardError{}
 	for _, i := range hit {
-		ge.Violations = append(ge.Violations, n.guardViolation(i))
+		ge.Violations = append(ge.Violations, n.guardViolations(i)...)
 	}
 	if err := n.fillGuards(hit); err != nil {
 		return fmt.Errorf("%w; restoring the guards: %v", ge, err)
@@ -299,6 +305,9 @@ type GuardViolation struct {
 	After        bool
 	Bytes, Words int
 	Whole        bool
+	// Either says the changed words touch neither of the guard's edges, so the write
+	// is this tensor's or the other neighbour's (the violation next to it).
+	Either bool
 	// Global and Local are the kernel's work sizes (Local empty: the driver's choice).
 	Global, Local []int
 	Others        []string
@@ -318,6 +327,9 @@ func (v GuardViolation) String() string {
 		thousands(v.Words), joinSizes(v.Global), localText(v.Local))
 	if len(v.Others) > 0 {
 		s += fmt.Sprintf("; also bound to %s", strings.Join(v.Others, ", "))
+	}
+	if v.Either {
+		s += "; the changed words lie inside the guard between two tensors, so the write is this one's or its neighbour's, the line beside"
 	}
 	return s
 }
@@ -339,19 +351,44 @@ func (e *GuardError) Error() string {
 	return b.String()
 }
 
-// guardViolation describes region i's flags.
-func (n *Network) guardViolation(i int) GuardViolation {
+// guardFlagBytes are a region's flags: the farthest word changed from its start, from
+// its end, and the count.
+const guardFlagBytes = 12
+
+// guardViolations describes region i's flags as the violation of the tensor whose edge
+// the changed words touch: one past the end of the tensor below when they start at the
+// region's start, before the start of the one above when they end at its end; both,
+// marked Either, when they touch neither edge or both.
+func (n *Network) guardViolations(i int) []GuardViolation {
 	g := n.guard
 	r := g.regions[i]
-	var far, changed int
+	var fromStart, fromEnd, changed int
 	if g.mem != nil {
-		far, changed = hostGuardScan(g.mem[4*r.start:4*(r.start+r.words)], r.after)
+		fromStart, fromEnd, changed = hostGuardScan(g.mem[4*r.start : 4*(r.start+r.words)])
 	} else {
-		far = int(binary.LittleEndian.Uint32(g.host.Bytes[8*i:]))
-		changed = int(binary.LittleEndian.Uint32(g.host.Bytes[8*i+4:]))
+		f := g.host.Bytes[guardFlagBytes*i:]
+		fromStart, fromEnd, changed = int(binary.LittleEndian.Uint32(f)), int(binary.LittleEndian.Uint32(f[4:])), int(binary.LittleEndian.Uint32(f[8:]))
 	}
-	v := GuardViolation{Tensor: r.tensor, TensorBytes: r.tensorBytes, After: r.after, Bytes: 4 * far, Words: changed, Whole: far == r.words}
-	users := g.users[r.tensor]
+	atStart, atEnd := fromEnd == r.words, fromStart == r.words
+	var out []GuardViolation
+	if r.below != "" && (atStart || !atEnd || r.above == "") {
+		out = append(out, n.guardViolation(r.below, r.belowBytes, true, fromStart, changed, r.words))
+	}
+	if r.above != "" && (atEnd || !atStart || r.below == "") {
+		out = append(out, n.guardViolation(r.above, r.aboveBytes, false, fromEnd, changed, r.words))
+	}
+	if len(out) == 2 {
+		out[0].Either, out[1].Either = true, true
+	}
+	return out
+}
+
+// guardViolation names the custom kernel that takes tensor for a write far words past
+// its end (after) or before its start, into a guard of words words.
+func (n *Network) guardViolation(tensor string, tensorBytes int, after bool, far, changed, words int) GuardViolation {
+	g := n.guard
+	v := GuardViolation{Tensor: tensor, TensorBytes: tensorBytes, After: after, Bytes: 4 * far, Words: changed, Whole: far == words}
+	users := g.users[tensor]
 	best := -1
 	for j, u := range users {
 		if best < 0 || u.output && !users[best].output {
@@ -544,18 +581,15 @@ func (n *Network) hostGuardHits() []int {
 }
 
 // hostGuardScan is the check kernel's count on the host: the farthest word changed from
-// the tensor's edge (from 1) and how many are.
-func hostGuardScan(mem []byte, after bool) (far, changed int) {
+// the region's start and from its end (from 1), and how many are.
+func hostGuardScan(mem []byte) (fromStart, fromEnd, changed int) {
 	words := len(mem) / 4
 	for j := 0; j < words; j++ {
 		if binary.LittleEndian.Uint32(mem[4*j:]) != guardPattern {
 			changed++
-			if after {
-				far = max(far, j+1)
-			} else {
-				far = max(far, words-j)
-			}
+			fromStart = max(fromStart, j+1)
+			fromEnd = max(fromEnd, words-j)
 		}
 	}
-	return far, changed
+	return fromStart, fromEnd, changed
 }

@@ -63,6 +63,29 @@ func TestGuardsCatchStrayWrites(t *testing.T) {
 			})
 		}
 	}
+	// A write inside the guard two tensors share, touching neither edge, is named as
+	// either the tensor below's or the one above's.
+	for _, path := range []string{"HostCheck", "CheckKernel"} {
+		t.Run(path+"/SharedGuard", func(t *testing.T) {
+			e, _ := ctEngine(t, Options{NoGlobalConfig: true, Configs: []string{xml}})
+			e.guardCheckKernel = path == "CheckKernel"
+			n, err := e.Compile(sanChain(t, "FarBefore", shape))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = n.Infer(context.Background(), map[string]*Tensor{"x": ctRand(5, shape...)})
+			var ge *GuardError
+			if !errors.As(err, &ge) || len(ge.Violations) != 2 {
+				t.Fatalf("error %v, want a *GuardError of two violations", err)
+			}
+			below, above := ge.Violations[0], ge.Violations[1]
+			if !below.Either || !above.Either || below.Tensor != "r0" || !below.After || above.Tensor != "c" || above.After ||
+				above.Bytes != 32768 || above.Words != 2 || above.Layer != "c1" || below.Layer != "c1" || below.Arg != "input 0" {
+				t.Errorf("violations %+v", ge.Violations)
+			}
+			ctContains(t, "the error", err.Error(), "wrote 32,768 bytes before the start of output 0", "this one's or its neighbour's")
+		})
+	}
 	t.Run("Correct", func(t *testing.T) {
 		n, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{xml}}, sanChain(t, "Twice", shape))
 		if n.guard == nil {

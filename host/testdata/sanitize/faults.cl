@@ -70,3 +70,13 @@ __kernel void spins(const __global float* in, __global float* out)
         out[i] = acc;
     }
 }
+
+// Writes two floats 32 KB before the start of its output: into the middle of the guard
+// it shares with the tensor below.
+__kernel void far_before(const __global float* in, __global float* out)
+{
+    const int i = get_global_id(0);
+    out[i] = 2.0f * in[i];
+    if (i < 2)
+        out[i - 8192] = 1.0f;
+}

@@ -53,7 +53,7 @@ func (g *grpcService) ModelReady(_ context.Context, req *pb.ModelReadyRequest) (
 }
 
 func (g *grpcService) ServerMetadata(context.Context, *pb.ServerMetadataRequest) (*pb.ServerMetadataResponse, error) {
-	return &pb.ServerMetadataResponse{Name: "clhost", Version: g.s.opts.Version, Extensions: extensions}, nil
+	return &pb.ServerMetadataResponse{Name: "clhost", Version: g.s.opts.Version, Extensions: g.s.extensions()}, nil
 }
 
 func (g *grpcService) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequest) (*pb.ModelMetadataResponse, error) {
@@ -80,15 +80,35 @@ func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest)
 	}
 	var outs []int
 	raw := len(req.GetRawInputContents()) > 0 || len(req.GetInputs()) == 0
+	// Inputs and outputs in shared memory: their regions are held until the answer.
+	use := g.s.newShmUse()
+	failed := false
+	defer func() { use.release(failed) }()
 	parse := func(m *servedModel) ([]wireInput, error) {
 		var err error
 		if outs, err = grpcOutputs(m, req); err != nil {
 			return nil, err
 		}
-		return grpcInputs(req)
+		shmIns, rest, err := use.grpcInputs(req)
+		if err != nil {
+			return nil, err
+		}
+		if len(rest.GetInputs()) == 0 {
+			raw = true // no input gave typed contents
+		}
+		ins, err := grpcInputs(rest)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, shmIns...)
+		return ins, use.grpcOutputs(m, req, outs, ins)
 	}
 	m, rep, err := g.s.infer(ctx, req.GetModelName(), req.GetModelVersion(), parse)
+	if err == nil {
+		err = use.write(m, rep)
+	}
 	if err != nil {
+		failed = kindOf(err) == KindInternal
 		return nil, grpcError(err)
 	}
 	res := &pb.ModelInferResponse{ModelName: m.name, ModelVersion: modelVersion, Id: req.GetId(), Parameters: req.GetParameters()}
@@ -110,7 +130,12 @@ func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest)
 			o.Parameters = req.GetOutputs()[k].GetParameters()
 		}
 		data := rep.outputs[i]
-		if raw {
+		if use.inShm(i) {
+			// No data: an empty entry keeps raw_output_contents one per output.
+			if raw {
+				res.RawOutputContents = append(res.RawOutputContents, nil)
+			}
+		} else if raw {
 			res.RawOutputContents = append(res.RawOutputContents, rawBytes(t.datatype, data))
 		} else {
 			o.Contents = typedContents(t.datatype, data)

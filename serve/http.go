@@ -37,6 +37,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /v2/models/{name}/versions/{version}/ready", s.modelReady)
 	mux.HandleFunc("POST /v2/models/{name}/infer", s.inferHTTP)
 	mux.HandleFunc("POST /v2/models/{name}/versions/{version}/infer", s.inferHTTP)
+	s.shmRoutes(mux)
 	mux.Handle("GET /metrics", s.metrics.handler())
 	return mux
 }
@@ -63,7 +64,7 @@ func writeError(w http.ResponseWriter, err error) {
 }
 
 func (s *Server) serverMetadata(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"name": "clhost", "version": s.opts.Version, "extensions": extensions})
+	writeJSON(w, http.StatusOK, map[string]any{"name": "clhost", "version": s.opts.Version, "extensions": s.extensions()})
 }
 
 // restTensorMeta is a tensor of model metadata.
@@ -135,6 +136,10 @@ func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 	// The request's inputs may be views of the body's buffer until it is answered.
 	var buf *bodyBuffer
 	defer func() { buf.release() }()
+	// Inputs and outputs in shared memory: their regions are held until the answer.
+	use := s.newShmUse()
+	failed := false
+	defer func() { use.release(failed) }()
 	parse := func(m *servedModel) ([]wireInput, error) {
 		body, b, err := s.readBody(w, r)
 		if err != nil {
@@ -154,10 +159,23 @@ func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 		if outs, err = chooseOutputs(m, req); err != nil {
 			return nil, err
 		}
-		return restInputs(req.Inputs, binary)
+		shmIns, rest, err := use.restInputs(req.Inputs)
+		if err != nil {
+			return nil, err
+		}
+		ins, err := restInputs(rest, binary)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, shmIns...)
+		return ins, use.restOutputs(m, outs, ins)
 	}
 	m, rep, err := s.infer(r.Context(), r.PathValue("name"), r.PathValue("version"), parse)
+	if err == nil {
+		err = use.write(m, rep)
+	}
 	if err != nil {
+		failed = kindOf(err) == KindInternal
 		writeError(w, err)
 		return
 	}
@@ -262,6 +280,8 @@ func rawFill(name, datatype string, b []byte) func(dst []float32) error {
 type outputChoice struct {
 	index  int
 	binary bool
+	// shm: the output goes into shared memory; the response carries no data for it.
+	shm    bool
 	params map[string]json.RawMessage
 }
 
@@ -355,7 +375,7 @@ func writeInferResponse(w http.ResponseWriter, m *servedModel, req *restRequest,
 			b = append(b, `,"parameters":`...)
 			b = append(b, params...)
 		}
-		if !o.binary {
+		if !o.binary && !o.shm {
 			b = append(b, `,"data":[`...)
 			b = appendJSONValues(b, t.datatype, data)
 			b = append(b, ']')

@@ -190,6 +190,7 @@ func (s *Server) Close() {
 	}
 	s.workers.Wait()
 	s.closeEngines()
+	s.shmCloseAll()
 }
 
 func (s *Server) closeEngines() {

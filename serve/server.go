@@ -67,6 +67,11 @@ type Options struct {
 	// MaxBodyBytes bounds a request's size (default 64 MiB): a larger HTTP body gets
 	// 413, a larger gRPC message ResourceExhausted.
 	MaxBodyBytes int64
+	// SharedMemory lets clients register regions of this host's POSIX shared memory
+	// and have inputs read from and outputs written into them (the system
+	// shared-memory extension): only for clients on the host that are trusted with
+	// its shared memory.
+	SharedMemory bool
 	// Version is the server version metadata reports.
 	Version string
 	// Log receives load-time notes; nil discards them.
@@ -96,6 +101,7 @@ type Server struct {
 	devices []*device
 	sched   *scheduler
 	metrics *metrics
+	shm     shmRegistry
 
 	mu       sync.Mutex
 	draining bool

@@ -37,6 +37,7 @@ func runServe(args []string) error {
 	maxBody := fs.String("max-body", "64MiB", "largest request (bytes, or with KiB, MiB, GiB): larger bodies get 413")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long accepted requests may take to complete")
 	cacheDir := fs.String("cache-dir", defaultCacheDir(), "program binary cache folder (\"\" to disable)")
+	allowShm := fs.Bool("allow-shm", false, "let clients on this host register POSIX shared-memory regions (/dev/shm) and pass tensors through them (the system shared-memory extension); only where every client that reaches the server may read and write this host's shared memory")
 	pprofAddr := fs.String("pprof", "off", "address of Go's profiler (/debug/pprof/), to see where the server spends its time (\"off\" for none; keep it off public interfaces)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -86,6 +87,7 @@ func runServe(args []string) error {
 		Engine:   host.Options{CacheDir: *cacheDir},
 		MaxBatch: *maxBatch, MaxDelay: *maxDelay, BatchSizes: batchSizes,
 		MaxBodyBytes: body, Version: version, Log: os.Stderr,
+		SharedMemory: *allowShm,
 	}
 	if *maxDelay == 0 {
 		opts.MaxDelay = -1 // no wait: serve.Options takes 0 as the default

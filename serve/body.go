@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"math/bits"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -54,24 +55,33 @@ func (b *bodyBuffer) release() {
 // more memory than it has sent.
 const maxPooledBody = 16 << 20
 
-// readBody reads the body within the size limit. A body of known length (up to
-// maxPooledBody) is read into a pooled buffer, placed so that the binary data after a
-// JSON header of the length the extension's header gives starts at bodyAlign; the
-// caller releases the buffer once nothing refers to the body. Otherwise the buffer
-// returned is nil.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *bodyBuffer, error) {
+// readBody reads the body within the size limit, its bytes taken from h first. A body
+// of known length (up to maxPooledBody) is read into a pooled buffer, placed so that
+// the binary data after a JSON header of the length the extension's header gives
+// starts at bodyAlign; the caller releases the buffer once nothing refers to the body.
+// Otherwise the buffer returned is nil.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, h *hold) ([]byte, *bodyBuffer, error) {
 	limit := s.opts.MaxBodyBytes
 	if r.ContentLength > limit {
 		return nil, nil, errorf(KindTooLarge, "request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
 	}
+	if r.ContentLength > 0 {
+		if err := h.take(r.ContentLength); err != nil {
+			return nil, nil, err
+		}
+	}
 	if r.ContentLength < 0 || r.ContentLength > maxPooledBody {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		var in io.Reader = http.MaxBytesReader(w, r.Body, limit)
+		if r.ContentLength < 0 {
+			in = &heldReader{r: in, h: h} // a body of unknown length takes its bytes as they come
+		}
+		body, err := io.ReadAll(in)
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			return nil, nil, errorf(KindTooLarge, "request body exceeds the limit of %d bytes", limit)
 		}
 		if err != nil {
-			return nil, nil, errorf(KindInvalid, "reading the request body: %v", err)
+			return nil, nil, bodyError(err)
 		}
 		return body, nil, nil
 	}
@@ -86,9 +96,38 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *body
 	body := buf.mem[pad : pad+n : pad+n]
 	if _, err := io.ReadFull(r.Body, body); err != nil {
 		buf.release()
-		return nil, nil, errorf(KindInvalid, "reading the request body: %v", err)
+		return nil, nil, bodyError(err)
 	}
 	return body, buf, nil
+}
+
+// bodyError is the answer to a body that could not be read: a request the read timeout
+// cut, a budget refused, or a malformed or truncated one.
+func bodyError(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return errorf(KindTimeout, "reading the request body: it did not arrive within the server's read timeout")
+	}
+	return errorf(KindInvalid, "reading the request body: %v", err)
+}
+
+// heldReader takes the bytes it reads from a request's hold, and fails once the budget
+// refuses them.
+type heldReader struct {
+	r io.Reader
+	h *hold
+}
+
+func (hr *heldReader) Read(p []byte) (int, error) {
+	n, err := hr.r.Read(p)
+	if terr := hr.h.take(int64(n)); terr != nil {
+		return 0, terr
+	}
+	return n, err
 }
 
 // floatView is b as float32 values where they lie, or nil when b's bytes are not the

@@ -32,7 +32,7 @@ func TestBodyInPlace(t *testing.T) {
 			if chunked {
 				req.ContentLength = -1
 			}
-			body, buf, err := s.readBody(httptest.NewRecorder(), req)
+			body, buf, err := s.readBody(httptest.NewRecorder(), req, &hold{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func TestBodyInPlace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := s.decode(context.Background(), m, ins)
+			r, err := s.decode(context.Background(), m, ins, &hold{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,13 +71,13 @@ func TestBodyInPlace(t *testing.T) {
 	// buffer of the announced length.
 	big := bytes.Repeat([]byte{7}, maxPooledBody+1)
 	req := httptest.NewRequest("POST", "/v2/models/m/infer", bytes.NewReader(big))
-	if body, buf, err := s.readBody(httptest.NewRecorder(), req); err != nil || buf != nil || !bytes.Equal(body, big) {
+	if body, buf, err := s.readBody(httptest.NewRecorder(), req, &hold{}); err != nil || buf != nil || !bytes.Equal(body, big) {
 		t.Errorf("a body of %d bytes: error %v, pooled %v, read intact %v", len(big), err, buf != nil, bytes.Equal(body, big))
 	}
 	// A body shorter than its Content-Length is a bad request.
 	req = httptest.NewRequest("POST", "/v2/models/m/infer", bytes.NewReader([]byte("{}")))
 	req.ContentLength = 10
-	if _, _, err := s.readBody(httptest.NewRecorder(), req); kindOf(err) != KindInvalid {
+	if _, _, err := s.readBody(httptest.NewRecorder(), req, &hold{}); kindOf(err) != KindInvalid {
 		t.Errorf("short body: %v, want an invalid request", err)
 	}
 }

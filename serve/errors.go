@@ -27,6 +27,11 @@ const (
 	KindInternal
 	// KindCanceled is a request its client gave up on before it ran.
 	KindCanceled
+	// KindOverloaded is a request refused because the requests in flight already hold
+	// the server's budget of bytes (Options.MaxInflightBytes): a retry may succeed.
+	KindOverloaded
+	// KindTimeout is a request whose body did not arrive within the read timeout.
+	KindTimeout
 )
 
 // Error is a failed request: its kind and a message that names the problem.
@@ -63,6 +68,10 @@ func (k Kind) HTTPStatus() int {
 		return http.StatusRequestEntityTooLarge
 	case KindCanceled:
 		return 499 // the client closed the request; nobody reads it
+	case KindOverloaded:
+		return http.StatusTooManyRequests
+	case KindTimeout:
+		return http.StatusRequestTimeout
 	}
 	return http.StatusInternalServerError
 }
@@ -80,6 +89,10 @@ func (k Kind) GRPCCode() codes.Code {
 		return codes.ResourceExhausted
 	case KindCanceled:
 		return codes.Canceled
+	case KindOverloaded:
+		return codes.ResourceExhausted
+	case KindTimeout:
+		return codes.DeadlineExceeded
 	}
 	return codes.Internal
 }
@@ -97,6 +110,10 @@ func (k Kind) label() string {
 		return "too_large"
 	case KindCanceled:
 		return "canceled"
+	case KindOverloaded:
+		return "overloaded"
+	case KindTimeout:
+		return "timeout"
 	}
 	return "internal"
 }

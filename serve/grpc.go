@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/clhost/clhost/serve/inferencepb"
 )
@@ -28,7 +30,20 @@ func (s *Server) GRPCServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(min(s.opts.MaxBodyBytes, math.MaxInt32))),
 		grpc.MaxSendMsgSize(math.MaxInt32),
+		grpc.InTapHandle(s.tapInfer),
 	}
+}
+
+// tapInfer refuses an inference call before its message is read while the requests in
+// flight hold the whole budget of bytes: gRPC reads a message whole before the handler
+// sees it. Health and metadata calls always pass.
+func (s *Server) tapInfer(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if info.FullMethodName == pb.GRPCInferenceService_ModelInfer_FullMethodName && s.budget.full() {
+		err := errorf(KindOverloaded, "the server is busy: requests in flight hold its whole budget of %d bytes; retry later", s.budget.limit)
+		s.metrics.rejected(unknownModel, err)
+		return nil, grpcError(err)
+	}
+	return ctx, nil
 }
 
 func grpcError(err error) error {
@@ -80,11 +95,17 @@ func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest)
 	}
 	var outs []int
 	raw := len(req.GetRawInputContents()) > 0 || len(req.GetInputs()) == 0
+	// The message, already read, is held until the answer, with what it is decoded to.
+	h := g.s.hold()
+	defer h.release()
 	// Inputs and outputs in shared memory: their regions are held until the answer.
 	use := g.s.newShmUse()
 	failed := false
 	defer func() { use.release(failed) }()
 	parse := func(m *servedModel) ([]wireInput, error) {
+		if err := h.take(int64(proto.Size(req))); err != nil {
+			return nil, err
+		}
 		var err error
 		if outs, err = grpcOutputs(m, req); err != nil {
 			return nil, err
@@ -103,7 +124,7 @@ func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest)
 		ins = append(ins, shmIns...)
 		return ins, use.grpcOutputs(m, req, outs, ins)
 	}
-	m, rep, err := g.s.infer(ctx, req.GetModelName(), req.GetModelVersion(), parse)
+	m, rep, err := g.s.inferHeld(ctx, h, req.GetModelName(), req.GetModelVersion(), parse)
 	if err == nil {
 		err = use.write(m, rep)
 	}
@@ -196,6 +217,7 @@ func grpcInputs(req *pb.ModelInferRequest) ([]wireInput, error) {
 		case in.GetContents() == nil:
 			return nil, errorf(KindInvalid, "input %q has no contents and the request no raw_input_contents", in.GetName())
 		default:
+			wi.check = typedCheck(in.GetName(), in.GetDatatype(), in.GetContents())
 			wi.fill = typedFill(in.GetName(), in.GetDatatype(), in.GetContents())
 			if in.GetDatatype() == "FP32" {
 				wi.floats = in.GetContents().GetFp32Contents()
@@ -204,6 +226,30 @@ func grpcInputs(req *pb.ModelInferRequest) ([]wireInput, error) {
 		out[i] = wi
 	}
 	return out, nil
+}
+
+// typedCheck checks that an input's typed contents hold exactly elems values of its
+// datatype, before anything is allocated for it.
+func typedCheck(name, dt string, c *pb.InferTensorContents) func(elems int) error {
+	return func(elems int) error {
+		var n int
+		switch dt {
+		case "FP32":
+			n = len(c.GetFp32Contents())
+		case "INT8", "INT32":
+			n = len(c.GetIntContents())
+		case "UINT8":
+			n = len(c.GetUintContents())
+		case "INT64":
+			n = len(c.GetInt64Contents())
+		default:
+			return errorf(KindInvalid, "input %q: no typed contents for datatype %s", name, dt)
+		}
+		if n != elems {
+			return errorf(KindInvalid, "input %q: contents hold %d values, its shape has %d", name, n, elems)
+		}
+		return nil
+	}
 }
 
 // typedFill decodes an input's contents from the repeated field of its datatype.

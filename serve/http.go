@@ -60,6 +60,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, err error) {
+	if kindOf(err) == KindOverloaded {
+		w.Header().Set("Retry-After", "1") // requests in flight are answered in milliseconds to seconds
+	}
 	writeJSON(w, kindOf(err).HTTPStatus(), map[string]string{"error": err.Error()})
 }
 
@@ -136,12 +139,14 @@ func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 	// The request's inputs may be views of the body's buffer until it is answered.
 	var buf *bodyBuffer
 	defer func() { buf.release() }()
+	h := s.hold()
+	defer h.release()
 	// Inputs and outputs in shared memory: their regions are held until the answer.
 	use := s.newShmUse()
 	failed := false
 	defer func() { use.release(failed) }()
 	parse := func(m *servedModel) ([]wireInput, error) {
-		body, b, err := s.readBody(w, r)
+		body, b, err := s.readBody(w, r, h)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +175,7 @@ func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 		ins = append(ins, shmIns...)
 		return ins, use.restOutputs(m, outs, ins)
 	}
-	m, rep, err := s.infer(r.Context(), r.PathValue("name"), r.PathValue("version"), parse)
+	m, rep, err := s.inferHeld(r.Context(), h, r.PathValue("name"), r.PathValue("version"), parse)
 	if err == nil {
 		err = use.write(m, rep)
 	}
@@ -252,6 +257,12 @@ func restInputs(inputs []restInput, binary []byte) ([]wireInput, error) {
 				return nil, errorf(KindInvalid, "%s has neither data nor %s", where, paramBinarySize)
 			}
 			data, name, dt := in.Data, in.Name, in.Datatype
+			wi.check = func(elems int) error {
+				if err := countJSONData(name, dt, data, elems); err != nil {
+					return errorf(KindInvalid, "%v", err)
+				}
+				return nil
+			}
 			wi.fill = func(dst []float32) error { return decodeJSONData(name, dt, data, dst) }
 		}
 		out = append(out, wi)

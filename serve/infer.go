@@ -13,6 +13,10 @@ type wireInput struct {
 	datatype string
 	shape    []int64
 	fill     func(dst []float32) error
+	// check, when set, tells whether the data holds exactly elems values without
+	// decoding it; unset, raw's length is checked. It runs before the tensor is
+	// allocated: a request may claim a shape far larger than the bytes it sent.
+	check func(elems int) error
 	// raw is the input's binary data (little-endian), floats its typed FP32 contents,
 	// when it came that way: FP32 data is then used where it lies (view).
 	raw    []byte
@@ -35,6 +39,18 @@ func (in *wireInput) view(elems int) []float32 {
 		return nil
 	}
 	return floatView(in.raw)
+}
+
+// holds checks that the input's data holds exactly elems values.
+func (in *wireInput) holds(elems int) error {
+	if in.check != nil {
+		return in.check(elems)
+	}
+	size := typeSize(in.datatype)
+	if len(in.raw) != elems*size {
+		return errorf(KindInvalid, "input %q: %d bytes of data, its shape of %d %s elements takes %d", in.name, len(in.raw), elems, in.datatype, elems*size)
+	}
+	return nil
 }
 
 // unknownModel labels metrics of requests for models the server does not have, so a
@@ -72,6 +88,18 @@ func (s *Server) modelNames() string {
 // request and waits for its answer. The reply's outputs follow the model's output order.
 // While parse runs, the model's batches know a request is arriving.
 func (s *Server) infer(ctx context.Context, name, version string, parse func(m *servedModel) ([]wireInput, error)) (*servedModel, *reply, error) {
+	h := s.hold()
+	defer h.release()
+	return s.inferHeld(ctx, h, name, version, parse)
+}
+
+// hold is a new request's empty hold on the server's budget of bytes in flight.
+func (s *Server) hold() *hold { return &hold{b: s.budget} }
+
+// inferHeld is infer for a request that holds h, which its caller releases once the
+// answer is written (the answer's encoding may refer to the request's memory): the
+// request's decoded inputs and its outputs are added to it.
+func (s *Server) inferHeld(ctx context.Context, h *hold, name, version string, parse func(m *servedModel) ([]wireInput, error)) (*servedModel, *reply, error) {
 	m, err := s.lookup(name, version)
 	if err != nil {
 		s.metrics.rejected(unknownModel, err)
@@ -91,7 +119,7 @@ func (s *Server) infer(ctx context.Context, name, version string, parse func(m *
 	ins, err := parse(m)
 	var r *request
 	if err == nil {
-		r, err = s.decode(ctx, m, ins)
+		r, err = s.decode(ctx, m, ins, h)
 	}
 	if err != nil {
 		m.ended.Add(1)
@@ -120,7 +148,9 @@ func (s *Server) infer(ctx context.Context, name, version string, parse func(m *
 }
 
 // decode turns a request's inputs into a queued request's data.
-func (s *Server) decode(ctx context.Context, m *servedModel, ins []wireInput) (*request, error) {
+// Nothing is allocated for an input before its data is known to hold its shape's
+// values and h has taken the bytes.
+func (s *Server) decode(ctx context.Context, m *servedModel, ins []wireInput, h *hold) (*request, error) {
 	r := &request{model: m, ctx: ctx, inputs: make([][]float32, len(m.inputs)), done: make(chan *reply, 1), items: -1}
 	// A request's elements are bounded by its bytes: at least one per element, in
 	// any encoding.
@@ -141,8 +171,14 @@ func (s *Server) decode(ctx context.Context, m *servedModel, ins []wireInput) (*
 			return nil, errorf(KindInvalid, "input %q: batch of %d, other inputs have %d (dim 0 must agree)", in.name, items, r.items)
 		}
 		r.items = items
+		if err := in.holds(elems); err != nil {
+			return nil, err
+		}
 		data := in.view(elems)
 		if data == nil {
+			if err := h.take(4 * int64(elems)); err != nil {
+				return nil, err
+			}
 			data = make([]float32, elems)
 			if err := in.fill(data); err != nil {
 				return nil, errorf(KindInvalid, "%v", err)
@@ -154,6 +190,14 @@ func (s *Server) decode(ctx context.Context, m *servedModel, ins []wireInput) (*
 		if r.inputs[i] == nil {
 			return nil, errorf(KindInvalid, "input %q (%s %v) is missing", t.name, t.datatype, t.metaShape(m.batched))
 		}
+	}
+	// The outputs, split from the batch's per request.
+	var out int64
+	for _, t := range m.outputs {
+		out += int64(t.row)
+	}
+	if err := h.take(4 * out * int64(max(r.items, 1))); err != nil {
+		return nil, err
 	}
 	r.arrived = time.Now()
 	return r, nil

@@ -63,6 +63,39 @@ func decodeJSONData(name, dt string, data []byte, dst []float32) error {
 	return nil
 }
 
+// countJSONData checks, without decoding a number, that a tensor's "data" holds
+// exactly want numbers, with the messages decodeJSONData gives: the tensor is
+// allocated only after this, so a request cannot claim more memory than it sends.
+func countJSONData(name, dt string, data []byte, want int) error {
+	n := 0
+	for i := 0; i < len(data); {
+		switch c := data[i]; c {
+		case '[', ']', ',', ' ', '\t', '\n', '\r':
+			i++
+			continue
+		case '"':
+			return fmt.Errorf("input %q: data holds a string; %s data are JSON numbers", name, dt)
+		case '{':
+			return fmt.Errorf("input %q: data holds an object; %s data are JSON numbers", name, dt)
+		case 't', 'f':
+			return fmt.Errorf("input %q: data holds a boolean; %s data are JSON numbers", name, dt)
+		case 'n':
+			return fmt.Errorf("input %q: data holds null; %s data are JSON numbers", name, dt)
+		}
+		if n >= want {
+			return fmt.Errorf("input %q: data holds more than the %d values its shape has", name, want)
+		}
+		n++
+		for i < len(data) && data[i] != ',' && data[i] != ']' && data[i] != ' ' && data[i] != '\n' && data[i] != '\t' && data[i] != '\r' {
+			i++
+		}
+	}
+	if n != want {
+		return fmt.Errorf("input %q: data holds %d values, its shape has %d", name, n, want)
+	}
+	return nil
+}
+
 // intRange is the range of an integer datatype.
 func intRange(dt string) (lo, hi int64) {
 	switch dt {

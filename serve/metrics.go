@@ -34,7 +34,7 @@ func newMetrics() *metrics {
 		}, []string{"model", "device"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "clhost_inference_failures_total",
-			Help: "Inference requests answered with an error, by model, device and kind (invalid, not_found, unavailable, too_large, internal, canceled).",
+			Help: "Inference requests answered with an error, by model, device and kind (invalid, not_found, unavailable, too_large, overloaded, timeout, internal, canceled).",
 		}, []string{"model", "device", "kind"}),
 		queue: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "clhost_queue_seconds",
@@ -60,6 +60,29 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.requests, m.failures, m.queue, m.compute, m.batches, m.latency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// watch adds the server's state now: the requests in flight and the bytes they hold
+// of the budget, which an operator sets --max-inflight-bytes by.
+func (m *metrics) watch(s *Server) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "clhost_inflight_requests",
+			Help: "Inference requests accepted and not yet answered.",
+		}, func() float64 {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return float64(s.inflight)
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "clhost_inflight_bytes",
+			Help: "Bytes the requests in flight hold: bodies, decoded inputs and outputs.",
+		}, func() float64 { return float64(s.budget.used.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "clhost_inflight_bytes_limit",
+			Help: "The budget of bytes requests in flight may hold (--max-inflight-bytes).",
+		}, func() float64 { return float64(s.budget.limit) }),
+	)
 }
 
 func (m *metrics) handler() http.Handler {

@@ -67,6 +67,11 @@ type Options struct {
 	// MaxBodyBytes bounds a request's size (default 64 MiB): a larger HTTP body gets
 	// 413, a larger gRPC message ResourceExhausted.
 	MaxBodyBytes int64
+	// MaxInflightBytes bounds the memory all requests in flight hold together: their
+	// bodies, decoded inputs and outputs (default DefaultMaxInflightBytes, from the
+	// machine's memory). A request beyond what is left gets 429 (gRPC
+	// ResourceExhausted); one that alone needs more gets 413.
+	MaxInflightBytes int64
 	// SharedMemory lets clients register regions of this host's POSIX shared memory
 	// and have inputs read from and outputs written into them (the system
 	// shared-memory extension): only for clients on the host that are trusted with
@@ -101,6 +106,7 @@ type Server struct {
 	devices []*device
 	sched   *scheduler
 	metrics *metrics
+	budget  *budget // bytes the requests in flight hold
 	shm     shmRegistry
 
 	mu       sync.Mutex
@@ -139,6 +145,9 @@ func New(sources []Source, opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.MaxInflightBytes <= 0 {
+		opts.MaxInflightBytes = DefaultMaxInflightBytes()
+	}
 	if len(opts.BatchSizes) == 0 {
 		opts.BatchSizes = defaultBatchSizes(opts.MaxBatch)
 	}
@@ -155,7 +164,8 @@ func New(sources []Source, opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{opts: opts, models: map[string]*servedModel{}, sched: &scheduler{changed: make(chan struct{})}}
+	s := &Server{opts: opts, models: map[string]*servedModel{}, sched: &scheduler{changed: make(chan struct{})},
+		budget: &budget{limit: opts.MaxInflightBytes}}
 	for i, d := range opts.Devices {
 		name := fmt.Sprintf("d%d %s", i, d.Name)
 		if i < len(opts.DeviceNames) && opts.DeviceNames[i] != "" {
@@ -165,6 +175,7 @@ func New(sources []Source, opts Options) (*Server, error) {
 	}
 	s.sched.devices = s.devices
 	s.metrics = newMetrics()
+	s.metrics.watch(s)
 	ok := false
 	defer func() {
 		if !ok {

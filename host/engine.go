@@ -175,8 +175,9 @@ type Engine struct {
 	mu       sync.Mutex
 	networks []*Network
 	closed   bool
-	// stuck says a network's kernel ran past an inference's deadline (Network.stuck).
-	stuck atomic.Bool
+	// stuck is the timeout of a network whose kernel ran past an inference's deadline
+	// (Network.stuck); nil while none has.
+	stuck atomic.Pointer[TimeoutError]
 	// subBuffer creates an activation's view of the arena; the tests replace it to
 	// reach the buffer-per-tensor fallback on drivers that never refuse a sub-buffer.
 	subBuffer func(arena *cl.Buffer, offset, size int) (*cl.Buffer, error)
@@ -261,7 +262,7 @@ func (e *Engine) Close() {
 		n.release()
 	}
 	e.networks = nil
-	if e.stuck.Load() {
+	if e.stuck.Load() != nil {
 		return // a kernel still runs: finishing the queue would wait for ever
 	}
 	if e.queue != nil {

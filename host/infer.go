@@ -131,11 +131,8 @@ func (n *Network) inputNames() []string {
 // producers, and reads the outputs. A guard violation returns the outputs with its
 // *GuardError.
 func (n *Network) run(ctx context.Context, inputs map[string]*Tensor) (map[string]*Tensor, error) {
-	if n.stuck != nil {
-		return nil, n.stuck
-	}
-	if n.engine.Stuck() {
-		return nil, errors.New("the device is still running a kernel that never finished (an earlier inference's timeout): this engine runs nothing more")
+	if te := n.engine.stuck.Load(); te != nil {
+		return nil, &StuckError{Cause: te}
 	}
 	q := n.engine.queue
 	pin := new(runtime.Pinner)

@@ -35,7 +35,22 @@ func (e *TimeoutError) Error() string {
 
 // Stuck reports whether an inference ran past its deadline with a kernel still
 // running: the engine then refuses every inference (its queue would never drain).
-func (e *Engine) Stuck() bool { return e.stuck.Load() }
+func (e *Engine) Stuck() bool { return e.stuck.Load() != nil }
+
+// StuckError is an inference refused because an earlier one on the same engine ran past
+// its deadline with a kernel still running (Cause): the device's queue never drains, so
+// nothing more runs there.
+type StuckError struct {
+	Cause *TimeoutError
+}
+
+func (e *StuckError) Error() string {
+	what := "an earlier inference"
+	if len(e.Cause.Layers) > 0 {
+		what += "'s " + strings.Join(e.Cause.Layers, " and ")
+	}
+	return fmt.Sprintf("the device is out of service: %s has not finished after %s, and OpenCL cannot stop a running kernel", what, e.Cause.After.Round(10*time.Millisecond))
+}
 
 // awaitDeadline waits until every command enqueued so far has completed or the deadline
 // passes; then it marks the network stuck and names the custom steps not finished.
@@ -74,7 +89,7 @@ func (n *Network) awaitDeadline(q *cl.Queue, events [][]*cl.Event, started, dead
 		}
 	}
 	n.stuck = te
-	n.engine.stuck.Store(true)
+	n.engine.stuck.Store(te)
 	return te
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/clhost/clhost/customlayer"
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/internal/onnx"
+	"github.com/clhost/clhost/internal/openvino"
 	"github.com/clhost/clhost/model"
 )
 
@@ -20,16 +21,31 @@ const (
 	FormatCLM  = model.FileExt // the native FlatBuffers form
 	FormatJSON = ".json"       // the native form as JSON
 	FormatONNX = ".onnx"       // an ONNX model, imported on load
+	FormatIR   = ".xml"        // an OpenVINO IR (.xml with its .bin), read on load
 )
 
 // ModelFormat returns the form of the model file at path by its extension: FormatCLM,
-// FormatJSON or FormatONNX, or "" for an extension clhost does not read.
+// FormatJSON, FormatONNX or FormatIR, or "" for an extension clhost does not read. An
+// .xml may also be a custom-layer configuration; IsIR tells them apart by content.
 func ModelFormat(path string) string {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case FormatCLM, FormatJSON, FormatONNX:
+	case FormatCLM, FormatJSON, FormatONNX, FormatIR:
 		return ext
 	}
 	return ""
+}
+
+// IsIR says whether the .xml file at path is an OpenVINO IR (its root element is <net>)
+// rather than, say, a custom-layer configuration.
+func IsIR(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	return openvino.IsIR(head[:n])
 }
 
 // LoadOptions give the shapes of a model's dynamic dimensions. The zero value keeps the
@@ -52,6 +68,8 @@ type LoadOptions struct {
 	// Log, if set, receives "clhost: ..." lines, such as a native model rebatched to
 	// the batch its inputs are given at.
 	Log io.Writer
+	// Weights is an OpenVINO IR's .bin file; "" takes the one beside the .xml.
+	Weights string
 }
 
 // LoadModel reads a model in any form clhost reads (see ModelFormat), ONNX models
@@ -67,15 +85,26 @@ func (o LoadOptions) Load(path string) (*model.Model, error) {
 	if format == FormatONNX {
 		return o.loadONNX(path)
 	}
+	if o.Weights != "" && format != FormatIR {
+		return nil, fmt.Errorf("%s: a weights file (%s) is given, but only OpenVINO IR (.xml) models take one", path, o.Weights)
+	}
 	var m *model.Model
 	var err error
 	switch format {
+	case FormatIR:
+		// An IR's dynamic dims take the batch and shapes given; a fixed batch is kept,
+		// and rebatched below like a native model's.
+		opt := openvino.Options{Batch: o.Batch, InputShapes: maps.Clone(o.InputShapes), Weights: o.Weights}
+		if o.Layers != nil {
+			opt.Custom = newResolver(o.Layers).isCustom
+		}
+		m, err = opt.Load(path)
 	case FormatCLM:
 		m, err = model.Load(path)
 	case FormatJSON:
 		m, err = model.LoadJSON(path)
 	default:
-		return nil, fmt.Errorf("%s: unknown model format %q: use %s, %s or %s", path, filepath.Ext(path), FormatCLM, FormatJSON, FormatONNX)
+		return nil, fmt.Errorf("%s: unknown model format %q: use %s, %s, %s or %s (OpenVINO IR)", path, filepath.Ext(path), FormatCLM, FormatJSON, FormatONNX, FormatIR)
 	}
 	if err != nil {
 		return nil, err
@@ -191,6 +220,20 @@ func (o LoadOptions) checkFixed(m *model.Model, path string) error {
 		}
 	}
 	return nil
+}
+
+// LoadLayout is LoadLayout with the shapes and weights file o gives.
+func (o LoadOptions) LoadLayout(path string) (*Layout, error) {
+	m, err := o.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	shapeErr := graph.InferShapesExcept(m, newResolver(o.Layers).isCustom)
+	g, err := graph.Build(m)
+	if err != nil {
+		return nil, err
+	}
+	return &Layout{Model: m, Levels: g.Levels(), ShapeError: shapeErr}, nil
 }
 
 // SaveModel writes a model as .clm or .json, by the extension of path.

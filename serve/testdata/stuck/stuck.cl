@@ -14,3 +14,13 @@ __kernel void poison_spin(const __global float* in, __global float* out)
     // The spin's result decides nothing but must not be optimised away.
     out[i] = acc == 0.5f ? 0.0f : in[i];
 }
+
+// poison_overrun copies its input, except that an input whose first element is 2000
+// makes work-item 0 write one element past the end of its output.
+__kernel void poison_overrun(const __global float* in, __global float* out)
+{
+    const int i = get_global_id(0);
+    out[i] = in[i];
+    if (i == 0 && in[0] == 2000.0f)
+        out[get_global_size(0)] = 1.0f;
+}

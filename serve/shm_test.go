@@ -10,6 +10,8 @@ import (
 	"math/rand"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -466,5 +468,75 @@ func TestSharedMemoryGRPC(t *testing.T) {
 	}
 	if st, err := g.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{}); err != nil || len(st.Regions) != 0 {
 		t.Errorf("status after unregister: %v, %v", st, err)
+	}
+}
+
+// shmPython is the Python with grpcio and protobuf: CLHOST_TEST_PYTHON, else the
+// system's.
+func shmPython() string {
+	if p := os.Getenv("CLHOST_TEST_PYTHON"); p != "" {
+		return p
+	}
+	return "/usr/bin/python3"
+}
+
+// TestSharedMemoryPython: a real Python client (multiprocessing.shared_memory, urllib,
+// grpcio with protoc's messages) registers a region over REST and over gRPC and runs the
+// relu model with the image and the pooled output in it; the outputs are bit-identical
+// to its own requests without shared memory and to Go's, and an unknown region gets 400
+// and INVALID_ARGUMENT.
+func TestSharedMemoryPython(t *testing.T) {
+	py := shmPython()
+	if out, err := exec.Command(py, "-c", "import grpc, google.protobuf").CombinedOutput(); err != nil {
+		t.Fatalf("%s lacks grpcio or protobuf (apt-get install python3-grpcio python3-protobuf, or set CLHOST_TEST_PYTHON): %v\n%s", py, err, out)
+	}
+	pb2 := t.TempDir()
+	if out, err := exec.Command("protoc", "--python_out="+pb2, "-I", "inferencepb", "grpc_service.proto").CombinedOutput(); err != nil {
+		t.Fatalf("protoc for the Python messages (apt-get install protobuf-compiler): %v\n%s", err, out)
+	}
+	ts := startServer(t, []Source{reluSource()}, 1, Options{MaxBatch: 4, SharedMemory: true})
+	img := randomImage(rand.New(rand.NewSource(14)), 1)
+	imgJSON, _ := json.Marshal(img)
+	cmd := exec.Command(py, filepath.Join("testdata", "shm", "client.py"), ts.httpURL, ts.grpcAddr, pb2, string(imgJSON))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python client: %v\n%s", err, stderr.String())
+	}
+	var res struct {
+		Register      int
+		Status        []shmStatus
+		Key           string
+		RESTCode      int         `json:"rest_code"`
+		RESTHasData   bool        `json:"rest_has_data"`
+		RESTPooled    []byte      `json:"rest_pooled"`
+		RESTEqual     bool        `json:"rest_equal"`
+		UnknownCode   int         `json:"unknown_code"`
+		UnknownError  string      `json:"unknown_error"`
+		GRPCStatusKey string      `json:"grpc_status_key"`
+		GRPCPooled    []byte      `json:"grpc_pooled"`
+		GRPCEqual     bool        `json:"grpc_equal"`
+		GRPCUnknown   string      `json:"grpc_unknown"`
+		StatusAfter   []shmStatus `json:"status_after"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("python client printed %q: %v", out, err)
+	}
+	if res.Register != 200 || len(res.Status) != 1 || res.Status[0].Key != res.Key || res.GRPCStatusKey != res.Key {
+		t.Errorf("registration: %d, status %+v, gRPC status key %q (key %q)", res.Register, res.Status, res.GRPCStatusKey, res.Key)
+	}
+	if res.RESTCode != 200 || res.RESTHasData || !res.RESTEqual || !res.GRPCEqual {
+		t.Errorf("REST %d (data in the reply: %v), equal to binary: REST %v gRPC %v", res.RESTCode, res.RESTHasData, res.RESTEqual, res.GRPCEqual)
+	}
+	_, want := plainOutputs(t, ts.httpURL+"/v2/models/relu/infer", img, 1)
+	if !bytes.Equal(res.RESTPooled, want) || !bytes.Equal(res.GRPCPooled, want) {
+		t.Error("the Python client's pooled output differs from Go's request without shared memory")
+	}
+	if res.UnknownCode != 400 || !strings.Contains(res.UnknownError, `unknown shared-memory region "nowhere"`) || res.GRPCUnknown != "INVALID_ARGUMENT" {
+		t.Errorf("unknown region: REST %d %q, gRPC %s", res.UnknownCode, res.UnknownError, res.GRPCUnknown)
+	}
+	if len(res.StatusAfter) != 0 {
+		t.Errorf("status after unregistering all: %+v", res.StatusAfter)
 	}
 }

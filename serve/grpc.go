@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/proto"
@@ -25,12 +26,14 @@ func (s *Server) RegisterGRPC(g *grpc.Server) {
 }
 
 // GRPCServerOptions are the options a gRPC server of this Server needs: messages up to
-// the size limit in, outputs of any size out.
+// the size limit in, outputs of any size out, inference calls refused while the budget
+// of bytes in flight is spent, idle connections closed.
 func (s *Server) GRPCServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(min(s.opts.MaxBodyBytes, math.MaxInt32))),
 		grpc.MaxSendMsgSize(math.MaxInt32),
 		grpc.InTapHandle(s.tapInfer),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.opts.IdleTimeout}),
 	}
 }
 

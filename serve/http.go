@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // Header and parameter names of the binary tensor data extension.
@@ -19,7 +20,8 @@ const (
 // extensions are the protocol extensions server metadata lists.
 var extensions = []string{"binary_tensor_data"}
 
-// Handler serves the REST half of the protocol and GET /metrics.
+// Handler serves the REST half of the protocol and GET /metrics; every error it
+// answers, the router's own included, is the protocol's JSON error.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v2/health/live", func(w http.ResponseWriter, r *http.Request) {
@@ -39,7 +41,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /v2/models/{name}/versions/{version}/infer", s.inferHTTP)
 	s.shmRoutes(mux)
 	mux.Handle("GET /metrics", s.metrics.handler())
-	return mux
+	return jsonRouter{mux: mux, readTimeout: s.opts.ReadTimeout}
 }
 
 func readyStatus(ready bool) int {
@@ -184,7 +186,12 @@ func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	// The answer is written within the read timeout too: a client that does not read
+	// it must not hold the request's memory.
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(s.opts.ReadTimeout))
 	writeInferResponse(w, m, &req, outs, rep)
+	_ = rc.SetWriteDeadline(time.Time{}) // the connection's next request has its own
 }
 
 // splitBody separates the JSON header from the binary tensor data that follows it.

@@ -72,6 +72,20 @@ type Options struct {
 	// machine's memory). A request beyond what is left gets 429 (gRPC
 	// ResourceExhausted); one that alone needs more gets 413.
 	MaxInflightBytes int64
+	// ReadTimeout bounds how long a client may take to send one request over HTTP,
+	// headers and body, and to take its answer (default DefaultReadTimeout): a client
+	// that trickles its body or never reads must not hold a connection and its memory.
+	ReadTimeout time.Duration
+	// IdleTimeout closes a connection, HTTP or gRPC, idle that long (default
+	// DefaultIdleTimeout).
+	IdleTimeout time.Duration
+	// MaxConnections bounds the connections open at once on each listener (default
+	// DefaultMaxConnections); beyond it, new ones wait to be accepted.
+	MaxConnections int
+	// Strict refuses to start when any model fails to load or to pass its check;
+	// otherwise the server serves the models that load, and each broken one answers
+	// not ready, with its error.
+	Strict bool
 	// SharedMemory lets clients register regions of this host's POSIX shared memory
 	// and have inputs read from and outputs written into them (the system
 	// shared-memory extension): only for clients on the host that are trusted with
@@ -90,6 +104,12 @@ const (
 	// DefaultInferTimeout is Options.InferTimeout's default.
 	DefaultInferTimeout = time.Minute
 	DefaultMaxBodyBytes = 64 << 20
+	// DefaultReadTimeout is Options.ReadTimeout's default: a 64 MiB body at 2 MB/s.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultIdleTimeout is Options.IdleTimeout's default.
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultMaxConnections is Options.MaxConnections' default.
+	DefaultMaxConnections = 1024
 )
 
 // Tolerance bounds how far a batched result may differ from the same item run alone:
@@ -147,6 +167,15 @@ func New(sources []Source, opts Options) (*Server, error) {
 	}
 	if opts.MaxInflightBytes <= 0 {
 		opts.MaxInflightBytes = DefaultMaxInflightBytes()
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
 	}
 	if len(opts.BatchSizes) == 0 {
 		opts.BatchSizes = defaultBatchSizes(opts.MaxBatch)

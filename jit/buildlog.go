@@ -11,8 +11,10 @@ var lineDirective = regexp.MustCompile(`^\s*#\s*line\s+(\d+)\s+"((?:[^"\\]|\\.)*
 
 // kernelRef matches a compiler's reference to a line of the program text when the
 // compiler ignores #line file names: NVIDIA writes `<kernel>:12:5`, others `<source>:12:5`
-// or `<stdin>:12:5`, and oclgrind `input.cl:12:5`.
-var kernelRef = regexp.MustCompile(`(?:<(?:kernel|source|stdin|input)>|\binput\.cl):(\d+)(:\d+)?`)
+// or `<stdin>:12:5`, oclgrind `input.cl:12:5`, and PoCL's clang names the temporary file
+// it compiled (`/root/.cache/pocl/kcache/tempfile_Ab12Cd.cl:12:5`) where a macro was
+// spelled.
+var kernelRef = regexp.MustCompile(`(?:<(?:kernel|source|stdin|input)>|\binput\.cl|[^\s<>=:]*/tempfile_\w+\.cl):(\d+)(:\d+)?`)
 
 // MapBuildLog rewrites the compiler's references to lines of the assembled program into
 // the user's file and line, using the program's #line directives. Compilers that honour
@@ -29,7 +31,8 @@ func MapBuildLog(source, log string) string {
 		file string
 	}
 	var marks []mark
-	for i, l := range strings.Split(source, "\n") {
+	lines := strings.Split(source, "\n")
+	for i, l := range lines {
 		if m := lineDirective.FindStringSubmatch(l); m != nil {
 			n, err := strconv.Atoi(m[1])
 			if err == nil {
@@ -50,7 +53,15 @@ func MapBuildLog(source, log string) string {
 			}
 		}
 		if cur == nil {
-			return ref + " (in the generated defines)"
+			where := "the generated defines"
+			if at >= 1 && at <= len(lines) && strings.TrimSpace(lines[at-1]) != "" {
+				where += ": " + strconv.Quote(strings.TrimSpace(lines[at-1]))
+			}
+			if strings.Contains(ref, "/tempfile_") {
+				// The temporary file's name means nothing to the user.
+				return "line " + m[1] + m[2] + " of " + where
+			}
+			return ref + " (in " + where + ")"
 		}
 		return cur.file + ":" + strconv.Itoa(cur.line+at-cur.at-1) + m[2]
 	})

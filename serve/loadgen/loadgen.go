@@ -1,8 +1,9 @@
 // Package loadgen times a server of the Open Inference Protocol (KServe V2: clhost
 // serve, or any other) over HTTP: clients send the same request of random inputs, each
 // as soon as its previous answer arrived, with the tensors as binary data (the
-// protocol's binary tensor extension), and the run reports throughput and latency
-// percentiles as the clients saw them.
+// protocol's binary tensor extension) or in shared memory (the system shared-memory
+// extension), and the run reports throughput and latency percentiles as the clients
+// saw them.
 package loadgen
 
 import (
@@ -14,10 +15,13 @@ import (
 	"net/http"
 	neturl "net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/clhost/clhost/serve/shmclient"
 )
 
 // Options say what to time.
@@ -27,6 +31,10 @@ type Options struct {
 	Batch       int    // items per request: the size of each input's variable first dimension
 	Concurrency int    // clients sending requests at once
 	Seed        int64  // seed of the random inputs
+	// SharedMemory puts each client's inputs and outputs in a shared-memory region
+	// of its own, registered with the server (which must be on this host): requests
+	// carry no tensor data. Close removes the regions.
+	SharedMemory bool
 }
 
 // Result is one timed run, as `clhost bench --url --json` prints it.
@@ -35,6 +43,7 @@ type Result struct {
 	Model         string  `json:"model"`
 	Concurrency   int     `json:"concurrency"`
 	Batch         int     `json:"batch"`
+	SharedMemory  bool    `json:"shared_memory,omitempty"`
 	Requests      int     `json:"requests"`
 	Errors        int     `json:"errors"`
 	Interrupted   bool    `json:"interrupted,omitempty"`
@@ -58,6 +67,10 @@ type Generator struct {
 	url    string // the model's infer endpoint
 	body   []byte // the request: its JSON header, then the tensors' bytes
 	header string // the JSON header's length, as the protocol's header field says it
+	// With Options.SharedMemory: each client's request (JSON only) and region.
+	bodies  [][]byte
+	regions []*shmclient.Region
+	shm     *shmclient.Client
 }
 
 // New reads the model's metadata from the server and builds the request of random
@@ -69,21 +82,48 @@ func New(opt Options) (*Generator, error) {
 	g := &Generator{opt: opt,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c, MaxConnsPerHost: c}, Timeout: 5 * time.Minute},
 		url:    opt.URL + "/v2/models/" + opt.Model + "/infer"}
-	var err error
-	if g.body, g.header, err = buildRequest(g.client, opt.URL, opt.Model, opt.Batch, opt.Seed); err != nil {
+	meta, err := readMeta(g.client, opt.URL, opt.Model)
+	if err != nil {
+		return nil, err
+	}
+	shapes, blobs, err := randomInputs(meta, opt.Batch, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if opt.SharedMemory {
+		if err := g.setupShm(meta, shapes, blobs); err != nil {
+			return nil, errors.Join(err, g.closeShm())
+		}
+		return g, nil
+	}
+	if g.body, g.header, err = buildRequest(meta, shapes, blobs); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
-// send sends the request through net/http's client and reads the whole answer.
-func (g *Generator) send() error {
-	req, err := http.NewRequest("POST", g.url, bytes.NewReader(g.body))
+// Close removes what New set up on the server and on this host: the shared-memory
+// regions.
+func (g *Generator) Close() error { return g.closeShm() }
+
+// request is client k's request body and its JSON header's length.
+func (g *Generator) request(k int) ([]byte, string) {
+	if g.bodies != nil {
+		b := g.bodies[k]
+		return b, strconv.Itoa(len(b)) // JSON only: the header is the whole body
+	}
+	return g.body, g.header
+}
+
+// send sends client k's request through net/http's client and reads the whole answer.
+func (g *Generator) send(k int) error {
+	body, header := g.request(k)
+	req, err := http.NewRequest("POST", g.url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/octet-stream")
-	req.Header.Set("Inference-Header-Content-Length", g.header)
+	req.Header.Set("Inference-Header-Content-Length", header)
 	resp, err := g.client.Do(req)
 	if err != nil {
 		return err
@@ -103,7 +143,7 @@ func (g *Generator) send() error {
 // stops early, without an error, when ctx ends.
 func (g *Generator) Warmup(ctx context.Context, n int) error {
 	for i := 0; i < n && ctx.Err() == nil; i++ {
-		if err := g.send(); err != nil {
+		if err := g.send(0); err != nil {
 			return fmt.Errorf("warm-up request: %w", err)
 		}
 	}
@@ -118,10 +158,11 @@ func (g *Generator) Run(ctx context.Context, n int) (*Result, error) {
 	c := g.opt.Concurrency
 	// Timed requests go over a connection per client, written and read on the client's
 	// own goroutine where the URL is plain HTTP (conn).
-	newSender := func() (func() error, func()) { return g.send, func() {} }
+	newSender := func(k int) (func() error, func()) { return func() error { return g.send(k) }, func() {} }
 	if u, err := neturl.Parse(g.url); err == nil && u.Scheme == "http" {
-		newSender = func() (func() error, func()) {
-			b := newConn(u, g.header, g.body)
+		newSender = func(k int) (func() error, func()) {
+			body, header := g.request(k)
+			b := newConn(u, header, body)
 			return b.send, b.close
 		}
 	}
@@ -135,7 +176,7 @@ func (g *Generator) Run(ctx context.Context, n int) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			send, done := newSender()
+			send, done := newSender(k)
 			defer done()
 			for next.Add(1) <= int64(n) && ctx.Err() == nil {
 				t := time.Now()
@@ -162,7 +203,8 @@ func (g *Generator) Run(ctx context.Context, n int) (*Result, error) {
 	for _, d := range all {
 		sum += d
 	}
-	res := &Result{URL: g.opt.URL, Model: g.opt.Model, Concurrency: c, Batch: g.opt.Batch, Requests: len(all), Errors: int(errs.Load()),
+	res := &Result{URL: g.opt.URL, Model: g.opt.Model, Concurrency: c, Batch: g.opt.Batch, SharedMemory: g.opt.SharedMemory,
+		Requests: len(all), Errors: int(errs.Load()),
 		Interrupted: ctx.Err() != nil, WallS: wall.Seconds(),
 		ThroughputRPS: float64(len(all)) / wall.Seconds(),
 		MeanMs:        ms(sum / time.Duration(len(all))), P50Ms: ms(percentile(all, 50)), P90Ms: ms(percentile(all, 90)),

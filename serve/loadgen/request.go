@@ -13,53 +13,81 @@ import (
 	"strconv"
 )
 
-// buildRequest reads the model's metadata and builds one request of random inputs
-// with batch items, as binary tensor data; it returns the body and the JSON header's
-// length.
-func buildRequest(client *http.Client, base, name string, batch int, seed int64) ([]byte, string, error) {
+// tensorMeta is a tensor of a model's metadata.
+type tensorMeta struct {
+	Name, Datatype string
+	Shape          []int64
+}
+
+// modelMeta is what the generator reads of a model's metadata.
+type modelMeta struct {
+	Inputs, Outputs []tensorMeta
+}
+
+// readMeta reads the model's metadata.
+func readMeta(client *http.Client, base, name string) (*modelMeta, error) {
 	resp, err := client.Get(base + "/v2/models/" + name)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, "", fmt.Errorf("model %q metadata: status %d: %s", name, resp.StatusCode, bytes.TrimSpace(b))
+		return nil, fmt.Errorf("model %q metadata: status %d: %s", name, resp.StatusCode, bytes.TrimSpace(b))
 	}
-	var meta struct {
-		Inputs []struct {
-			Name, Datatype string
-			Shape          []int64
-		}
-	}
+	var meta modelMeta
 	if err := json.Unmarshal(b, &meta); err != nil {
-		return nil, "", fmt.Errorf("model %q metadata: %w", name, err)
+		return nil, fmt.Errorf("model %q metadata: %w", name, err)
 	}
-	rng := rand.New(rand.NewSource(seed))
-	var inputs []map[string]any
-	var blobs []byte
-	for _, in := range meta.Inputs {
-		shape := slices.Clone(in.Shape)
-		n := int64(1)
-		for i, d := range shape {
-			if d < 0 {
-				if i != 0 {
-					return nil, "", fmt.Errorf("input %q: shape %v has a variable dimension other than the batch", in.Name, in.Shape)
-				}
-				shape[i] = int64(batch)
+	return &meta, nil
+}
+
+// batchShape is a tensor's shape with batch for its variable first dimension, and its
+// number of elements.
+func batchShape(t tensorMeta, batch int) ([]int64, int64, error) {
+	shape := slices.Clone(t.Shape)
+	n := int64(1)
+	for i, d := range shape {
+		if d < 0 {
+			if i != 0 {
+				return nil, 0, fmt.Errorf("tensor %q: shape %v has a variable dimension other than the batch", t.Name, t.Shape)
 			}
-			n *= shape[i]
+			shape[i] = int64(batch)
+		}
+		n *= shape[i]
+	}
+	return shape, n, nil
+}
+
+// randomInputs are random data for each input of meta, with batch items.
+func randomInputs(meta *modelMeta, batch int, seed int64) (shapes [][]int64, blobs [][]byte, err error) {
+	rng := rand.New(rand.NewSource(seed))
+	for _, in := range meta.Inputs {
+		shape, n, err := batchShape(in, batch)
+		if err != nil {
+			return nil, nil, err
 		}
 		blob, err := randomBlob(in.Datatype, int(n), rng)
 		if err != nil {
-			return nil, "", fmt.Errorf("input %q: %w", in.Name, err)
+			return nil, nil, fmt.Errorf("input %q: %w", in.Name, err)
 		}
-		inputs = append(inputs, map[string]any{"name": in.Name, "datatype": in.Datatype, "shape": shape,
-			"parameters": map[string]any{"binary_data_size": len(blob)}})
-		blobs = append(blobs, blob...)
+		shapes, blobs = append(shapes, shape), append(blobs, blob)
+	}
+	return shapes, blobs, nil
+}
+
+// buildRequest builds one request of meta's inputs as binary tensor data; it returns
+// the body and the JSON header's length.
+func buildRequest(meta *modelMeta, shapes [][]int64, data [][]byte) ([]byte, string, error) {
+	var inputs []map[string]any
+	var blobs []byte
+	for i, in := range meta.Inputs {
+		inputs = append(inputs, map[string]any{"name": in.Name, "datatype": in.Datatype, "shape": shapes[i],
+			"parameters": map[string]any{"binary_data_size": len(data[i])}})
+		blobs = append(blobs, data[i]...)
 	}
 	header, err := json.Marshal(map[string]any{"inputs": inputs, "parameters": map[string]any{"binary_data_output": true}})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestStuckDeviceLeavesService(t *testing.T) {
 						Outputs []struct{ Data []float32 } `json:"outputs"`
 					}
 					if code != http.StatusOK || json.Unmarshal([]byte(text), &r) != nil || len(r.Outputs) != 1 ||
-						!equalFloats(r.Outputs[0].Data, []float32{1, 0, 3, 0}) {
+						!slices.Equal(r.Outputs[0].Data, []float32{1, 0, 3, 0}) {
 						t.Errorf("request %d after the stuck one: %d %s", i, code, text)
 					}
 					continue
@@ -91,7 +92,7 @@ func TestGuardViolationSparesNextRequest(t *testing.T) {
 		var r struct {
 			Outputs []struct{ Data []float32 } `json:"outputs"`
 		}
-		if code != http.StatusOK || json.Unmarshal([]byte(text), &r) != nil || len(r.Outputs) != 1 || !equalFloats(r.Outputs[0].Data, []float32{1, 0, 3, 0}) {
+		if code != http.StatusOK || json.Unmarshal([]byte(text), &r) != nil || len(r.Outputs) != 1 || !slices.Equal(r.Outputs[0].Data, []float32{1, 0, 3, 0}) {
 			t.Errorf("request %d after the overrun: %d %s", i, code, text)
 		}
 	}
@@ -100,16 +101,4 @@ func TestGuardViolationSparesNextRequest(t *testing.T) {
 func fmtFloat(v float32) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func equalFloats(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

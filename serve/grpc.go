@@ -76,6 +76,9 @@ func (g *grpcService) ServerMetadata(context.Context, *pb.ServerMetadataRequest)
 
 func (g *grpcService) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequest) (*pb.ModelMetadataResponse, error) {
 	m, err := g.s.lookup(req.GetName(), req.GetVersion())
+	if err == nil {
+		err = m.notServed()
+	}
 	if err != nil {
 		return nil, grpcError(err)
 	}

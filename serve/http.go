@@ -81,6 +81,9 @@ type restTensorMeta struct {
 
 func (s *Server) modelMetadata(w http.ResponseWriter, r *http.Request) {
 	m, err := s.lookup(r.PathValue("name"), r.PathValue("version"))
+	if err == nil {
+		err = m.notServed()
+	}
 	if err != nil {
 		writeError(w, err)
 		return

@@ -105,8 +105,7 @@ func (s *Server) inferHeld(ctx context.Context, h *hold, name, version string, p
 		s.metrics.rejected(unknownModel, err)
 		return nil, nil, err
 	}
-	if m.unready != "" {
-		err := errorf(KindUnavailable, "model %q is not served: %s", m.name, m.unready)
+	if err := m.notServed(); err != nil {
 		s.metrics.rejected(m.name, err)
 		return m, nil, err
 	}

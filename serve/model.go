@@ -51,9 +51,18 @@ type servedModel struct {
 	// a handler has begun and ended: a batch may wait for those arriving when it
 	// became due (queue.due).
 	begun, ended atomic.Int64
-	// unready is why the model is not served (a custom layer failed its check at load:
-	// checkCustomLayers); "" when it is.
+	// unready is why the model is not served (it failed to load, or a custom layer
+	// failed its check at load: checkCustomLayers); "" when it is.
 	unready string
+}
+
+// notServed is the answer to any request for the model but its readiness while it is
+// not served (it failed to load or its check), nil while it is.
+func (m *servedModel) notServed() error {
+	if m.unready == "" {
+		return nil
+	}
+	return errorf(KindUnavailable, "model %q is not served: %s", m.name, m.unready)
 }
 
 // newTensorMetas describes the tensors names of m; types, where they name one, replace

@@ -211,16 +211,28 @@ func New(sources []Source, opts Options) (*Server, error) {
 			s.closeEngines()
 		}
 	}()
+	// Every model is loaded, even after a broken one, so that all of them are named.
+	var broken []error
 	for _, src := range sources {
 		if _, dup := s.models[src.Name]; dup {
 			return nil, fmt.Errorf("two models are named %q", src.Name)
 		}
 		m, err := s.load(src)
 		if err != nil {
-			return nil, err
+			m = brokenModel(src, err)
+			s.logf("model %q is not served: %s", m.name, m.unready)
+		}
+		if m.unready != "" {
+			broken = append(broken, fmt.Errorf("model %q: %s", m.name, m.unready))
 		}
 		s.models[m.name] = m
 		s.order = append(s.order, m)
+	}
+	switch {
+	case len(broken) > 0 && opts.Strict:
+		return nil, fmt.Errorf("%d of %d models are broken (strict):\n%w", len(broken), len(sources), errors.Join(broken...))
+	case len(broken) == len(sources):
+		return nil, fmt.Errorf("no model can be served:\n%w", errors.Join(broken...))
 	}
 	ok = true
 	for _, d := range s.devices {
@@ -234,6 +246,19 @@ func New(sources []Source, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// brokenModel stands for a model that failed to load: it is listed, its readiness is
+// false and its metadata and inference requests answer err, while the other models
+// serve.
+func brokenModel(src Source, err error) *servedModel {
+	platform := src.Platform
+	if platform == "" {
+		platform = "clhost"
+	}
+	// The error names the model already, as the answers that carry it do.
+	reason := strings.TrimPrefix(err.Error(), fmt.Sprintf("model %q: ", src.Name))
+	return &servedModel{name: src.Name, platform: platform, q: queue{wake: make(chan struct{}, 1)}, sizes: []int{1}, unready: reason}
+}
+
 func (s *Server) logf(format string, args ...any) {
 	if s.opts.Log != nil {
 		fmt.Fprintf(s.opts.Log, "clhost serve: "+format+"\n", args...)
@@ -242,6 +267,9 @@ func (s *Server) logf(format string, args ...any) {
 
 // load reads a model at the batch sizes it takes and compiles it on every device.
 func (s *Server) load(src Source) (*servedModel, error) {
+	if src.err != nil {
+		return nil, fmt.Errorf("model %q: %w", src.Name, src.err)
+	}
 	if src.Load == nil {
 		return nil, fmt.Errorf("model %q: no loader", src.Name)
 	}

@@ -36,6 +36,9 @@ type Source struct {
 	// the loaded model does not keep: an ONNX model's integer inputs (token ids), which
 	// import as float32 like every activation.
 	InputTypes map[string]model.DataType
+	// err, when set, is why the model cannot load (a repository model reading outside
+	// its folder): the server reports it without reading anything.
+	err error
 }
 
 // Model file extensions the server reads.
@@ -131,6 +134,8 @@ func onnxIntegerInputs(path string) map[string]model.DataType {
 // DirSources reads a model repository: dir and each folder directly inside it hold model
 // files, every model file being one model whose configurations are the XML files of its
 // folder (their kernels beside them), after the configs given here. Names must be unique.
+// A model whose file, folder configurations or their kernel sources lie outside its
+// folder (symlinks resolved) is one that fails to load, with the reason (confined).
 func DirSources(dir string, configs []string) ([]Source, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -165,7 +170,13 @@ func DirSources(dir string, configs []string) ([]Source, error) {
 		sort.Strings(xmls)
 		sort.Strings(models)
 		for _, p := range models {
-			s := FileSource(p, append(slices.Clone(configs), xmls...))
+			var s Source
+			if err := confined(f, p, xmls); err != nil {
+				base := filepath.Base(p)
+				s = Source{Name: strings.TrimSuffix(base, filepath.Ext(base)), err: err}
+			} else {
+				s = FileSource(p, append(slices.Clone(configs), xmls...))
+			}
 			if prev, dup := seen[s.Name]; dup {
 				return nil, fmt.Errorf("model folder %s: two models are named %q (%s and %s)", dir, s.Name, prev, p)
 			}

@@ -73,7 +73,7 @@ func (r *reader) readConst(l *xmlLayer, name string) (*model.Tensor, error) {
 	var shape []int
 	for _, s := range parseList(l.data["shape"]) {
 		d, err := strconv.Atoi(s)
-		if err != nil || d < 0 {
+		if err != nil || d < 0 || d > maxDim {
 			return nil, fmt.Errorf("shape %q: %q is not a size", l.data["shape"], s)
 		}
 		shape = append(shape, d)
@@ -284,6 +284,9 @@ func broadcast(a, b arr, f func(x, y float64) float64) (arr, error) {
 	return out, nil
 }
 
+// maxDim bounds every dim the reader takes, so that no product of dims overflows.
+const maxDim = 1 << 31
+
 // maxFold bounds the constants computed element by element at load time.
 const maxFold = 1 << 24
 
@@ -297,6 +300,9 @@ func gather(a arr, idx arr, axis int) (arr, error) {
 	dim := a.shape[axis]
 	shape := append(append(append([]int{}, a.shape[:axis]...), idx.shape...), a.shape[axis+1:]...)
 	out := arr{shape: shape, isInt: a.isInt}
+	if inner == 0 || len(idx.v) == 0 || outer == 0 {
+		return out, nil
+	}
 	for o := 0; o < outer; o++ {
 		for _, iv := range idx.v {
 			k := int(iv)
@@ -381,6 +387,9 @@ func concatArrs(parts []arr, axis int) (arr, error) {
 		isInt = isInt && p.isInt
 	}
 	out := arr{shape: shape, isInt: isInt}
+	if elements(shape) == 0 {
+		return out, nil
+	}
 	outer := elements(first[:axis])
 	for o := 0; o < outer; o++ {
 		for _, p := range parts {

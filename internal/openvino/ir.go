@@ -225,7 +225,7 @@ func parseDim(s string) (int, error) {
 		return -1, nil
 	}
 	v, err := strconv.Atoi(s)
-	if err != nil || v < 0 {
+	if err != nil || v < 0 || v > maxDim {
 		return 0, fmt.Errorf("%q is not a size", s)
 	}
 	return v, nil

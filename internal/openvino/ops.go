@@ -1212,7 +1212,7 @@ func splitOp(c *lctx) error {
 		if err != nil {
 			return err
 		}
-		if n <= 0 || x[axis]%int(n) != 0 {
+		if n <= 0 || int(n) != len(c.outs) || x[axis]%int(n) != 0 {
 			return fmt.Errorf("num_splits %d does not divide axis %d of size %d", n, axis, x[axis])
 		}
 		sizes = slices.Repeat([]int64{int64(x[axis]) / n}, int(n))

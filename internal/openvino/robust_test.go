@@ -39,17 +39,27 @@ func TestIRBadFiles(t *testing.T) {
 		{name: "const past end", edit: func(s string) string { return strings.Replace(s, `offset="16"`, `offset="4096"`, 1) }, want: []string{`layer 839 "block1/shift"`, "offset 4096", "past the end"}},
 		{name: "const wrong size", edit: func(s string) string { return strings.Replace(s, `offset="16" size="12"`, `offset="16" size="8"`, 1) }, want: []string{`layer 839`, "size 8 does not hold 3 elements of f32"}},
 		{name: "edge to missing layer", edit: func(s string) string { return strings.Replace(s, `to-layer="596"`, `to-layer="597"`, 1) }, want: []string{"edge 4", "ends at layer 597, which the IR does not have"}},
-		{name: "edge to missing port", edit: func(s string) string { return strings.Replace(s, `to-layer="677" to-port="0"`, `to-layer="677" to-port="5"`, 1) }, want: []string{`port 5 of layer 677 "relu" (ReLU), which is not one of its input ports`}},
+		{name: "edge to missing port", edit: func(s string) string {
+			return strings.Replace(s, `to-layer="677" to-port="0"`, `to-layer="677" to-port="5"`, 1)
+		}, want: []string{`port 5 of layer 677 "relu" (ReLU), which is not one of its input ports`}},
 		{name: "two producers", edit: func(s string) string {
 			return strings.Replace(s, "\t</edges>", "\t\t<edge from-layer=\"1\" from-port=\"0\" to-layer=\"677\" to-port=\"0\" />\n\t</edges>", 1)
 		}, want: []string{`layer 677 "relu" (ReLU): input port 0 has two producers`, `port 3 of layer 758 "scaleshift"`, `port 0 of layer 1 "x"`}},
 		{name: "cycle", edit: func(s string) string {
 			return strings.Replace(s, `from-layer="1" from-port="0" to-layer="758"`, `from-layer="677" from-port="1" to-layer="758"`, 1)
 		}, want: []string{"cycle", `layer 758 "scaleshift"`, `layer 677 "relu"`}},
-		{name: "unknown precision", edit: func(s string) string { return strings.Replace(s, `precision="FP32" names="y"`, `precision="FP7" names="y"`, 1) }, want: []string{`layer 677 "relu" (ReLU)`, `unknown precision "FP7"`}},
-		{name: "unknown element type", edit: func(s string) string { return strings.Replace(s, `element_type="f32" shape="3" offset="0"`, `element_type="f8e4m3" shape="3" offset="0"`, 1) }, want: []string{`layer 920 "block1/scale"`, `unknown element_type "f8e4m3"`}},
-		{name: "unknown op version", edit: func(s string) string { return strings.Replace(s, `type="ReLU" version="opset1"`, `type="ReLU" version="opset99"`, 1) }, want: []string{`layer 677 "relu" (ReLU): unknown op version "opset99"`}},
-		{name: "op before its opset", edit: func(s string) string { return strings.Replace(s, `type="ReLU" version="opset1"`, `type="HSwish" version="opset2"`, 1) }, want: []string{`layer 677 "relu" (HSwish)`, "not an operation of opset2"}},
+		{name: "unknown precision", edit: func(s string) string {
+			return strings.Replace(s, `precision="FP32" names="y"`, `precision="FP7" names="y"`, 1)
+		}, want: []string{`layer 677 "relu" (ReLU)`, `unknown precision "FP7"`}},
+		{name: "unknown element type", edit: func(s string) string {
+			return strings.Replace(s, `element_type="f32" shape="3" offset="0"`, `element_type="f8e4m3" shape="3" offset="0"`, 1)
+		}, want: []string{`layer 920 "block1/scale"`, `unknown element_type "f8e4m3"`}},
+		{name: "unknown op version", edit: func(s string) string {
+			return strings.Replace(s, `type="ReLU" version="opset1"`, `type="ReLU" version="opset99"`, 1)
+		}, want: []string{`layer 677 "relu" (ReLU): unknown op version "opset99"`}},
+		{name: "op before its opset", edit: func(s string) string {
+			return strings.Replace(s, `type="ReLU" version="opset1"`, `type="HSwish" version="opset2"`, 1)
+		}, want: []string{`layer 677 "relu" (HSwish)`, "not an operation of opset2"}},
 		{name: "malformed XML", edit: func(s string) string { return s[:len(s)/2] }, want: []string{"malformed XML"}},
 		{name: "not IR", edit: func(string) string { return `<CustomLayer name="x"/>` }, want: []string{"not an OpenVINO IR"}},
 		{name: "old IR version", edit: func(s string) string { return strings.Replace(s, `version="11"`, `version="7"`, 1) }, want: []string{`IR version "7"`}},
@@ -57,13 +67,17 @@ func TestIRBadFiles(t *testing.T) {
 		{name: "bad dim", edit: func(s string) string { return strings.Replace(s, "<dim>4</dim>", "<dim>four</dim>", 1) }, want: []string{`layer 1 "x" (Parameter): port 0: dim 2: "four" is not a size`}},
 		{name: "no config for the extension op", custom: func(string) bool { return false },
 			want: []string{"no built-in op and no custom layer for ScaleShift (layers 758 \"scaleshift\")", "CustomLayer", "-c"}},
-		{name: "op without a built-in", edit: func(s string) string { return strings.Replace(s, `type="ReLU" version="opset1"`, `type="DetectionOutput" version="opset8"`, 1) },
+		{name: "op without a built-in", edit: func(s string) string {
+			return strings.Replace(s, `type="ReLU" version="opset1"`, `type="DetectionOutput" version="opset8"`, 1)
+		},
 			want: []string{"no built-in op and no custom layer for DetectionOutput (layers 677 \"relu\")"}},
 		{name: "declared shape disagrees", edit: func(s string) string {
 			i := strings.Index(s, `names="y">`)
 			return s[:i] + strings.Replace(s[i:], "<dim>3</dim>", "<dim>5</dim>", 1)
 		}, want: []string{`layer 677 "relu" (ReLU): output port 1: the IR declares [1,5,4,4], clhost's shape inference gives [1,3,4,4]`}},
-		{name: "unconnected input", edit: func(s string) string { return strings.Replace(s, "\t\t<edge from-layer=\"677\" from-port=\"1\" to-layer=\"596\" to-port=\"0\" />\n", "", 1) },
+		{name: "unconnected input", edit: func(s string) string {
+			return strings.Replace(s, "\t\t<edge from-layer=\"677\" from-port=\"1\" to-layer=\"596\" to-port=\"0\" />\n", "", 1)
+		},
 			want: []string{`layer 596 "y/sink_port_0" (Result): input port 0 is not connected`}},
 	}
 	for _, c := range cases {

@@ -46,12 +46,15 @@ const (
 	extCLM  = ".clm"
 	extJSON = ".json"
 	extONNX = ".onnx"
+	extIR   = ".xml" // an OpenVINO IR when its root element is <net>
 )
 
 func isModelFile(path string) bool {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case extCLM, extJSON, extONNX:
 		return true
+	case extIR:
+		return host.IsIR(path)
 	}
 	return false
 }
@@ -67,6 +70,9 @@ func FileSource(path string, configs []string) Source {
 	if ext == extONNX {
 		platform = "onnx_onnxv1"
 	}
+	if ext == extIR {
+		platform = "openvino"
+	}
 	var once sync.Once
 	var stored *model.Model
 	var storedErr error
@@ -77,7 +83,7 @@ func FileSource(path string, configs []string) Source {
 				stored, storedErr = model.Load(path)
 			case extJSON:
 				stored, storedErr = model.LoadJSON(path)
-			case extONNX:
+			case extONNX, extIR:
 				stored, storedErr = host.LoadOptions{Layers: layers}.Load(path)
 			default:
 				storedErr = fmt.Errorf("%s: unknown model format %q: use %s, %s or %s", path, filepath.Ext(path), extCLM, extJSON, extONNX)
@@ -90,7 +96,7 @@ func FileSource(path string, configs []string) Source {
 		if err != nil || batch == 0 {
 			return m, err
 		}
-		if ext == extONNX {
+		if ext == extONNX || ext == extIR {
 			// The importer gives a dynamic batch dimension its size everywhere it
 			// appears; a model whose batch is fixed comes back unchanged and is
 			// rewritten like a native one.
@@ -161,7 +167,7 @@ func DirSources(dir string, configs []string) ([]Source, error) {
 			}
 			p := filepath.Join(f, e.Name())
 			switch {
-			case strings.EqualFold(filepath.Ext(p), ".xml"):
+			case strings.EqualFold(filepath.Ext(p), ".xml") && !host.IsIR(p):
 				xmls = append(xmls, p)
 			case isModelFile(p):
 				models = append(models, p)

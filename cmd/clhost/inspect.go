@@ -19,7 +19,8 @@ func init() {
 
 func runInspect(args []string) error {
 	fs := newFlagSet("inspect")
-	path := fs.String("m", "", "model file (.clm, .json or .onnx)")
+	path := fs.String("m", "", "model file (.clm, .json, .onnx, or an OpenVINO IR .xml with its .bin)")
+	weights := fs.String("weights", "", "an OpenVINO IR's weights `file` (default: the .bin beside the .xml)")
 	dot := fs.Bool("dot", false, "print a Graphviz graph (dot -Tsvg) instead of the table")
 	var configs stringList
 	fs.Var(&configs, "c", "custom-layer configuration XML (repeatable): nodes of the types it defines are read as written, with the shapes the model declares")
@@ -36,14 +37,19 @@ func runInspect(args []string) error {
 	if err != nil {
 		return configError(err)
 	}
-	return inspect(os.Stdout, *path, *dot, layers)
+	return inspectWith(os.Stdout, host.LoadOptions{Layers: layers, Weights: *weights}, *path, *dot)
 }
 
 // inspect prints a model. Shape inference fills the shapes the file leaves out; when it
 // fails (a custom layer with undeclared outputs, a shape mismatch) what is known is still
 // printed, unknown shapes as "?", and the failure is returned.
 func inspect(w io.Writer, path string, dot bool, layers *customlayer.Registry) error {
-	lay, err := host.LoadLayout(path, layers)
+	return inspectWith(w, host.LoadOptions{Layers: layers}, path, dot)
+}
+
+// inspectWith is inspect with the loader's options (an IR's weights file).
+func inspectWith(w io.Writer, o host.LoadOptions, path string, dot bool) error {
+	lay, err := o.LoadLayout(path)
 	if err != nil {
 		return err
 	}

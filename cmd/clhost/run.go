@@ -27,6 +27,7 @@ func init() {
 // engineFlags are the flags every command that opens an engine shares.
 type engineFlags struct {
 	model       *string
+	weights     *string
 	configs     stringList
 	device      *string
 	dumpKernels *string
@@ -48,7 +49,8 @@ type engineFlags struct {
 }
 
 func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
-	ef.model = fs.String("m", "", "model file (.clm, .json or .onnx)")
+	ef.model = fs.String("m", "", "model file (.clm, .json, .onnx, or an OpenVINO IR .xml with its .bin beside it)")
+	ef.weights = fs.String("weights", "", "an OpenVINO IR's weights `file` (default: the .bin beside the -m .xml)")
 	fs.Var(&ef.configs, "c", "custom-layer configuration XML (repeatable; later files replace earlier layers)")
 	ef.device = fs.String("d", "", "device: cpu, gpu, an index from 'clhost devices', or part of its name (default: first GPU, else first CPU)")
 	ef.dumpKernels = fs.String("dump-kernels", "", "write every compiled program to this folder")
@@ -167,7 +169,7 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	}
 	// The model is read once the configurations are: a node a custom layer implements is
 	// imported as written, for the user's kernel.
-	m, err := host.LoadOptions{Batch: *ef.batch, InputShapes: ef.inputShapes, Layers: e.Layers, Log: o.Log}.Load(*ef.model)
+	m, err := host.LoadOptions{Batch: *ef.batch, InputShapes: ef.inputShapes, Layers: e.Layers, Log: o.Log, Weights: *ef.weights}.Load(*ef.model)
 	if err != nil {
 		prog.finish()
 		e.Close()
@@ -255,7 +257,7 @@ func runRun(args []string) error {
 	if *timeout < 0 {
 		return usagef("-timeout %s: must not be negative", *timeout)
 	}
-	if host.ModelFormat(*ef.model) == host.FormatONNX && *ef.batch == 0 {
+	if f := host.ModelFormat(*ef.model); (f == host.FormatONNX || f == host.FormatIR) && *ef.batch == 0 {
 		shapes, err := inputFileShapes(inputs)
 		if err != nil {
 			return err

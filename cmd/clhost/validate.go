@@ -48,6 +48,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 	var configs stringList
 	fs.Var(&configs, "c", "custom-layer configuration `file` (XML); repeat for several, later ones replace earlier layers of the same name")
 	modelPath := fs.String("m", "", "also check every custom layer of this `model` against its shapes and attributes (the global configuration loads first, as when it runs)")
+	weights := fs.String("weights", "", "the -m OpenVINO IR's weights `file` (default: the .bin beside the .xml)")
 	noBuild := fs.Bool("no-build", false, "check the XML only: compile nothing")
 	dev := deviceFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -77,7 +78,7 @@ func runValidate(args []string, stdout, stderr io.Writer) error {
 		v.buildRepresentative(reg.Layers())
 	}
 	if *modelPath != "" {
-		if err := v.checkModel(*modelPath, configs, stderr); err != nil {
+		if err := v.checkModel(*modelPath, *weights, configs, stderr); err != nil {
 			return err
 		}
 	}
@@ -143,12 +144,12 @@ func (v *validation) buildRepresentative(layers []*customlayer.Layer) {
 
 // checkModel generates the program of every custom layer of the model from its shapes
 // and attributes, and builds each distinct one.
-func (v *validation) checkModel(path string, configs []string, stderr io.Writer) error {
+func (v *validation) checkModel(path, weights string, configs []string, stderr io.Writer) error {
 	reg, err := host.LoadConfigs(host.Options{Configs: configs})
 	if err != nil {
 		return configError(err)
 	}
-	m, err := host.LoadOptions{Layers: reg}.Load(path)
+	m, err := host.LoadOptions{Layers: reg, Weights: weights}.Load(path)
 	if err != nil {
 		return err
 	}

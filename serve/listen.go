@@ -23,11 +23,10 @@ type DrainError struct {
 }
 
 func (e *DrainError) Error() string {
-	plural := "s were"
 	if e.Cut == 1 {
-		plural = " was"
+		return fmt.Sprintf("drain timeout (%v): 1 accepted request was cut before its answer", e.Timeout)
 	}
-	return fmt.Sprintf("drain timeout (%v): %d accepted request%s cut before its answer", e.Timeout, e.Cut, plural)
+	return fmt.Sprintf("drain timeout (%v): %d accepted requests were cut before their answers", e.Timeout, e.Cut)
 }
 
 // Serve answers REST on httpLn and gRPC on grpcLn (either may be nil) until ctx ends

@@ -35,7 +35,12 @@ func runServe(args []string) error {
 	maxDelay := fs.Duration("max-delay", serve.DefaultMaxDelay, "how long a batch that is not full waits for requests still arriving")
 	sizes := fs.String("batch-sizes", "", "batch sizes compiled per device, comma-separated (default: 1, the powers of 4 below -max-batch, and -max-batch)")
 	maxBody := fs.String("max-body", "64MiB", "largest request (bytes, or with KiB, MiB, GiB): larger bodies get 413")
-	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long accepted requests may take to complete")
+	maxInflight := fs.String("max-inflight-bytes", "", "memory all requests in flight may hold together, bodies, decoded inputs and outputs (bytes, or with KiB, MiB, GiB): beyond it requests get 429 (default: a quarter of the machine's or the container's memory, at least 256MiB)")
+	readTimeout := fs.Duration("read-timeout", serve.DefaultReadTimeout, "how long a client may take to send a request's body, and to take its answer")
+	idleTimeout := fs.Duration("idle-timeout", serve.DefaultIdleTimeout, "close a connection idle that long")
+	maxConns := fs.Int("max-connections", serve.DefaultMaxConnections, "most connections open at once on each of -http and -grpc; more wait to be accepted")
+	strict := fs.Bool("strict", false, "refuse to start when any model fails to load, naming each (default: serve the models that load; each broken one answers not ready, with its error)")
+	drain := fs.Duration("drain-timeout", 30*time.Second, "on SIGTERM, how long accepted requests may take to complete: the process exits by then, whatever its clients do")
 	cacheDir := fs.String("cache-dir", defaultCacheDir(), "program binary cache folder (\"\" to disable)")
 	allowShm := fs.Bool("allow-shm", false, "let clients on this host register POSIX shared-memory regions (/dev/shm) and pass tensors through them (the system shared-memory extension); only where every client that reaches the server may read and write this host's shared memory")
 	pprofAddr := fs.String("pprof", "off", "address of Go's profiler (/debug/pprof/), to see where the server spends its time (\"off\" for none; keep it off public interfaces)")
@@ -58,6 +63,18 @@ func runServe(args []string) error {
 	}
 	if *maxBatch < 1 {
 		return usagef("-max-batch %d: must be at least 1", *maxBatch)
+	}
+	var inflight int64
+	if *maxInflight != "" {
+		if inflight, err = parseBytes(*maxInflight); err != nil {
+			return usagef("-max-inflight-bytes %q: %v", *maxInflight, err)
+		}
+	}
+	if *readTimeout <= 0 || *idleTimeout <= 0 || *drain <= 0 {
+		return usagef("-read-timeout, -idle-timeout and -drain-timeout must be positive")
+	}
+	if *maxConns < 1 {
+		return usagef("-max-connections %d: must be at least 1", *maxConns)
 	}
 	var sources []serve.Source
 	for _, m := range models {
@@ -87,10 +104,35 @@ func runServe(args []string) error {
 		Engine:   host.Options{CacheDir: *cacheDir},
 		MaxBatch: *maxBatch, MaxDelay: *maxDelay, BatchSizes: batchSizes,
 		MaxBodyBytes: body, Version: version, Log: os.Stderr,
-		SharedMemory: *allowShm,
+		SharedMemory:     *allowShm,
+		MaxInflightBytes: inflight, ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout,
+		MaxConnections: *maxConns, Strict: *strict,
 	}
 	if *maxDelay == 0 {
 		opts.MaxDelay = -1 // no wait: serve.Options takes 0 as the default
+	}
+	// The addresses are taken before any model is compiled: a port in use is
+	// reported at once, not after minutes of compiling.
+	hl, err := listen("http", *httpAddr)
+	if err != nil {
+		return err
+	}
+	gl, err := listen("grpc", *grpcAddr)
+	if err != nil {
+		closeListener(hl)
+		return err
+	}
+	if hl == nil && gl == nil {
+		return usagef("both -http and -grpc are off")
+	}
+	pl, err := listen("pprof", *pprofAddr)
+	if err != nil {
+		closeListener(hl)
+		closeListener(gl)
+		return err
+	}
+	if pl != nil {
+		defer pl.Close()
 	}
 	// Signals are caught from here on, so that a SIGTERM during the compile stops
 	// cleanly too.
@@ -98,9 +140,10 @@ func runServe(args []string) error {
 	defer stop()
 	s, err := serve.New(sources, opts)
 	if err != nil {
+		closeListener(hl)
+		closeListener(gl)
 		return err
 	}
-	defer s.Close()
 	devLines, modelLines := s.Describe()
 	for i, d := range devLines {
 		fmt.Printf("device %s: %s (%s, driver %s)\n", d, devs[i].Name, devs[i].Platform.Name, devs[i].DriverVersion)
@@ -108,40 +151,51 @@ func runServe(args []string) error {
 	for _, m := range modelLines {
 		fmt.Printf("model %s\n", m)
 	}
-	hl, err := listen("http", *httpAddr)
-	if err != nil {
-		return err
-	}
-	gl, err := listen("grpc", *grpcAddr)
-	if err != nil {
-		if hl != nil {
-			hl.Close()
-		}
-		return err
-	}
 	if hl != nil {
 		fmt.Printf("listening http %s\n", hl.Addr())
 	}
 	if gl != nil {
 		fmt.Printf("listening grpc %s\n", gl.Addr())
 	}
-	if hl == nil && gl == nil {
-		return usagef("both -http and -grpc are off")
-	}
-	pl, err := listen("pprof", *pprofAddr)
-	if err != nil {
-		return err
-	}
 	if pl != nil {
 		fmt.Printf("listening pprof %s\n", pl.Addr())
 		go servePprof(pl)
-		defer pl.Close()
 	}
-	if err := s.Serve(ctx, hl, gl, *drain); err != nil {
+	err = s.Serve(ctx, hl, gl, *drain)
+	var cut *serve.DrainError
+	if errors.As(err, &cut) {
+		// The requests cut may still be running on a device: the process leaves
+		// rather than wait for them past the drain timeout.
+		return fmt.Errorf("serving: %w", err)
+	}
+	// Nothing is in flight: the batchers and workers stop and the engines close at
+	// once, unless a device still runs a kernel that never finished, which the
+	// process does not wait for either.
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(closeTimeout):
+		fmt.Fprintln(os.Stderr, "clhost serve: the engines did not close in time; exiting without them")
+	}
+	if err != nil {
 		return fmt.Errorf("serving: %w", err)
 	}
 	fmt.Fprintln(os.Stderr, "clhost serve: drained, every accepted request answered")
 	return nil
+}
+
+// closeTimeout bounds closing the server after a clean drain, within the second that
+// --drain-timeout allows beyond itself.
+const closeTimeout = 500 * time.Millisecond
+
+func closeListener(l net.Listener) {
+	if l != nil {
+		l.Close()
+	}
 }
 
 // servePprof serves Go's profiler endpoints on a listener of their own, apart from the

@@ -1,10 +1,13 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -257,13 +260,16 @@ func (u *shmUse) span(where string, ref shmRef) ([]byte, error) {
 		return nil, errorf(KindInvalid, "%s: unknown shared-memory region %q (%s)", where, ref.region, names)
 	}
 	reg.refs++
+	checked := slices.Contains(u.held, reg) // the object's size was checked for this request
 	u.held = append(u.held, reg)
 	r.mu.Unlock()
 	if ref.offset < 0 || ref.size < 0 || ref.offset > reg.size || ref.size > reg.size-ref.offset {
 		return nil, errorf(KindInvalid, "%s: %d bytes at offset %d lie outside shared-memory region %q of %d bytes", where, ref.size, ref.offset, ref.region, reg.size)
 	}
-	if err := reg.obj.covers(reg.offset + reg.size); err != nil {
-		return nil, errorf(KindInvalid, "%s: shared-memory region %q (key %q): %v", where, ref.region, reg.key, err)
+	if !checked {
+		if err := reg.obj.covers(reg.offset + reg.size); err != nil {
+			return nil, errorf(KindInvalid, "%s: shared-memory region %q (key %q): %v", where, ref.region, reg.key, err)
+		}
 	}
 	return reg.data[ref.offset : ref.offset+ref.size : ref.offset+ref.size], nil
 }
@@ -280,18 +286,43 @@ func jsonShmRef(where string, params map[string]json.RawMessage) (ref shmRef, ok
 	if !hasRegion || !hasSize {
 		return ref, false, errorf(KindInvalid, "%s: %s and %s go together (%s is optional)", where, paramShmRegion, paramShmSize, paramShmOffset)
 	}
-	if err := json.Unmarshal(region, &ref.region); err != nil {
+	var err1, err2, err3 error
+	ref.region, err1 = jsonString(region)
+	if err1 != nil {
 		return ref, false, errorf(KindInvalid, "%s: %s %s is not a string", where, paramShmRegion, region)
 	}
-	if err := json.Unmarshal(size, &ref.size); err != nil || ref.size < 0 {
+	if ref.size, err2 = jsonInt(size); err2 != nil || ref.size < 0 {
 		return ref, false, errorf(KindInvalid, "%s: %s %s is not a byte count", where, paramShmSize, size)
 	}
 	if hasOffset {
-		if err := json.Unmarshal(offset, &ref.offset); err != nil || ref.offset < 0 {
+		if ref.offset, err3 = jsonInt(offset); err3 != nil || ref.offset < 0 {
 			return ref, false, errorf(KindInvalid, "%s: %s %s is not a byte offset", where, paramShmOffset, offset)
 		}
 	}
 	return ref, true, nil
+}
+
+// jsonString decodes a JSON string; one without escapes, a region's name, is taken as
+// it is (encoding/json for each parameter of each tensor costs more than the rest of
+// reading a request's shared-memory tensors).
+func jsonString(raw json.RawMessage) (string, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' && bytes.IndexByte(t, '\\') < 0 {
+		return string(t[1 : len(t)-1]), nil
+	}
+	var v string
+	err := json.Unmarshal(raw, &v)
+	return v, err
+}
+
+// jsonInt decodes a JSON integer.
+func jsonInt(raw json.RawMessage) (int64, error) {
+	if v, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64); err == nil {
+		return v, nil
+	}
+	var v int64
+	err := json.Unmarshal(raw, &v)
+	return v, err
 }
 
 // restInputs resolves the REST inputs that lie in shared memory and returns them as

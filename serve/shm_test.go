@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -538,5 +539,36 @@ func TestSharedMemoryPython(t *testing.T) {
 	}
 	if len(res.StatusAfter) != 0 {
 		t.Errorf("status after unregistering all: %+v", res.StatusAfter)
+	}
+}
+
+// BenchmarkHandlerInferShm is BenchmarkHandlerInfer with the input and both outputs in
+// a shared-memory region: the server's own work per request when no tensor crosses the
+// connection.
+func BenchmarkHandlerInferShm(b *testing.B) {
+	ts := startServer(b, []Source{reluSource()}, 1, Options{MaxBatch: 4, SharedMemory: true})
+	r := newRegion(b, "bench", 4096)
+	copy(r.Bytes(), float32Bytes(randomImage(rand.New(rand.NewSource(1)), 1)))
+	if err := shmclient.New(ts.httpURL).Register(context.Background(), r); err != nil {
+		b.Fatal(err)
+	}
+	body, err := shmclient.RequestBody(
+		[]shmclient.Tensor{{Name: "image", Datatype: "FP32", Shape: []int64{1, imgC, imgH, imgW}, Region: "bench", ByteSize: shmImageBytes}},
+		[]shmclient.Output{
+			{Name: "features", Region: "bench", Offset: 1024, ByteSize: shmFeaturesBytes},
+			{Name: "pooled", Region: "bench", Offset: 2048, ByteSize: shmPooledBytes},
+		})
+	if err != nil {
+		b.Fatal(err)
+	}
+	handler := ts.Handler()
+	b.ResetTimer()
+	for range b.N {
+		req := httptest.NewRequest("POST", "/v2/models/relu/infer", bytes.NewReader(body))
+		w := httptest.NewRecorder()
+		handler.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
 	}
 }

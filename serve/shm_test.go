@@ -572,3 +572,59 @@ func BenchmarkHandlerInferShm(b *testing.B) {
 		}
 	}
 }
+
+// TestSharedMemoryParams: the REST parameters are read as JSON whatever their spelling
+// (escapes, white space), and values that are not a name and non-negative integers are
+// refused.
+func TestSharedMemoryParams(t *testing.T) {
+	raw := func(kv ...string) map[string]json.RawMessage {
+		m := map[string]json.RawMessage{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = json.RawMessage(kv[i+1])
+		}
+		return m
+	}
+	ref, ok, err := jsonShmRef("t", raw(paramShmRegion, `"r\u0065g\"1"`, paramShmSize, ` 768 `, paramShmOffset, `64`))
+	if err != nil || !ok || ref != (shmRef{region: `reg"1`, size: 768, offset: 64}) {
+		t.Errorf("escaped name: %+v %v %v", ref, ok, err)
+	}
+	if _, ok, err := jsonShmRef("t", raw("binary_data_size", "4")); ok || err != nil {
+		t.Errorf("no shared-memory parameters: %v %v", ok, err)
+	}
+	for _, p := range []map[string]json.RawMessage{
+		raw(paramShmRegion, `7`, paramShmSize, `768`),
+		raw(paramShmRegion, `"r"`, paramShmSize, `7.5`),
+		raw(paramShmRegion, `"r"`, paramShmSize, `-1`),
+		raw(paramShmRegion, `"r"`, paramShmSize, `"768"`),
+		raw(paramShmRegion, `"r"`, paramShmSize, `768`, paramShmOffset, `-64`),
+		raw(paramShmOffset, `0`),
+	} {
+		if _, _, err := jsonShmRef("t", p); err == nil {
+			t.Errorf("%s: no error", p)
+		}
+	}
+}
+
+// TestSharedMemoryRegionLimit: registrations stop at maxShmRegions, so that a client
+// cannot take all of the server's files and address space; unregistering makes room.
+func TestSharedMemoryRegionLimit(t *testing.T) {
+	ts := startServer(t, []Source{reluSource()}, 1, Options{MaxBatch: 4, SharedMemory: true})
+	r := newRegion(t, "many", 4096)
+	for i := range maxShmRegions {
+		if err := ts.shmRegister(fmt.Sprintf("r%d", i), r.Key, 0, 4096); err != nil {
+			t.Fatalf("region %d: %v", i, err)
+		}
+	}
+	if err := ts.shmRegister("one-more", r.Key, 0, 4096); err == nil || !strings.Contains(err.Error(), "the most this server holds") {
+		t.Fatalf("region %d: %v, want the limit", maxShmRegions+1, err)
+	}
+	if err := ts.shmUnregister("r0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.shmRegister("one-more", r.Key, 0, 4096); err != nil {
+		t.Fatalf("after unregistering one: %v", err)
+	}
+	if err := ts.shmUnregister(""); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -451,15 +451,26 @@ func (c *lctx) foldBias() bool {
 		return false
 	}
 	conv := &r.layers[li]
-	if (conv.Type != "Conv" && conv.Type != "ConvTranspose") || len(conv.Inputs) != 2 || slices.Contains(r.outputs, x.name) {
+	gemm := conv.Type == "Gemm"
+	if (conv.Type != "Conv" && conv.Type != "ConvTranspose" && !gemm) || len(conv.Inputs) != 2 || slices.Contains(r.outputs, x.name) {
 		return false
 	}
-	if r.readers(x.name) != 1 || len(x.shape) < 2 || len(b.shape) != len(x.shape) {
+	if r.readers(x.name) != 1 || len(x.shape) < 2 || b.c.Type != model.Float32 {
 		return false
 	}
-	for i, d := range b.shape {
-		if (i == 1 && d != x.shape[1]) || (i != 1 && d != 1) {
+	if gemm {
+		// Gemm's C: one value per column, written [N] or [1, N].
+		if elements(b.shape) != x.shape[1] || len(b.shape) > 2 || (len(b.shape) == 2 && b.shape[0] != 1) {
 			return false
+		}
+	} else {
+		if len(b.shape) != len(x.shape) {
+			return false
+		}
+		for i, d := range b.shape {
+			if (i == 1 && d != x.shape[1]) || (i != 1 && d != 1) {
+				return false
+			}
 		}
 	}
 	bias := *b.c
@@ -1041,6 +1052,21 @@ func convertOp(c *lctx) error {
 // constant, by a Transpose otherwise.
 func matmulOp(c *lctx) error {
 	in := []string{c.inName(0), c.inName(1)}
+	if len(c.inShape(0)) == 2 && len(c.inShape(1)) == 2 {
+		// A fully connected layer: Gemm takes the transposes as attributes, and an Add
+		// of a bias after it becomes its C (foldBias), the form ONNX exporters write.
+		var attrs []model.Attr
+		for k, attr := range []string{"transpose_a", "transpose_b"} {
+			t, err := c.bool(attr, false)
+			if err != nil {
+				return err
+			}
+			if t {
+				attrs = append(attrs, aInt([]string{"transA", "transB"}[k], 1))
+			}
+		}
+		return c.emitOut("Gemm", in, attrs...)
+	}
 	for k, attr := range []string{"transpose_a", "transpose_b"} {
 		t, err := c.bool(attr, false)
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -13,14 +15,15 @@ import (
 
 // Guard zones: every tensor a custom kernel reads or writes (its activations, the
 // reorder buffers it takes, the constants it reads) lies in one guarded buffer of the
-// network's own, between guard regions filled with a pattern, and lives there for the
-// whole inference, sharing memory with nothing. Neighbouring tensors share the guard
-// between them, which halves the bytes checked; where a change lies tells whose it is.
-// After each inference one check kernel compares every guard with the pattern and notes,
-// per region, the farthest word changed from either edge and how many were; the flags
-// come back with the outputs. A kernel's stray
-// write so lands in memory clhost owns and checks, not in another tensor or the host's
-// heap, and the inference fails with the layer, kernel, argument and distance named
+// network's own, between guard regions filled with a pattern, and no built-in tensor
+// shares that memory. Tensors of one size that the same custom types take, and whose
+// lifetimes do not overlap, share a place there; neighbouring places share the guard
+// between them, and where a change lies tells whose it is. After each inference the guards
+// are compared with the pattern (by the host on CPU devices, else by one check kernel whose
+// flags come back with the outputs), noting per region the farthest word changed from
+// either edge and how many were. A kernel's stray write so lands in memory clhost owns
+// and checks, not in another tensor or the host's heap, and the inference fails with the
+// layer, kernel, argument and distance named
 // (docs/debugging-custom-layers.md#guard-zones).
 
 // DefaultGuardBytes is the guard on each side of a guarded tensor. A write that runs on
@@ -43,6 +46,7 @@ type guardRegion struct {
 
 // guardUser is one custom-layer argument bound to a guarded tensor.
 type guardUser struct {
+	tensor string
 	step   int
 	what   string // "output 0", "input 1", `Data "weights"`
 	output bool
@@ -55,6 +59,9 @@ type guards struct {
 	regions []guardRegion
 	offset  map[string]int // each guarded tensor's byte offset in buf
 	users   map[string][]guardUser
+	// members are the tensors of each guarded place, by the first one's name: tensors of
+	// one size whose lifetimes do not overlap share a place and its guards.
+	members map[string][]string
 	table   *cl.Buffer
 	flags   *cl.Buffer
 	kernel  *cl.Kernel
@@ -85,33 +92,41 @@ func (e *Engine) guardBytes() int {
 // guardLayout places the guarded tensors (name → bytes, in order) end to end, with a
 // guard of guard bytes before the first, between each two and after the last, offsets
 // aligned to align, and returns their offsets, the regions and the buffer's size. Before
-// the first guard and after the last lies unchecked padding as large as the largest
-// tensor (up to maxGuard), so that a write running a tensor's length past the buffer's
-// outer guards still lands in memory of the network's own; inside, such a write lands
-// in the next guard or tensor.
+// the first guard and after the last lies unchecked padding, just enough (up to
+// maxGuard) that a write running a whole tensor's length before its start or past its
+// end still lands in memory of the network's own; inside, such a write crosses the guard
+// it starts in.
 func guardLayout(names []string, bytes map[string]int, guard, align int) (map[string]int, []guardRegion, int) {
 	offsets := map[string]int{}
 	var regions []guardRegion
-	largest := 0
-	for _, name := range names {
-		largest = max(largest, bytes[name])
-	}
-	pad := alignUp(min(largest, maxGuard), align)
 	g := alignUp(guard, align)
 	// end is the end of the tensor below the next guard, which starts there.
-	end, below, belowBytes := pad, "", 0
+	end, below, belowBytes := 0, "", 0
 	for _, name := range names {
 		off := alignUp(end, align) + g
-		if below == "" {
-			off = pad + g
-		}
-		regions = append(regions, guardRegion{start: end / 4, words: (off - end) / 4, below: below, belowBytes: belowBytes, above: name, aboveBytes: bytes[name]})
+		regions = append(regions, guardRegion{start: end, words: off - end, below: below, belowBytes: belowBytes, above: name, aboveBytes: bytes[name]})
 		offsets[name] = off
 		end, below, belowBytes = off+bytes[name], name, bytes[name]
 	}
 	top := alignUp(end, align) + g
-	regions = append(regions, guardRegion{start: end / 4, words: (top - end) / 4, below: below, belowBytes: belowBytes})
-	return offsets, regions, top + pad
+	regions = append(regions, guardRegion{start: end, words: top - end, below: below, belowBytes: belowBytes})
+	padBefore, padAfter := 0, 0
+	for _, name := range names {
+		off, size := offsets[name], bytes[name]
+		padBefore = max(padBefore, size-off)
+		padAfter = max(padAfter, off+2*size-top)
+	}
+	padBefore = alignUp(min(padBefore, maxGuard), align)
+	padAfter = alignUp(min(padAfter, maxGuard), align)
+	for name := range offsets {
+		offsets[name] += padBefore
+	}
+	// Regions are kept in words.
+	for i := range regions {
+		regions[i].start = (regions[i].start + padBefore) / 4
+		regions[i].words /= 4
+	}
+	return offsets, regions, padBefore + top + padAfter
 }
 
 // guardCheckSource is the check kernel: work-item (i, r) scans every size0-th word of
@@ -308,6 +323,10 @@ type GuardViolation struct {
 	// Either says the changed words touch neither of the guard's edges, so the write
 	// is this tensor's or the other neighbour's (the violation next to it).
 	Either bool
+	// Candidates are the other layers of the same kernel whose outputs share this
+	// tensor's memory at other times: the check after the inference cannot tell which
+	// of them, or Layer, wrote.
+	Candidates []string
 	// Global and Local are the kernel's work sizes (Local empty: the driver's choice).
 	Global, Local []int
 	Others        []string
@@ -322,8 +341,16 @@ func (v GuardViolation) String() string {
 	if v.Whole {
 		dist = "at least " + dist + " (the whole guard)"
 	}
-	s := fmt.Sprintf("layer %q (%s, kernel %s, %s): wrote %s %s %s (%s, %s bytes; %s words of the guard changed), global %s, local %s",
-		v.Layer, v.Type, v.Entry, v.Where, dist, side, v.Arg, planLabel(v.Tensor), thousands(v.TensorBytes),
+	who := fmt.Sprintf("layer %q", v.Layer)
+	if len(v.Candidates) > 0 {
+		var names []string
+		for _, c := range v.Candidates {
+			names = append(names, strconv.Quote(c))
+		}
+		who = fmt.Sprintf("layer %q or %s (their outputs share this memory at different times)", v.Layer, strings.Join(names, " or "))
+	}
+	s := fmt.Sprintf("%s (%s, kernel %s, %s): wrote %s %s %s (%s, %s bytes; %s words of the guard changed), global %s, local %s",
+		who, v.Type, v.Entry, v.Where, dist, side, v.Arg, planLabel(v.Tensor), thousands(v.TensorBytes),
 		thousands(v.Words), joinSizes(v.Global), localText(v.Local))
 	if len(v.Others) > 0 {
 		s += fmt.Sprintf("; also bound to %s", strings.Join(v.Others, ", "))
@@ -383,12 +410,18 @@ func (n *Network) guardViolations(i int) []GuardViolation {
 	return out
 }
 
-// guardViolation names the custom kernel that takes tensor for a write far words past
-// its end (after) or before its start, into a guard of words words.
-func (n *Network) guardViolation(tensor string, tensorBytes int, after bool, far, changed, words int) GuardViolation {
+// guardViolation names the custom kernel that takes the tensor at slot (a guarded
+// place, key of guards.members) for a write far words past its end (after) or before its
+// start, into a guard of words words. Where tensors of disjoint lifetimes share the
+// place, the first writer is named and the others listed: the check after the inference
+// cannot tell which of them wrote.
+func (n *Network) guardViolation(slot string, tensorBytes int, after bool, far, changed, words int) GuardViolation {
 	g := n.guard
-	v := GuardViolation{Tensor: tensor, TensorBytes: tensorBytes, After: after, Bytes: 4 * far, Words: changed, Whole: far == words}
-	users := g.users[tensor]
+	v := GuardViolation{Tensor: slot, TensorBytes: tensorBytes, After: after, Bytes: 4 * far, Words: changed, Whole: far == words}
+	var users []guardUser
+	for _, t := range g.members[slot] {
+		users = append(users, g.users[t]...)
+	}
 	best := -1
 	for j, u := range users {
 		if best < 0 || u.output && !users[best].output {
@@ -398,10 +431,18 @@ func (n *Network) guardViolation(tensor string, tensorBytes int, after bool, far
 	for j, u := range users {
 		s := n.steps[u.step]
 		if j != best {
-			v.Others = append(v.Others, fmt.Sprintf("layer %q (%s)", s.layer, u.what))
+			if u.output && users[best].output && s.typ == n.steps[users[best].step].typ {
+				v.Candidates = append(v.Candidates, s.layer)
+				continue
+			}
+			if u.tensor == users[best].tensor {
+				v.Others = append(v.Others, fmt.Sprintf("layer %q (%s)", s.layer, u.what))
+			} else {
+				v.Others = append(v.Others, fmt.Sprintf("layer %q (%s, %s, which holds this memory at another time)", s.layer, u.what, planLabel(u.tensor)))
+			}
 			continue
 		}
-		v.Layer, v.Type, v.Arg = s.layer, s.typ, u.what
+		v.Layer, v.Type, v.Arg, v.Tensor = s.layer, s.typ, u.what, u.tensor
 		if s.call != nil {
 			v.Entry, v.Where = s.call.prog.Entry, s.call.cfg.Where()
 			v.Global, v.Local = s.call.prog.Global, s.call.prog.Local
@@ -419,7 +460,7 @@ func (n *Network) addGuardUser(tensor string, step int, what string, output bool
 	if _, ok := n.guard.offset[tensor]; !ok {
 		return
 	}
-	n.guard.users[tensor] = append(n.guard.users[tensor], guardUser{step: step, what: what, output: output})
+	n.guard.users[tensor] = append(n.guard.users[tensor], guardUser{tensor: tensor, step: step, what: what, output: output})
 }
 
 // planGuards takes the tensors custom kernels read or write out of the memory plan's
@@ -432,14 +473,21 @@ func (n *Network) planGuards(layers []*preparedLayer, ts []*memTensor, align int
 	}
 	var names []string
 	bytes := map[string]int{}
+	members := map[string][]*memTensor{}
+	kinds := guardKinds(layers)
 	rest := ts[:0:0]
 	for _, t := range ts {
 		if !t.custom {
 			rest = append(rest, t)
 			continue
 		}
+		if place := sharedGuardPlace(names, bytes, members, kinds, t); place != "" {
+			members[place] = append(members[place], t)
+			continue
+		}
 		names = append(names, t.name)
 		bytes[t.name] = t.bytes
+		members[t.name] = []*memTensor{t}
 	}
 	for _, p := range layers {
 		if p.custom == nil {
@@ -459,8 +507,67 @@ func (n *Network) planGuards(layers []*preparedLayer, ts []*memTensor, align int
 		return ts, 0
 	}
 	offsets, regions, total := guardLayout(names, bytes, minGuard, align)
-	n.guard = &guards{size: alignUp(minGuard, align), offset: offsets, regions: regions, users: map[string][]guardUser{}}
+	n.guard = &guards{size: alignUp(minGuard, align), offset: offsets, regions: regions, users: map[string][]guardUser{}, members: map[string][]string{}}
+	for _, place := range names {
+		n.guard.members[place] = []string{place}
+		for _, t := range members[place] {
+			if t.name != place {
+				offsets[t.name] = offsets[place]
+				n.guard.members[place] = append(n.guard.members[place], t.name)
+			}
+		}
+	}
 	return rest, total
+}
+
+// guardKinds gives each tensor that custom layers take the custom types that take it,
+// written "Type>" for a writer and ">Type" for a reader, sorted and joined.
+func guardKinds(layers []*preparedLayer) map[string]string {
+	sets := map[string][]string{}
+	for _, p := range layers {
+		if p.custom == nil {
+			continue
+		}
+		for _, in := range p.l.Inputs {
+			sets[in] = append(sets[in], ">"+p.l.Type)
+		}
+		for _, out := range p.l.Outputs {
+			sets[out] = append(sets[out], p.l.Type+">")
+		}
+	}
+	kinds := make(map[string]string, len(sets))
+	for name, set := range sets {
+		slices.Sort(set)
+		kinds[name] = strings.Join(slices.Compact(set), " ")
+	}
+	return kinds
+}
+
+// sharedGuardPlace returns a guarded place t can share: one of t's own size none of whose
+// tensors is alive with it, so that the guards still lie at t's edges, and whose tensors
+// the same custom types take (kinds), so that a violation there names one kernel; "" if
+// none. A network whose every ReLU is custom would otherwise hold each activation apart,
+// several times the memory of the plan without guards.
+func sharedGuardPlace(places []string, bytes map[string]int, members map[string][]*memTensor, kinds map[string]string, t *memTensor) string {
+	if t.pinned || kinds[t.name] == "" {
+		return ""
+	}
+	for _, p := range places {
+		if bytes[p] != t.bytes || kinds[p] != kinds[t.name] {
+			continue
+		}
+		free := true
+		for _, m := range members[p] {
+			if overlapsInTime(m, t) {
+				free = false
+				break
+			}
+		}
+		if free {
+			return p
+		}
+	}
+	return ""
 }
 
 // placeGuarded allocates the guarded buffer and gives each guarded activation its place

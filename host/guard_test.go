@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/clhost/clhost/model"
 )
 
 // TestGuardsCatchStrayWrites: a plain inference of a kernel that writes past the end or
@@ -116,3 +118,75 @@ func TestGuardsCatchStrayWrites(t *testing.T) {
 }
 
 func itoa(n int) string { return thousands(n) }
+
+// TestGuardLayout: every tensor lies between guards of at least the asked size, the
+// regions cover exactly the gaps, and a write running a whole tensor's length before
+// its start or past its end stays inside the buffer.
+func TestGuardLayout(t *testing.T) {
+	for _, sizes := range [][]int{{1024}, {4 << 20, 256, 4096}, {256, 4096, 4 << 20}, {256, 8 << 20, 256}} {
+		var names []string
+		bytes := map[string]int{}
+		for i, s := range sizes {
+			name := "t" + itoa(i)
+			names = append(names, name)
+			bytes[name] = s
+		}
+		const guard, align = 64 << 10, 64
+		offsets, regions, total := guardLayout(names, bytes, guard, align)
+		if len(regions) != len(names)+1 {
+			t.Fatalf("%v: %d regions", sizes, len(regions))
+		}
+		for i, name := range names {
+			off, size := offsets[name], bytes[name]
+			before, after := regions[i], regions[i+1]
+			if off%align != 0 || 4*(before.start+before.words) != off || 4*after.start != off+size {
+				t.Errorf("%v: %s at %d is not between its guards %+v and %+v", sizes, name, off, before, after)
+			}
+			if 4*before.words < guard || 4*after.words < guard || before.above != name || after.below != name {
+				t.Errorf("%v: %s's guards %+v, %+v", sizes, name, before, after)
+			}
+			if off-size < 0 || off+2*size > total {
+				t.Errorf("%v: a run of %s's length from %s's edges leaves the buffer of %d bytes (offset %d)", sizes, itoa(size), name, total, off)
+			}
+		}
+	}
+}
+
+// TestGuardedTensorsShareMemory: custom layers' tensors of one size whose lifetimes do
+// not overlap, and that the same custom types take, share a guarded place, so a chain of
+// custom layers takes the memory of a few tensors, not of one per layer; an overrun
+// names the kernel and every layer of it that writes into that place.
+func TestGuardedTensorsShareMemory(t *testing.T) {
+	ctParallel(t)
+	xml := ctPath(t, "../sanitize/faults.xml")
+	shape := []int{1, 4, 8, 8}
+	b := model.NewBuilder("chain")
+	x := b.Input("x", model.Float32, shape...)
+	prev := b.Layer("Relu", "r0", []string{x})
+	for i := 1; i <= 6; i++ {
+		var over int64
+		if i == 5 {
+			over = 1
+		}
+		out := b.Tensor("t"+itoa(i), model.Float32, shape...)
+		b.LayerOutputs("MaybePast", "c"+itoa(i), []string{prev}, []string{out}, model.IntAttr("over", over))
+		prev = out
+	}
+	b.Output(b.Layer("Relu", "r7", []string{prev}))
+	n, _ := ctCompile(t, Options{NoGlobalConfig: true, Configs: []string{xml}}, ctBuild(t, b))
+	// r0 (read by the first), t1..t5 (written and read), t6 (written): four places.
+	if places := len(n.guard.members); places != 4 {
+		t.Errorf("7 guarded tensors of one size in a chain take %d places, want 4: %v", places, n.guard.members)
+	}
+	_, err := n.Infer(context.Background(), map[string]*Tensor{"x": ctRand(3, shape...)})
+	var ge *GuardError
+	if !errors.As(err, &ge) || len(ge.Violations) != 1 {
+		t.Fatalf("error %v, want one violation", err)
+	}
+	v := ge.Violations[0]
+	if !v.After || v.Bytes != 64 {
+		t.Errorf("violation %+v", v)
+	}
+	// The check cannot tell c5 from the other writers of its place: all three are named.
+	ctContains(t, "the error", err.Error(), `layer "c1" or "c3" or "c5" (their outputs share this memory at different times) (MaybePast, kernel maybe_past`)
+}

@@ -80,3 +80,16 @@ __kernel void far_before(const __global float* in, __global float* out)
     if (i < 2)
         out[i - 8192] = 1.0f;
 }
+
+// Doubles its input; an instance whose attribute over is 1 also writes 16 floats past
+// the end of its output. The file's other layers have no OVER.
+#ifndef OVER
+#define OVER 0
+#endif
+__kernel void maybe_past(const __global float* in, __global float* out)
+{
+    const int i = get_global_id(0);
+    out[i] = 2.0f * in[i];
+    if (OVER && i < 16)
+        out[get_global_size(0) + i] = 1.0f;
+}

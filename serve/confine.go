@@ -19,9 +19,9 @@ import (
 // <Source filename="../../etc/passwd"/> would have the server read, compile and quote
 // in its errors any file it can read. This is checked before anything is read.
 
-// confined checks that the model file and the configurations of its folder, with the
-// kernel sources they name, lie inside folder; the error names the configuration's
-// file and line.
+// confined checks that the model file (an IR's weights too) and the configurations of
+// its folder, with the kernel sources they name, lie inside folder; the error names the
+// configuration's file and line.
 func confined(folder, modelPath string, xmls []string) error {
 	root, err := filepath.EvalSymlinks(folder)
 	if err != nil {
@@ -32,6 +32,13 @@ func confined(folder, modelPath string, xmls []string) error {
 	}
 	if where, ok := resolvedInside(root, modelPath); !ok {
 		return fmt.Errorf("model file %s is %s, outside the model's folder %s", modelPath, where, root)
+	}
+	if strings.EqualFold(filepath.Ext(modelPath), extIR) {
+		// An OpenVINO IR's weights are the .bin beside it.
+		bin := strings.TrimSuffix(modelPath, filepath.Ext(modelPath)) + ".bin"
+		if where, ok := resolvedInside(root, bin); !ok {
+			return fmt.Errorf("weights file %s is %s, outside the model's folder %s", bin, where, root)
+		}
 	}
 	for _, x := range xmls {
 		if where, ok := resolvedInside(root, x); !ok {

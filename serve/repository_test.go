@@ -19,8 +19,8 @@ import (
 
 // brokenRepository is a model repository with one good model (relu) beside broken
 // ones: a corrupt model file, a configuration whose kernel source climbs out of the
-// folder, one whose kernel source is a symlink to a file outside it, and a model file
-// that is a symlink to one outside. It returns the folder and, per broken model, a text
+// folder, one whose kernel source is a symlink to a file outside it, a model file that
+// is a symlink to one outside, and an OpenVINO IR whose weights are. It returns the folder and, per broken model, a text
 // its error must hold.
 func brokenRepository(t *testing.T) (string, map[string]string) {
 	t.Helper()
@@ -65,7 +65,21 @@ func brokenRepository(t *testing.T) (string, map[string]string) {
 	if err := os.Symlink(filepath.Join(outside, "elsewhere.clm"), filepath.Join(dir, "sym", "sym.clm")); err != nil {
 		t.Fatal(err)
 	}
+	// An OpenVINO IR whose weights are a symlink to a file outside.
+	if err := os.MkdirAll(filepath.Join(dir, "ir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ir", "ir.xml"), []byte(`<?xml version="1.0"?>`+"\n"+`<net name="ir" version="11"><layers/><edges/></net>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "weights.bin"), make([]byte, 16), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "weights.bin"), filepath.Join(dir, "ir", "ir.bin")); err != nil {
+		t.Fatal(err)
+	}
 	return dir, map[string]string{
+		"ir":     "weights file " + filepath.Join(dir, "ir", "ir.bin") + " is " + filepath.Join(resolved(t, outside), "weights.bin") + ", outside the model's folder",
 		"bad":    "bad.clm",
 		"escape": `escape.xml:3: <Source filename="../../../../../../../../etc/passwd"> is /etc/passwd, outside the model's folder`,
 		"link":   `link.xml:3: <Source filename="custom_layer_kernel.cl"> is ` + filepath.Join(resolved(t, outside), "kernel.cl") + `, outside the model's folder`,
@@ -163,7 +177,7 @@ func TestStrictRefusesBrokenModels(t *testing.T) {
 		s.Close()
 		t.Fatal("Strict started with broken models")
 	}
-	if !strings.Contains(err.Error(), "4 of 5 models are broken") {
+	if !strings.Contains(err.Error(), "5 of 6 models are broken") {
 		t.Errorf("strict error %q does not count the broken models", err)
 	}
 	for name, want := range broken {

@@ -67,18 +67,19 @@ func (h *hold) release() {
 // device's buffers are host memory) and everything else on the host.
 func DefaultMaxInflightBytes() int64 {
 	const floor = 256 << 20
-	mem := memoryLimit()
+	mem := memoryLimit("/proc/meminfo", "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 	if mem <= 0 {
 		return 1 << 30
 	}
 	return max(mem/4, floor)
 }
 
-// memoryLimit is the memory available to this process in bytes: the machine's total,
-// or a lower cgroup (v2, then v1) limit; 0 when unknown.
-func memoryLimit() int64 {
-	total := memTotal()
-	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+// memoryLimit is the memory available to this process in bytes: the machine's total
+// (MemTotal of the meminfo file), or a lower limit of the cgroup files (v2's
+// memory.max, v1's memory.limit_in_bytes); 0 when unknown.
+func memoryLimit(meminfo string, cgroups ...string) int64 {
+	total := memTotal(meminfo)
+	for _, p := range cgroups {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue
@@ -91,9 +92,9 @@ func memoryLimit() int64 {
 	return total
 }
 
-// memTotal is MemTotal of /proc/meminfo in bytes, 0 when unknown.
-func memTotal() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
+// memTotal is MemTotal of a meminfo file in bytes, 0 when unknown.
+func memTotal(meminfo string) int64 {
+	b, err := os.ReadFile(meminfo)
 	if err != nil {
 		return 0
 	}

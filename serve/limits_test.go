@@ -5,6 +5,8 @@ import (
 	"io"
 	"math/rand"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -168,5 +170,41 @@ func TestInflightBudget(t *testing.T) {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// TestMemoryLimit: the default budget's memory is the machine's, or a container's
+// cgroup limit when that is lower; "max" and v1's "no limit" leave the machine's.
+func TestMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	meminfo := write("meminfo", "MemTotal:       16777216 kB\nMemFree:         1024 kB\n")
+	const machine = 16 << 30
+	for _, c := range []struct {
+		name    string
+		cgroups []string
+		want    int64
+	}{
+		{"no cgroup", []string{filepath.Join(dir, "absent")}, machine},
+		{"v2 limit", []string{write("v2", "8589934592\n")}, 8 << 30},
+		{"v2 max", []string{write("v2max", "max\n")}, machine},
+		{"v1 no limit", []string{write("v1", "9223372036854771712\n")}, machine},
+		{"v1 limit", []string{write("v2max2", "max\n"), write("v1lim", "2147483648\n")}, 2 << 30},
+	} {
+		if got := memoryLimit(meminfo, c.cgroups...); got != c.want {
+			t.Errorf("%s: %d bytes, want %d", c.name, got, c.want)
+		}
+	}
+	if got := memoryLimit(filepath.Join(dir, "absent")); got != 0 {
+		t.Errorf("no meminfo: %d, want 0 (unknown)", got)
+	}
+	if d := DefaultMaxInflightBytes(); d < 256<<20 {
+		t.Errorf("DefaultMaxInflightBytes() = %d, below its floor of 256 MiB", d)
 	}
 }

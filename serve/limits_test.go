@@ -159,6 +159,22 @@ func TestInflightBudget(t *testing.T) {
 	if code, r := post(t, url, bigBody, bigHeaders); code != http.StatusRequestEntityTooLarge || !strings.Contains(r.Error, "whole budget") {
 		t.Errorf("a request larger than the whole budget: %d %q, want 413", code, r.Error)
 	}
+	// A body of unknown length (chunked) takes its bytes as they arrive: one past the
+	// whole budget is refused while it is read, not after.
+	chunked, err := http.NewRequest("POST", url, io.MultiReader(strings.NewReader(string(body)), strings.NewReader(strings.Repeat(" ", int(3*each)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunked.Header.Set("Content-Type", "application/json")
+	resp, err = httpClient.Do(chunked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(text), "whole budget") {
+		t.Errorf("a chunked body past the whole budget: %d %s, want 413", resp.StatusCode, text)
+	}
 	resp, err = httpClient.Get(ts.httpURL + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
 	"github.com/clhost/clhost/host"
+	pb "github.com/clhost/clhost/serve/inferencepb"
 )
 
 // startStalled sends a request whose Content-Length promises far more than it sends,
@@ -29,6 +34,80 @@ func startStalled(t *testing.T, addr string) net.Conn {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// h2Conn is a raw HTTP/2 connection to the gRPC listener, for clients no gRPC library
+// would be: one that stops in the middle of a message, or one that goes idle.
+type h2Conn struct {
+	net.Conn
+	fr *http2.Framer
+}
+
+func dialH2(t *testing.T, addr string) *h2Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(c, c)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	return &h2Conn{Conn: c, fr: fr}
+}
+
+// stallInfer opens a ModelInfer stream and sends 10 bytes of a message that claims
+// 1000.
+func (h *h2Conn) stallInfer(t *testing.T) {
+	t.Helper()
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", pb.GRPCInferenceService_ModelInfer_FullMethodName},
+		{":authority", "x"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+		if err := enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
+	msg := append([]byte{0, 0, 0, 0x03, 0xe8}, make([]byte, 10)...)
+	if err := h.fr.WriteData(1, false, msg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// closedByServer reads frames until the server sends GOAWAY or closes the connection,
+// and reports whether it did within wait.
+func (h *h2Conn) closedByServer(wait time.Duration) bool {
+	_ = h.SetReadDeadline(time.Now().Add(wait))
+	for {
+		f, err := h.fr.ReadFrame()
+		if err != nil {
+			return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || !isTimeout(err)
+		}
+		switch f := f.(type) {
+		case *http2.GoAwayFrame:
+			return true
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				_ = h.fr.WriteSettingsAck()
+			}
+		case *http2.PingFrame:
+			if !f.IsAck() {
+				_ = h.fr.WritePing(true, f.Data)
+			}
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // TestBodyReadTimeout: a client that sends part of its body and stalls gets 408 (a JSON
@@ -100,6 +179,15 @@ func TestIdleTimeout(t *testing.T) {
 	if took := time.Since(t0); took > 5*time.Second {
 		t.Errorf("an idle connection was closed after %v, want about 300ms", took)
 	}
+	// gRPC: an idle connection gets GOAWAY.
+	h := dialH2(t, ts.grpcAddr)
+	t0 = time.Now()
+	if !h.closedByServer(20 * time.Second) {
+		t.Error("an idle gRPC connection was not closed by the server")
+	}
+	if took := time.Since(t0); took > 5*time.Second {
+		t.Errorf("an idle gRPC connection was closed after %v, want about 300ms", took)
+	}
 }
 
 // TestConnectionLimit: beyond MaxConnections a new connection is not served until one
@@ -155,9 +243,10 @@ func TestConnectionLimit(t *testing.T) {
 	resp.Body.Close()
 }
 
-// TestDrainTimeoutBoundsShutdown: a client stalled in the middle of its body does not
-// keep Serve from returning at the drain timeout; Serve reports the accepted request
-// it cut.
+// TestDrainTimeoutBoundsShutdown: clients stalled in the middle of a request — an HTTP
+// body, a gRPC message — do not keep Serve from returning at the drain timeout; Serve
+// reports the accepted request it cut (the HTTP one: a gRPC call is accepted once its
+// message is in).
 func TestDrainTimeoutBoundsShutdown(t *testing.T) {
 	devs, labels := testDevices(t, 1)
 	s, err := New([]Source{reluSource()}, Options{Devices: devs, DeviceNames: labels, Engine: host.Options{NoGlobalConfig: true}, MaxBatch: 4})
@@ -171,8 +260,13 @@ func TestDrainTimeoutBoundsShutdown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	const drain = 500 * time.Millisecond
-	go func() { done <- s.Serve(ctx, hl, nil, drain) }()
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- s.Serve(ctx, hl, gl, drain) }()
 	startStalled(t, hl.Addr().String())
+	dialH2(t, gl.Addr().String()).stallInfer(t)
 	waitFor(t, "the stalled request to be accepted", func() bool { return inflight(s) == 1 })
 	t0 := time.Now()
 	cancel()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"net"
 	"net/http"
 	"time"
@@ -43,8 +41,6 @@ func (s *Server) Serve(ctx context.Context, httpLn, grpcLn net.Listener, drainTi
 		// would also end the request's context while it waits for a device.
 		ReadHeaderTimeout: min(10*time.Second, s.opts.ReadTimeout),
 		IdleTimeout:       s.opts.IdleTimeout,
-		// Clients that hang up or send garbage would otherwise fill the log.
-		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	gs := grpc.NewServer(s.GRPCServerOptions()...)
 	s.RegisterGRPC(gs)

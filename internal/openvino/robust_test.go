@@ -160,6 +160,23 @@ func TestIRCustomAttrs(t *testing.T) {
 	}
 }
 
+// TestIRVersion10 reads the fixture as IR version 10, whose form the serializer shares
+// with 11 for these ops.
+func TestIRVersion10(t *testing.T) {
+	x, bin := fixture(t, "classifier")
+	v10 := strings.Replace(string(x), `version="11"`, `version="10"`, 1)
+	m, err := Options{Batch: 3}.Decode([]byte(v10), bin, "classifier.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := m.Tensor("image"); in == nil || in.Shape[0] != 3 {
+		t.Fatalf("input %+v: the dynamic batch takes Options.Batch", in)
+	}
+	if out := m.Tensor("probs"); out == nil || out.Shape[0] != 3 || out.Shape[1] != 10 {
+		t.Fatalf("output %+v", out)
+	}
+}
+
 func TestIRPortNames(t *testing.T) {
 	got := portNames(`a\,b, c,d `)
 	if strings.Join(got, "|") != "a,b|c|d" {

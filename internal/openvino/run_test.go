@@ -101,3 +101,16 @@ func TestIRCustomLayer(t *testing.T) {
 		map[string]*tensorio.Array{"x": npy(t, "custom_input.npy")})
 	compare(t, "y", out["y"], npy(t, "custom_y.npy"), 1e-5)
 }
+
+// TestIRSegmenterOps chains the other mapped ops, each against PyTorch (PriorBox against
+// the gen script's numpy version of its reference): ConvolutionBackpropData, PRelu with a
+// per-channel slope, Interpolate-4 (scales, linear_onnx) and -11 (sizes, nearest), Pad-12,
+// StridedSlice with masks, LRN, MVN-6, Split, VariadicSplit, Concat, Swish, HSigmoid,
+// Subtract, Elu, Gelu-7, Unsqueeze, Squeeze, ReduceMax, NormalizeL2, ReduceSum, Divide and
+// PriorBox.
+func TestIRSegmenterOps(t *testing.T) {
+	out := runIR(t, "segmenter.xml", host.LoadOptions{}, nil, map[string]*tensorio.Array{"x": npy(t, "segmenter_input.npy")})
+	compare(t, "rows", out["rows"], npy(t, "segmenter_rows.npy"), 2e-5)
+	compare(t, "mean", out["mean"], npy(t, "segmenter_mean.npy"), 2e-5)
+	compare(t, "priors", out["priors"], npy(t, "segmenter_priors.npy"), 1e-6)
+}

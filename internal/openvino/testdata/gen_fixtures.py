@@ -139,7 +139,119 @@ def custom():
     np.save("custom_y.npy", np.maximum(z, 0).astype(np.float32))
 
 
+def prior_boxes(h, w, img_h, img_w, min_sizes, max_sizes, ratios, flip, clip, offset, variance):
+    """PriorBox-1 as its reference implementation computes it (scale_all_sizes)."""
+    ars = [1.0]
+    for r in ratios:
+        if any(abs(r - a) < 1e-6 for a in ars):
+            continue
+        ars.append(r)
+        if flip:
+            ars.append(1 / r)
+    sw, sh = img_w / w, img_h / h
+    boxes = []
+    for y in range(h):
+        for x in range(w):
+            cx, cy = (x + offset) * sw, (y + offset) * sh
+            for i, m in enumerate(min_sizes):
+                sizes = [(m, m)]
+                if i < len(max_sizes):
+                    s = np.sqrt(m * max_sizes[i])
+                    sizes.append((s, s))
+                sizes += [(m * np.sqrt(a), m / np.sqrt(a)) for a in ars if abs(a - 1) > 1e-6]
+                for bw, bh in sizes:
+                    boxes += [(cx - bw / 2) / img_w, (cy - bh / 2) / img_h, (cx + bw / 2) / img_w, (cy + bh / 2) / img_h]
+    boxes = np.array(boxes, np.float32)
+    if clip:
+        boxes = np.clip(boxes, 0, 1)
+    return np.stack([boxes, np.tile(np.array(variance, np.float32), len(boxes) // 4)])
+
+
+class Both:
+    """Builds the IR and computes the same graph in PyTorch, the port dims from PyTorch's."""
+
+    def __init__(self, ir):
+        self.ir = ir
+
+    def op(self, typ, name, ins, data, fn, version="opset1", names=None, n_out=1):
+        ports = [p for p, _ in ins]
+        vals = fn(*[v for _, v in ins])
+        if n_out == 1:
+            vals = [vals]
+        outs = self.ir.op(typ, name, ports, data, [list(v.shape) for v in vals], version=version, names=names)
+        res = list(zip(outs, vals))
+        return res[0] if n_out == 1 else res
+
+    def const(self, name, a):
+        return (self.ir.const(name, a), torch.from_numpy(np.array(a)))
+
+
+def segmenter():
+    """The ops of segmentation networks and their relatives, one after another."""
+    ir = IR("segmenter")
+    G = Both(ir)
+    xin = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    x = (ir.param("x", [1, 4, 8, 8]), torch.from_numpy(xin))
+    wt = rng.standard_normal((4, 4, 2, 2)).astype(np.float32) * 0.5
+    y = G.op("ConvolutionBackpropData", "up", [x, G.const("up/w", wt)], {"strides": "2,2", "dilations": "1,1", "pads_begin": "0,0", "pads_end": "0,0", "auto_pad": "explicit", "output_padding": "0,0"},
+             lambda a, w: F.conv_transpose2d(a, w, stride=2))
+    slope = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+    y = G.op("PRelu", "prelu", [y, G.const("slope", slope)], {}, lambda a, s: F.prelu(a, s))
+    y = G.op("Interpolate", "down", [y, G.const("sizes", np.array([8, 8], np.int64)), G.const("scales", np.array([0.5, 0.5], np.float32)), G.const("interp_axes", np.array([2, 3], np.int64))],
+             {"mode": "linear_onnx", "shape_calculation_mode": "scales", "coordinate_transformation_mode": "half_pixel", "nearest_mode": "round_prefer_floor", "antialias": "false", "pads_begin": "0,0,0,0", "pads_end": "0,0,0,0", "cube_coeff": "-0.75"},
+             lambda a, *_: F.interpolate(a, scale_factor=0.5, mode="bilinear", align_corners=False), version="opset4")
+    y = G.op("Pad", "pad", [y, G.const("pb", np.array([0, 0, 1, 1], np.int64)), G.const("pe", np.array([0, 0, 1, 2], np.int64)), G.const("pv", np.array(0.5, np.float32))], {"pad_mode": "constant"},
+             lambda a, *_: F.pad(a, (1, 2, 1, 1), value=0.5), version="opset12")
+    # begin_mask and end_mask 1 ignore begin and end on axes 0 and 1.
+    y = G.op("StridedSlice", "crop", [y, G.const("sb", np.array([5, 5, 1, 1], np.int64)), G.const("se", np.array([0, 0, -1, -2], np.int64)), G.const("ss", np.array([1, 1, 1, 1], np.int64))],
+             {"begin_mask": "1,1,0,0", "end_mask": "1,1,0,0", "new_axis_mask": "", "shrink_axis_mask": "", "ellipsis_mask": ""}, lambda a, *_: a[:, :, 1:-1, 1:-2])
+    y = G.op("LRN", "lrn", [y, G.const("lrn_axes", np.array([1], np.int64))], {"alpha": "0.001", "beta": "0.75", "bias": "1", "size": "3"},
+             lambda a, _: F.local_response_norm(a, 3, alpha=0.001, beta=0.75, k=1.0))
+    def mvn(a, _):
+        m = a.mean((2, 3), keepdim=True)
+        return (a - m) / torch.sqrt(((a - m) ** 2).mean((2, 3), keepdim=True) + 1e-5)
+    y = G.op("MVN", "mvn", [y, G.const("mvn_axes", np.array([2, 3], np.int64))], {"eps": "1e-5", "normalize_variance": "true", "eps_mode": "inside_sqrt"}, mvn, version="opset6")
+    halves = G.op("Split", "halves", [y, G.const("split_axis", np.array(1, np.int64))], {"num_splits": "2"}, lambda a, _: list(torch.split(a, 2, 1)), n_out=2)
+    a = G.op("Sigmoid", "gate", [halves[0]], {}, torch.sigmoid)
+    b = G.op("Tanh", "tanh", [halves[1]], {}, torch.tanh)
+    y = G.op("Multiply", "gated", [a, b], {"auto_broadcast": "numpy"}, lambda p, q: p * q)
+    parts = G.op("VariadicSplit", "rows", [y, G.const("rows_axis", np.array(2, np.int64)), G.const("rows_len", np.array([3, -1], np.int64))], {}, lambda a, *_: list(torch.split(a, [3, 5], 2)), n_out=2)
+    y = G.op("Concat", "rolled", [parts[1], parts[0]], {"axis": "2"}, lambda p, q: torch.cat([p, q], 2))
+    y = G.op("Swish", "swish", [y, G.const("beta", np.array(1.5, np.float32))], {}, lambda a, _: a * torch.sigmoid(1.5 * a), version="opset4")
+    y = G.op("HSigmoid", "hsig", [y], {}, lambda a: F.relu6(a + 3) / 6, version="opset5")
+    y = G.op("Subtract", "centre", [y, G.const("half", np.array([[[0.5]], [[0.25]]], np.float32))], {"auto_broadcast": "numpy"}, lambda a, c: a - c)
+    y = G.op("Elu", "elu", [y], {"alpha": "0.5"}, lambda a: F.elu(a, 0.5))
+    y = G.op("Gelu", "gelu", [y], {"approximation_mode": "TANH"}, lambda a: F.gelu(a, approximate="tanh"), version="opset7")
+    y = G.op("Unsqueeze", "lift", [y, G.const("lift_axes", np.array([0], np.int64))], {}, lambda a, _: a.unsqueeze(0))
+    y = G.op("Squeeze", "drop", [y, G.const("drop_axes", np.array([0], np.int64))], {}, lambda a, _: a.squeeze(0))
+    y = G.op("Interpolate", "up2", [y, G.const("up2_sizes", np.array([16, 16], np.int64)), G.const("up2_axes", np.array([2, 3], np.int64))],
+             {"mode": "nearest", "shape_calculation_mode": "sizes", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor", "antialias": "false", "pads_begin": "0,0,0,0", "pads_end": "0,0,0,0", "cube_coeff": "-0.75"},
+             lambda a, *_: F.interpolate(a, size=(16, 16), mode="nearest"), version="opset11")
+    r = G.op("ReduceMax", "rowmax", [y, G.const("rm_axes", np.array([3], np.int64))], {"keep_dims": "false"}, lambda a, _: a.amax(3))
+    r = G.op("NormalizeL2", "l2", [r, G.const("l2_axes", np.array([2], np.int64))], {"eps": "1e-6", "eps_mode": "add"}, lambda a, _: a / torch.sqrt((a * a).sum(2, keepdim=True) + 1e-6), names=["rows"])
+    s = G.op("ReduceSum", "total", [y, G.const("rs_axes", np.array([2, 3], np.int64))], {"keep_dims": "true"}, lambda a, _: a.sum((2, 3), keepdim=True))
+    s = G.op("Divide", "mean", [s, G.const("count", np.array(256, np.float32))], {"auto_broadcast": "numpy"}, lambda a, c: a / c, names=["mean"])
+    # PriorBox over the sizes of the upsampled map and the input.
+    def hw(src, name):
+        sh = G.op("ShapeOf", name + "/shape", [src], {"output_type": "i64"}, lambda a: torch.tensor(a.shape, dtype=torch.int64), version="opset3")
+        return G.op("StridedSlice", name + "/hw", [sh, G.const(name + "/b", np.array([2], np.int64)), G.const(name + "/e", np.array([4], np.int64)), G.const(name + "/s", np.array([1], np.int64))],
+                    {"begin_mask": "0", "end_mask": "0", "new_axis_mask": "", "shrink_axis_mask": "", "ellipsis_mask": ""}, lambda a, *_: a[2:4])
+    pb = prior_boxes(16, 16, 8, 8, [2.0, 4.0], [5.0], [2.0], True, True, 0.5, [0.1, 0.1, 0.2, 0.2])
+    p = G.op("PriorBox", "priors", [hw(y, "map"), hw(x, "img")],
+             {"min_size": "2, 4", "max_size": "5", "aspect_ratio": "2", "flip": "true", "clip": "true", "step": "0", "offset": "0.5", "variance": "0.1,0.1,0.2,0.2", "scale_all_sizes": "true", "density": "", "fixed_size": "", "fixed_ratio": ""},
+             lambda *_: torch.from_numpy(pb), names=["priors"])
+    ir.result("rows/sink", r[0])
+    ir.result("mean/sink", s[0])
+    ir.result("priors/sink", p[0])
+    ir.save("segmenter")
+    np.save("segmenter_input.npy", xin)
+    np.save("segmenter_rows.npy", r[1].numpy().astype(np.float32))
+    np.save("segmenter_mean.npy", s[1].numpy().astype(np.float32))
+    np.save("segmenter_priors.npy", pb)
+
+
 if __name__ == "__main__":
     classifier()
     detector()
     custom()
+    segmenter()

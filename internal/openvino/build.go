@@ -46,6 +46,7 @@ type reader struct {
 	tensorAt   map[string]int // activation name → index in tensors
 	producer   map[string]int // activation name → index of the layer writing it
 	nParams    int
+	portOf     map[string]portKey // an output port's tensor name → the port
 }
 
 func (o Options) build(net *xmlNet, bin []byte, name string) (*model.Model, error) {
@@ -55,7 +56,7 @@ func (o Options) build(net *xmlNet, bin []byte, name string) (*model.Model, erro
 	r := &reader{opt: o, net: net, bin: bin, byID: map[int]*xmlLayer{}, from: map[portKey]portKey{},
 		users: map[portKey]int{}, vals: map[portKey]*val{}, names: map[string]bool{},
 		shapes: map[string][]int{}, consts: map[string]*model.Tensor{}, custom: map[string]bool{},
-		layerNames: map[string]bool{}, tensorAt: map[string]int{}, producer: map[string]int{}}
+		layerNames: map[string]bool{}, tensorAt: map[string]int{}, producer: map[string]int{}, portOf: map[string]portKey{}}
 	for i := range net.Layers {
 		if net.Layers[i].Type == "Parameter" {
 			r.nParams++
@@ -221,23 +222,15 @@ func (r *reader) link() ([]*xmlLayer, error) {
 }
 
 // nameTensors gives every output port its tensor's name: the first of the port's names
-// (the names OpenVINO's API knows the tensor by), else the layer's name, made unique. A
-// Result's input keeps the Result's name when its producer's port names none, as the
-// output's name.
+// (the names OpenVINO's API knows the tensor by), else, as OpenVINO's older API named
+// outputs of IRs without names (v10), the producing layer's name, ".port" added for a
+// layer of several outputs; made unique.
 func (r *reader) nameTensors(order []*xmlLayer) {
 	want := map[portKey]string{}
 	for _, l := range order {
 		for _, p := range l.Outputs {
 			if n := portNames(p.Names); len(n) > 0 {
 				want[portKey{l.id, p.id}] = n[0]
-			}
-		}
-	}
-	for _, l := range order {
-		if l.Type == "Result" && len(l.Inputs) == 1 {
-			src := r.from[portKey{l.id, l.Inputs[0].id}]
-			if _, ok := want[src]; !ok && l.Name != "" {
-				want[src] = l.Name
 			}
 		}
 	}
@@ -251,6 +244,7 @@ func (r *reader) nameTensors(order []*xmlLayer) {
 			if n, ok := want[k]; ok && !r.names[n] {
 				r.names[n] = true
 				r.vals[k] = &val{name: n}
+				r.portOf[n] = k
 				continue
 			}
 			base := l.Name
@@ -266,6 +260,7 @@ func (r *reader) nameTensors(order []*xmlLayer) {
 			}
 			r.names[n] = true
 			r.vals[k] = &val{name: n}
+			r.portOf[n] = k
 		}
 	}
 }

@@ -491,10 +491,8 @@ func (c *lctx) foldBias() bool {
 
 // readers counts the input ports that read the tensor an output port carries.
 func (r *reader) readers(name string) int {
-	for k, v := range r.vals {
-		if v.name == name {
-			return r.users[k]
-		}
+	if k, ok := r.portOf[name]; ok {
+		return r.users[k]
 	}
 	return 0
 }

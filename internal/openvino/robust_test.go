@@ -177,6 +177,22 @@ func TestIRVersion10(t *testing.T) {
 	}
 }
 
+// TestIROutputNames: an output is named by the first of its port's names (a comma in a
+// name written "\,"), and without names by the layer producing it.
+func TestIROutputNames(t *testing.T) {
+	x, bin := fixture(t, "custom")
+	for names, want := range map[string]string{`names="y"`: "y", `names="y\,1, alias"`: "y,1", ``: "relu"} {
+		s := strings.Replace(string(x), `names="y"`, names, 1)
+		m, err := Options{Custom: isScaleShift}.Decode([]byte(s), bin, "custom.xml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Outputs) != 1 || m.Outputs[0] != want || m.Inputs[0] != "x" {
+			t.Errorf("with %s: inputs %q, outputs %q, want output %q", names, m.Inputs, m.Outputs, want)
+		}
+	}
+}
+
 func TestIRPortNames(t *testing.T) {
 	got := portNames(`a\,b, c,d `)
 	if strings.Join(got, "|") != "a,b|c|d" {

@@ -135,7 +135,7 @@ func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest)
 		err = use.write(m, rep)
 	}
 	if err != nil {
-		failed = kindOf(err) == KindInternal
+		failed = deviceFailed(err)
 		return nil, grpcError(err)
 	}
 	res := &pb.ModelInferResponse{ModelName: m.name, ModelVersion: modelVersion, Id: req.GetId(), Parameters: req.GetParameters()}

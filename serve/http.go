@@ -185,7 +185,7 @@ func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 		err = use.write(m, rep)
 	}
 	if err != nil {
-		failed = kindOf(err) == KindInternal
+		failed = deviceFailed(err)
 		writeError(w, err)
 		return
 	}

@@ -244,6 +244,15 @@ func (u *shmUse) release(failed bool) {
 	u.held = nil
 }
 
+// deviceFailed says whether a request's error may have come from a device that failed
+// mid-inference (a timeout leaves the kernel running), which may still read inputs from
+// the request's regions. Errors before the inference leave no region held except by
+// the request itself.
+func deviceFailed(err error) bool {
+	k := kindOf(err)
+	return err != nil && (k == KindInternal || k == KindUnavailable)
+}
+
 // span holds the region ref names and returns its bytes, checked against the region
 // and against the object as it is now (a client that shrank its object would otherwise
 // make the server fault on reading it).

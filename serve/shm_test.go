@@ -628,3 +628,37 @@ func TestSharedMemoryRegionLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSharedMemoryKeptAfterDeviceFailure: a region a request held when its device
+// failed stays mapped after it is unregistered (the kernel may still be reading it);
+// after a request error it is unmapped as usual.
+func TestSharedMemoryKeptAfterDeviceFailure(t *testing.T) {
+	ts := startServer(t, []Source{reluSource()}, 1, Options{MaxBatch: 4, SharedMemory: true})
+	for _, tc := range []struct {
+		err  error
+		kept bool
+	}{
+		{errorf(KindUnavailable, "device d0 timed out"), true},
+		{errorf(KindInternal, "device d0 failed"), true},
+		{errorf(KindInvalid, "bad shape"), false},
+	} {
+		r := newRegion(t, "kept", 4096)
+		if err := ts.shmRegister("kept", r.Key, 0, 4096); err != nil {
+			t.Fatal(err)
+		}
+		use := ts.newShmUse()
+		if _, err := use.span("test", shmRef{region: "kept", size: 16}); err != nil {
+			t.Fatal(err)
+		}
+		use.release(deviceFailed(tc.err))
+		if err := ts.shmUnregister("kept"); err != nil {
+			t.Fatal(err)
+		}
+		if got := mapped(t, r.Key); got != tc.kept {
+			t.Errorf("after %v: mapped %v, want %v", tc.err, got, tc.kept)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -107,6 +107,19 @@ func TestIRBadFiles(t *testing.T) {
 	}
 }
 
+// TestIRMaxPoolIndices: MaxPool-8's indices output may stay unread; an IR that reads it
+// is refused, naming the layer and port.
+func TestIRMaxPoolIndices(t *testing.T) {
+	x, bin := fixture(t, "classifier")
+	s := strings.Replace(string(x), "\t</layers>", `		<layer id="999" name="indices" type="Result" version="opset1"><input><port id="0" precision="FP32"><dim>-1</dim><dim>8</dim><dim>8</dim><dim>8</dim></port></input></layer>
+	</layers>`, 1)
+	s = strings.Replace(s, "\t</edges>", "\t\t<edge from-layer=\"353\" from-port=\"2\" to-layer=\"999\" to-port=\"0\" />\n\t</edges>", 1)
+	_, err := Options{}.Decode([]byte(s), bin, "classifier.xml")
+	if err == nil || !strings.Contains(err.Error(), `layer 353 "pool1" (MaxPool): output port 2 is read, but clhost does not compute it`) {
+		t.Fatalf("reading the indices: %v", err)
+	}
+}
+
 // TestIRMissingWeights: the .bin beside the .xml is looked for, and --weights names
 // another.
 func TestIRMissingWeights(t *testing.T) {
@@ -210,7 +223,7 @@ func TestIRIsIR(t *testing.T) {
 // FuzzIR reads mutated IR text against the fixture's weights: errors are fine, panics
 // are not.
 func FuzzIR(f *testing.F) {
-	for _, name := range []string{"custom", "classifier", "ssd_head"} {
+	for _, name := range []string{"custom", "classifier", "ssd_head", "segmenter"} {
 		x, b := fixture(f, name)
 		f.Add(x, b)
 	}

@@ -73,7 +73,7 @@ func (g *Generator) setupShm(meta *modelMeta, shapes [][]int64, blobs [][]byte) 
 			outs[i].Region = name
 		}
 		if err := g.shm.Register(ctx, r); err != nil {
-			return err
+			return fmt.Errorf("%w (shared memory needs the server on this host, with the extension on: clhost serve -allow-shm)", err)
 		}
 		body, err := shmclient.RequestBody(ins, outs)
 		if err != nil {

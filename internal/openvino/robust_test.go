@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clhost/clhost/model"
 )
 
 func fixture(t testing.TB, name string) ([]byte, []byte) {
@@ -104,6 +106,51 @@ func TestIRBadFiles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIRDynamicDims: a dynamic dim other than the batch takes the given input shape, and
+// without one is an error naming the input.
+func TestIRDynamicDims(t *testing.T) {
+	x, bin := fixture(t, "custom")
+	s := []byte(strings.Replace(string(x), "<dim>4</dim>", "<dim>?</dim>", 1))
+	if _, err := (Options{Custom: isScaleShift}).Decode(s, bin, "custom.xml"); err == nil || !strings.Contains(err.Error(), `input "x" has the dynamic dims [1,3,?,4]`) {
+		t.Fatalf("without a shape: %v", err)
+	}
+	m, err := Options{Custom: isScaleShift, InputShapes: map[string][]int{"": {1, 3, 4, 4}}}.Decode(s, bin, "custom.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh := m.Tensor("x").Shape; len(sh) != 4 || sh[2] != 4 {
+		t.Fatalf("input shape %v", sh)
+	}
+}
+
+// TestIRDecompressed: f16-compressed weights are float32 tensors once read, holding the
+// f16 values.
+func TestIRDecompressed(t *testing.T) {
+	x, bin := fixture(t, "classifier")
+	m, err := Options{}.Decode(x, bin, "classifier.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m.Tensors {
+		c := &m.Tensors[i]
+		if c.IsConst() && c.Type != model.Float32 {
+			t.Errorf("constant %q is %s", c.Name, c.Type)
+		}
+	}
+	w := m.Tensor("conv1/weights")
+	if w == nil || !w.IsConst() {
+		t.Fatal("no constant conv1/weights")
+	}
+	v, err := w.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := bin[:2]
+	if want := model.HalfToFloat32(uint16(raw[0]) | uint16(raw[1])<<8); v[0] != want {
+		t.Errorf("conv1/weights[0] = %g, want the f16 value %g", v[0], want)
 	}
 }
 

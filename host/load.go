@@ -82,11 +82,11 @@ func (o LoadOptions) Load(path string) (*model.Model, error) {
 		return nil, fmt.Errorf("%s: batch size %d is negative", path, o.Batch)
 	}
 	format := ModelFormat(path)
-	if format == FormatONNX {
-		return o.loadONNX(path)
-	}
 	if o.Weights != "" && format != FormatIR {
 		return nil, fmt.Errorf("%s: a weights file (%s) is given, but only OpenVINO IR (.xml) models take one", path, o.Weights)
+	}
+	if format == FormatONNX {
+		return o.loadONNX(path)
 	}
 	var m *model.Model
 	var err error

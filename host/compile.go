@@ -105,6 +105,7 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	if err := n.armGuards(); err != nil {
 		return nil, err
 	}
+	n.crashNote = cl.NewCrashNote(n.crashText())
 	n.findBorrowedArgs()
 	n.addReuseDeps()
 	if split := n.SplitLayers(); len(split) > 0 {

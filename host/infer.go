@@ -135,6 +135,12 @@ func (n *Network) run(ctx context.Context, inputs map[string]*Tensor) (map[strin
 		return nil, &StuckError{Cause: te}
 	}
 	q := n.engine.queue
+	n.crashNote.Start()
+	defer func() {
+		if n.stuck == nil {
+			n.crashNote.Stop()
+		}
+	}()
 	pin := new(runtime.Pinner)
 	finished := false // the queue is drained: no command reads the caller's memory
 	wrapped, err := n.bindCallerInputs(inputs, pin)

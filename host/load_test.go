@@ -84,7 +84,7 @@ func TestLoadModelErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{func() error { _, err := LoadModel("model.pb"); return err }(), `model.pb: unknown model format ".pb": use .clm, .json or .onnx`},
+		{func() error { _, err := LoadModel("model.pb"); return err }(), `model.pb: unknown model format ".pb": use .clm, .json, .onnx or .xml (OpenVINO IR)`},
 		{func() error { _, err := LoadModel(filepath.Join(dir, "none.onnx")); return err }(), "none.onnx: no such file"},
 		{func() error { _, err := LoadModel(notModel); return err }(), notModel + `: "format" is "something else"`},
 		{SaveModel(m, filepath.Join(dir, "out.onnx")), `out.onnx: cannot write models as ".onnx": use .clm or .json`},

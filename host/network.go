@@ -124,6 +124,9 @@ type Network struct {
 	// stuck is set once an inference ran past its deadline with a kernel still running:
 	// OpenCL cannot stop it, so the network (and its engine's queue) runs nothing more.
 	stuck     *TimeoutError
+	// crashNote names the custom layers in the fault report while an inference runs
+	// (cl.CrashNote).
+	crashNote *cl.CrashNote
 	stuckPins []*runtime.Pinner
 
 	mu       sync.Mutex
@@ -239,6 +242,7 @@ func (n *Network) release() {
 	if n.stuck != nil {
 		return // its kernels may still run: nothing is released
 	}
+	n.crashNote.Free()
 	for _, k := range n.kernels {
 		k.Release()
 	}

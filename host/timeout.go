@@ -101,3 +101,24 @@ func (n *Network) describeStep(s *step) string {
 	return fmt.Sprintf("layer %q (%s, kernel %s, %s, global %s, local %s)", s.layer, s.typ, s.call.prog.Entry,
 		s.call.cfg.Where(), joinSizes(s.call.prog.Global), localText(s.call.prog.Local))
 }
+
+// crashText is the network's line in the fault report (cl.CrashNote): its custom layers,
+// the likely cause of a fault, since the built-in kernels are tested.
+func (n *Network) crashText() string {
+	var custom []string
+	for _, s := range n.steps {
+		if s.custom {
+			custom = append(custom, n.describeStep(s))
+		}
+	}
+	name := n.Model.Name
+	if len(custom) == 0 {
+		return fmt.Sprintf("model %q: built-in layers only", name)
+	}
+	const shown = 8
+	text := fmt.Sprintf("model %q, whose custom kernels are the likely cause (--sanitize or oclgrind finds the line): %s", name, strings.Join(custom[:min(len(custom), shown)], ", "))
+	if len(custom) > shown {
+		text += fmt.Sprintf(" and %d more", len(custom)-shown)
+	}
+	return text
+}

@@ -136,7 +136,13 @@ func (s *Server) execute(d *device, j job) {
 			s.logf("device %s is unhealthy from now on, its requests go to the other devices: %v", d.name, err)
 		}
 		var e *Error
-		if !errors.As(err, &e) {
+		var se *host.StuckError
+		switch {
+		case errors.As(err, &e):
+		case errors.As(err, &te), errors.As(err, &se):
+			// The device, not the request, failed: a client may retry elsewhere.
+			err = errorf(KindUnavailable, "%v", err)
+		default:
 			err = errorf(KindInternal, "%v", err)
 		}
 		for _, r := range j.reqs {

@@ -53,6 +53,7 @@ func TestBrokenKernels(t *testing.T) {
 		{"NeverEnds", []string{"--timeout", "2s"}, 1, []string{"never_ends", "has not finished after "}},
 		{"Syntax", nil, 1, []string{"syntax.cl:5"}},
 		{"WrongEntry", nil, 1, []string{`kernel entry "twice_typo" is not in the built program`}},
+		{"WildWrite", nil, 1, []string{"SIGSEGV", "accessed memory at 0x40", "wild_write", "likely cause"}},
 	}
 	for _, c := range cases {
 		name := c.typ

@@ -73,6 +73,7 @@ func installStderrFilter() (func(), error) {
 	w.Close()
 	// A crash report goes to the real stderr as well, since the copying stops with it.
 	debug.SetCrashOutput(orig, debug.CrashOptions{})
+	cl.SetCrashOutput(int(orig.Fd()))
 	stderrFilter.stderr, stderrFilter.orig = os.Stderr, orig
 	done := make(chan struct{})
 	go func() {

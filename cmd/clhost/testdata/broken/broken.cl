@@ -105,3 +105,13 @@ __kernel void never_ends(const __global float* in, __global float* out)
         out[i] = acc;
     }
 }
+
+// Copies its input, then writes through a pointer near address 0: far from every buffer,
+// where no guard is.
+__kernel void wild_write(const __global float* in, __global float* out)
+{
+    const int i = get_global_id(0);
+    out[i] = in[i];
+    if (i == 0)
+        *(volatile __global float*)(size_t)64 = 1.0f;
+}

@@ -123,7 +123,7 @@ type Network struct {
 	guard *guards
 	// stuck is set once an inference ran past its deadline with a kernel still running:
 	// OpenCL cannot stop it, so the network (and its engine's queue) runs nothing more.
-	stuck     *TimeoutError
+	stuck *TimeoutError
 	// crashNote names the custom layers in the fault report while an inference runs
 	// (cl.CrashNote).
 	crashNote *cl.CrashNote

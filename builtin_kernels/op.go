@@ -40,6 +40,49 @@ type DeviceInfo struct {
 	// Prefetch says the device's compiler lowers clang's __builtin_prefetch to a prefetch
 	// instruction (PoCL's CPU driver does; oclgrind rejects the intrinsic).
 	Prefetch bool
+	// Precision is the arithmetic the run allows for convolutions and GEMMs; below FP32
+	// a plan may use tensor cores, whose operands are rounded to TF32 or FP16.
+	Precision Precision
+	// MMA says the device built and correctly ran the PTX mma.sync probe, so kernels
+	// with inline tensor-core assembly can run on it.
+	MMA bool
+}
+
+// Precision is the operand precision convolutions and GEMMs may compute in; the
+// accumulation stays fp32 in every case.
+type Precision int
+
+// Precisions.
+const (
+	PrecisionFP32 Precision = iota // plain fp32 arithmetic, the default
+	PrecisionTF32                  // operands rounded to TF32 (10-bit mantissa)
+	PrecisionFP16                  // operands rounded to IEEE half
+)
+
+// String is the precision's name as ParsePrecision reads it.
+func (p Precision) String() string {
+	switch p {
+	case PrecisionFP32:
+		return "fp32"
+	case PrecisionTF32:
+		return "tf32"
+	case PrecisionFP16:
+		return "fp16"
+	}
+	return fmt.Sprintf("Precision(%d)", int(p))
+}
+
+// ParsePrecision reads "fp32", "tf32" or "fp16".
+func ParsePrecision(s string) (Precision, error) {
+	switch s {
+	case "fp32":
+		return PrecisionFP32, nil
+	case "tf32":
+		return PrecisionTF32, nil
+	case "fp16":
+		return PrecisionFP16, nil
+	}
+	return PrecisionFP32, fmt.Errorf("unknown precision %q (want fp32, tf32 or fp16)", s)
 }
 
 // ArgKind says what a kernel argument is bound to.

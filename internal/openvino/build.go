@@ -206,16 +206,7 @@ func (r *reader) link() ([]*xmlLayer, error) {
 			}
 		}
 		if !progress {
-			var stuck []string
-			for i := range r.net.Layers {
-				if l := &r.net.Layers[i]; !done[l.id] {
-					stuck = append(stuck, l.desc())
-				}
-			}
-			if len(stuck) > 6 {
-				stuck = append(stuck[:6], fmt.Sprintf("and %d more", len(stuck)-6))
-			}
-			return nil, fmt.Errorf("the edges form a cycle through %s", strings.Join(stuck, ", "))
+			return nil, r.cycleError(done)
 		}
 	}
 	return order, nil

@@ -99,7 +99,8 @@ func (r *reader) readConst(l *xmlLayer, name string) (*model.Tensor, error) {
 	if n*int64(typ.size) != size {
 		return nil, fmt.Errorf("size %d does not hold %d elements of %s (%d bytes)", size, n, et, n*int64(typ.size))
 	}
-	if off+size > int64(len(r.bin)) {
+	// Compared without off+size, which a huge offset overflows.
+	if size > int64(len(r.bin)) || off > int64(len(r.bin))-size {
 		return nil, fmt.Errorf("the data (offset %d, size %d) lies past the end of the weights file (%d bytes): is the .bin the one written with this .xml?", off, size, len(r.bin))
 	}
 	raw := r.bin[off : off+size]

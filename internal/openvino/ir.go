@@ -22,6 +22,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -164,6 +165,10 @@ type xmlEdge struct {
 func parse(x []byte) (*xmlNet, error) {
 	var net xmlNet
 	if err := xml.Unmarshal(x, &net); err != nil {
+		if errors.Is(err, io.EOF) {
+			// encoding/xml says only "EOF" for a file with no element at all.
+			return nil, errors.New("not an OpenVINO IR: the file holds no XML element (it is empty or not XML)")
+		}
 		var se *xml.SyntaxError
 		if errors.As(err, &se) {
 			return nil, fmt.Errorf("malformed XML at line %d: %s", se.Line, se.Msg)

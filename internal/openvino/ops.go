@@ -337,6 +337,9 @@ func poolOp(c *lctx) error {
 	if n < 1 {
 		return fmt.Errorf("input of rank %d: pooling takes N, C and spatial dims", len(x))
 	}
+	if !c.has("kernel") {
+		return fmt.Errorf("the attribute kernel (the window's size along each of the %d spatial axes) is missing", n)
+	}
 	kernel, err := c.ints("kernel", nil)
 	if err != nil {
 		return err

@@ -49,7 +49,15 @@ func TestIRBadFiles(t *testing.T) {
 		}, want: []string{`layer 677 "relu" (ReLU): input port 0 has two producers`, `port 3 of layer 758 "scaleshift"`, `port 0 of layer 1 "x"`}},
 		{name: "cycle", edit: func(s string) string {
 			return strings.Replace(s, `from-layer="1" from-port="0" to-layer="758"`, `from-layer="677" from-port="1" to-layer="758"`, 1)
-		}, want: []string{"cycle", `layer 758 "scaleshift"`, `layer 677 "relu"`}},
+		}, want: []string{`the edges form a cycle: layer 677 "relu" (ReLU) → layer 758 "scaleshift" (ScaleShift) → layer 677 "relu" (ReLU) (and 1 layer(s) after it wait on it)`}},
+		{name: "const offset overflows", edit: func(s string) string {
+			return strings.Replace(s, `offset="16" size="12"`, `offset="9223372036854775800" size="12"`, 1)
+		}, want: []string{`layer 839 "block1/shift" (Const)`, "offset 9223372036854775800", "past the end of the weights file"}},
+		{name: "empty file", edit: func(string) string { return "" }, want: []string{"not an OpenVINO IR: the file holds no XML element"}},
+		{name: "text, not XML", edit: func(string) string { return "model weights v2\n" }, want: []string{"not an OpenVINO IR: the file holds no XML element"}},
+		{name: "pooling without a kernel", edit: func(s string) string {
+			return strings.Replace(s, `type="ReLU" version="opset1"`, `type="MaxPool" version="opset1"`, 1)
+		}, want: []string{`layer 677 "relu" (MaxPool): the attribute kernel`, "is missing"}},
 		{name: "unknown precision", edit: func(s string) string {
 			return strings.Replace(s, `precision="FP32" names="y"`, `precision="FP7" names="y"`, 1)
 		}, want: []string{`layer 677 "relu" (ReLU)`, `unknown precision "FP7"`}},

@@ -173,10 +173,7 @@ func (ef *engineFlags) openWith(o host.Options) (*host.Engine, *host.Network, er
 	if err != nil {
 		prog.finish()
 		e.Close()
-		if len(ef.inputFiles) > 0 {
-			return nil, nil, fmt.Errorf("%w (input shapes taken from -i %s)", err, strings.Join(ef.inputFiles, ", -i "))
-		}
-		return nil, nil, err
+		return nil, nil, ef.shapeHint(err, e.Layers)
 	}
 	n, err := e.Compile(m)
 	prog.finish()

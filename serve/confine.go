@@ -33,9 +33,7 @@ func confined(folder, modelPath string, xmls []string) error {
 	if where, ok := resolvedInside(root, modelPath); !ok {
 		return fmt.Errorf("model file %s is %s, outside the model's folder %s", modelPath, where, root)
 	}
-	if strings.EqualFold(filepath.Ext(modelPath), extIR) {
-		// An OpenVINO IR's weights are the .bin beside it.
-		bin := strings.TrimSuffix(modelPath, filepath.Ext(modelPath)) + ".bin"
+	if bin := besideWeights(modelPath); bin != "" {
 		if where, ok := resolvedInside(root, bin); !ok {
 			return fmt.Errorf("weights file %s is %s, outside the model's folder %s", bin, where, root)
 		}

@@ -59,10 +59,15 @@ func isModelFile(path string) bool {
 	return false
 }
 
-// FileSource is the Source of a model file (.clm, .json or .onnx), named after the file
-// without its extension. An ONNX model with a dynamic batch dimension is imported at each
-// batch size; other models are read once and their batch dimension rewritten (Rebatch).
-func FileSource(path string, configs []string) Source {
+// FileSource is the Source of a model file (.clm, .json, .onnx, or an OpenVINO IR .xml
+// with its .bin beside it), named after the file without its extension. An ONNX model or
+// an IR with a dynamic batch dimension is read at each batch size; other models are read
+// once and their batch dimension rewritten (Rebatch).
+func FileSource(path string, configs []string) Source { return IRSource(path, "", configs) }
+
+// IRSource is FileSource with an OpenVINO IR's weights read from the file weights ("":
+// the .bin beside the .xml). A weights file given for another format fails its load.
+func IRSource(path, weights string, configs []string) Source {
 	base := filepath.Base(path)
 	name := strings.TrimSuffix(base, filepath.Ext(base))
 	ext := strings.ToLower(filepath.Ext(path))
@@ -84,9 +89,9 @@ func FileSource(path string, configs []string) Source {
 			case extJSON:
 				stored, storedErr = model.LoadJSON(path)
 			case extONNX, extIR:
-				stored, storedErr = host.LoadOptions{Layers: layers}.Load(path)
+				stored, storedErr = host.LoadOptions{Layers: layers, Weights: weights}.Load(path)
 			default:
-				storedErr = fmt.Errorf("%s: unknown model format %q: use %s, %s or %s", path, filepath.Ext(path), extCLM, extJSON, extONNX)
+				storedErr = fmt.Errorf("%s: unknown model format %q: use %s, %s, %s or %s (OpenVINO IR)", path, filepath.Ext(path), extCLM, extJSON, extONNX, extIR)
 			}
 		})
 		return stored, storedErr
@@ -100,7 +105,7 @@ func FileSource(path string, configs []string) Source {
 			// The importer gives a dynamic batch dimension its size everywhere it
 			// appears; a model whose batch is fixed comes back unchanged and is
 			// rewritten like a native one.
-			mb, err := host.LoadOptions{Batch: batch, Layers: layers}.Load(path)
+			mb, err := host.LoadOptions{Batch: batch, Layers: layers, Weights: weights}.Load(path)
 			if err != nil {
 				return nil, err
 			}
@@ -181,7 +186,7 @@ func DirSources(dir string, configs []string) ([]Source, error) {
 				base := filepath.Base(p)
 				s = Source{Name: strings.TrimSuffix(base, filepath.Ext(base)), err: err}
 			} else {
-				s = FileSource(p, append(slices.Clone(configs), xmls...))
+				s = IRSource(p, besideWeights(p), append(slices.Clone(configs), xmls...))
 			}
 			if prev, dup := seen[s.Name]; dup {
 				return nil, fmt.Errorf("model folder %s: two models are named %q (%s and %s)", dir, s.Name, prev, p)
@@ -191,9 +196,19 @@ func DirSources(dir string, configs []string) ([]Source, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("model folder %s: no model file (%s, %s or %s) in it or in a folder directly inside it", dir, extCLM, extJSON, extONNX)
+		return nil, fmt.Errorf("model folder %s: no model file (%s, %s, %s, or an OpenVINO IR %s with its .bin) in it or in a folder directly inside it", dir, extCLM, extJSON, extONNX, extIR)
 	}
 	return out, nil
+}
+
+// besideWeights is the .bin of a repository's IR: the file beside it, under its name.
+// It is given explicitly, so that a missing one is reported as that file, with no
+// advice about flags a repository does not take. "" for other formats.
+func besideWeights(path string) string {
+	if !strings.EqualFold(filepath.Ext(path), extIR) {
+		return ""
+	}
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".bin"
 }
 
 // withShapes is a copy of m with the shape of every tensor inferred; the layers of the

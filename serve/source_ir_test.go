@@ -6,6 +6,7 @@ package serve
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clhost/clhost/host"
@@ -50,5 +51,51 @@ func TestIRDirSources(t *testing.T) {
 	}
 	if m.Layers[0].Type != "ScaleShift" {
 		t.Errorf("layers %+v", m.Layers)
+	}
+}
+
+// TestIRSourceWeights: a single IR's weights may lie elsewhere (serve -m --weights), at
+// every batch size; a repository's IR takes the .bin beside it, and a missing one is
+// named without advice about a flag the repository does not take.
+func TestIRSourceWeights(t *testing.T) {
+	src := "../internal/openvino/testdata"
+	dir := t.TempDir()
+	copyFile := func(from, to string) {
+		b, err := os.ReadFile(filepath.Join(src, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile("custom.xml", "net.xml")
+	copyFile("custom.bin", "weights.data")
+	cfg := filepath.Join(src, "scaleshift", "scaleshift.xml")
+	reg, err := host.LoadConfigs(host.Options{Configs: []string{cfg}, NoGlobalConfig: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xml := filepath.Join(dir, "net.xml")
+	s := IRSource(xml, filepath.Join(dir, "weights.data"), []string{cfg})
+	for _, batch := range []int{0, 3} {
+		m, err := s.Load(batch, reg)
+		if err != nil {
+			t.Fatalf("batch %d: %v", batch, err)
+		}
+		if batch > 0 && m.Tensor(m.Inputs[0]).Shape[0] != batch {
+			t.Errorf("batch %d: input shape %v", batch, m.Tensor(m.Inputs[0]).Shape)
+		}
+	}
+	if _, err := FileSource(xml, []string{cfg}).Load(0, reg); err == nil || !strings.Contains(err.Error(), "net.bin is missing") {
+		t.Errorf("without the weights: %v", err)
+	}
+	srcs, err := DirSources(dir, []string{cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = srcs[0].Load(0, reg)
+	if err == nil || !strings.Contains(err.Error(), "net.bin is missing") || strings.Contains(err.Error(), "--weights") {
+		t.Errorf("a repository IR without its .bin: %v", err)
 	}
 }

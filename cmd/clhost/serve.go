@@ -25,7 +25,8 @@ func init() {
 func runServe(args []string) error {
 	fs := newFlagSet("serve")
 	var models, configs stringList
-	fs.Var(&models, "m", "model file (.clm, .json or .onnx) to serve, named after the file without its extension (repeatable)")
+	fs.Var(&models, "m", "model file (.clm, .json, .onnx, or an OpenVINO IR .xml with its .bin beside it) to serve, named after the file without its extension (repeatable)")
+	weights := fs.String("weights", "", "the weights `file` of the one -m OpenVINO IR (default: the .bin beside the .xml; a --models folder's IRs take theirs beside them)")
 	fs.Var(&configs, "c", "custom-layer configuration XML for every model (repeatable)")
 	repo := fs.String("models", "", "model folder: each model file in it or in a folder directly inside it is a model, with the XML configurations of its folder")
 	devices := fs.String("d", "", "devices: all, or a list such as gpu:0,gpu:1,cpu (cpu, gpu, cpu:N, gpu:N, an index from 'clhost devices' or part of a name); default: every GPU, else the first CPU")
@@ -76,9 +77,19 @@ func runServe(args []string) error {
 	if *maxConns < 1 {
 		return usagef("-max-connections %d: must be at least 1", *maxConns)
 	}
+	if *weights != "" {
+		// One weights file cannot belong to several models; a format without weights
+		// would only fail to load later, while the server starts without it.
+		if len(models) != 1 {
+			return usagef("--weights names the .bin of one OpenVINO IR: give it with exactly one -m (%d given)", len(models))
+		}
+		if host.ModelFormat(models[0]) != host.FormatIR {
+			return usagef("--weights %s: -m %s is not an OpenVINO IR (.xml); only an IR takes a weights file", *weights, models[0])
+		}
+	}
 	var sources []serve.Source
 	for _, m := range models {
-		sources = append(sources, serve.FileSource(m, configs))
+		sources = append(sources, serve.IRSource(m, *weights, configs))
 	}
 	if *repo != "" {
 		more, err := serve.DirSources(*repo, configs)

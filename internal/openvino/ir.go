@@ -65,8 +65,12 @@ func (o Options) Load(path string) (*model.Model, error) {
 	}
 	if net.needsWeights() {
 		if bin, err = os.ReadFile(wpath); err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("%s: the weights file %s is missing (give it with --weights FILE)", path, wpath)
+			switch {
+			case errors.Is(err, os.ErrNotExist) && o.Weights == "":
+				return nil, fmt.Errorf("%s: the weights file %s is missing: it lies beside the .xml under the same name, or --weights FILE names another", path, wpath)
+			case errors.Is(err, os.ErrNotExist):
+				// The user named this file: telling them how to name one helps nobody.
+				return nil, fmt.Errorf("%s: the weights file %s is missing", path, wpath)
 			}
 			return nil, fmt.Errorf("%s: weights: %w", path, err)
 		}

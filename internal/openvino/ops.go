@@ -355,7 +355,12 @@ func poolOp(c *lctx) error {
 	attrs = append(attrs, aInts("kernel_shape", kernel))
 	switch rt := strings.ToLower(c.str("rounding_type", "floor")); rt {
 	case "floor":
-	case "ceil", "ceil_torch":
+	case "ceil":
+		if err := c.ceilWindowInPadding(x, kernel); err != nil {
+			return err
+		}
+		attrs = append(attrs, aInt("ceil_mode", 1))
+	case "ceil_torch":
 		attrs = append(attrs, aInt("ceil_mode", 1))
 	default:
 		return fmt.Errorf("rounding_type %q: want floor or ceil", rt)
@@ -372,6 +377,40 @@ func poolOp(c *lctx) error {
 		}
 	}
 	return c.emitOut(typ, []string{c.inName(0)}, attrs...)
+}
+
+// ceilWindowInPadding refuses the one case where OpenVINO's rounding_type ceil and
+// clhost's ceil_mode disagree: a last window that starts in the end padding. OpenVINO
+// keeps it (ceil_torch, MaxPool-14's, drops it), clhost's pooling drops it as PyTorch
+// and ONNX do, so the output would lose a row the IR declares.
+func (c *lctx) ceilWindowInPadding(x []int, kernel []int64) error {
+	if ap := strings.ToLower(c.str("auto_pad", "explicit")); ap != "explicit" && ap != "notset" && ap != "" {
+		return nil
+	}
+	n := len(kernel)
+	zeros, ones := make([]int64, n), slices.Repeat([]int64{1}, n)
+	begin, _ := c.ints("pads_begin", zeros)
+	end, _ := c.ints("pads_end", zeros)
+	strides, _ := c.ints("strides", ones)
+	dil := ones
+	if c.l.Type == "MaxPool" && c.ver >= 8 {
+		dil, _ = c.ints("dilations", ones)
+	}
+	if len(begin) != n || len(end) != n || len(strides) != n || len(dil) != n {
+		return nil // windowAttrs has refused these already
+	}
+	for i := range n {
+		size, s := int64(x[2+i]), strides[i]
+		span := size + begin[i] + end[i] - ((kernel[i]-1)*dil[i] + 1)
+		if s <= 0 || span < 0 {
+			continue
+		}
+		last := (span + s - 1) / s // the index of the last window OpenVINO's ceil gives
+		if last*s >= size+begin[i] {
+			return fmt.Errorf("rounding_type ceil along spatial axis %d (size %d, pads %d+%d, kernel %d, stride %d): OpenVINO's last window starts in the padding, where clhost's pooling, like PyTorch's (rounding_type ceil_torch), has no window; the outputs would differ", i, size, begin[i], end[i], kernel[i], s)
+		}
+	}
+	return nil
 }
 
 var reduceTypes = map[string]string{"ReduceMean": "ReduceMean", "ReduceMax": "ReduceMax", "ReduceSum": "ReduceSum", "ReduceMin": "ReduceMin", "ReduceProd": "ReduceProd"}

@@ -58,6 +58,11 @@ func TestIRBadFiles(t *testing.T) {
 		{name: "pooling without a kernel", edit: func(s string) string {
 			return strings.Replace(s, `type="ReLU" version="opset1"`, `type="MaxPool" version="opset1"`, 1)
 		}, want: []string{`layer 677 "relu" (MaxPool): the attribute kernel`, "is missing"}},
+		{name: "ceil pooling with a window in the padding", edit: func(s string) string {
+			// OpenVINO gives 4 → 3 here, its last window in the end padding; clhost's
+			// pooling has no such window, so the reader says so rather than a shape.
+			return strings.Replace(s, `type="ReLU" version="opset1">`, `type="MaxPool" version="opset1">`+"\n\t\t\t"+`<data strides="2,2" pads_begin="0,0" pads_end="1,1" kernel="1,1" rounding_type="ceil" />`, 1)
+		}, want: []string{`layer 677 "relu" (MaxPool): rounding_type ceil along spatial axis 0 (size 4, pads 0+1, kernel 1, stride 2)`, "ceil_torch"}},
 		{name: "unknown precision", edit: func(s string) string {
 			return strings.Replace(s, `precision="FP32" names="y"`, `precision="FP7" names="y"`, 1)
 		}, want: []string{`layer 677 "relu" (ReLU)`, `unknown precision "FP7"`}},

@@ -41,6 +41,7 @@ func DeviceInfoOf(d *cl.Device) DeviceInfo {
 		LocalMemBytes:    d.LocalMemBytes,
 		FloatVectorWidth: d.FloatVectorWidth,
 		Prefetch:         !d.IsGPU() && d.Platform != nil && strings.Contains(d.Platform.Name, "Portable Computing Language"),
+		MMA:              mmaCapable(d),
 	}
 }
 

@@ -67,6 +67,9 @@ func convGPUPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
 // implicitGemmPlan is convGPUPlan with the weight layout chosen: wt means weights stored
 // K × M rather than M × K (a Gemm's B operand without transB).
 func implicitGemmPlan(g convGeom, wt bool, dev DeviceInfo) (*Plan, error) {
+	if mmaWanted(g, dev) {
+		return mmaPlan(g, wt, dev)
+	}
 	tile, splitK := heuristicTile(g, dev)
 	return implicitGemmTiled(g, wt, tile, splitK, dev)
 }
@@ -249,7 +252,7 @@ func gemmCandidates(g convGeom, wt bool, dev DeviceInfo) ([]*Plan, error) {
 		}
 		plans = append(plans, pl)
 	}
-	return plans, nil
+	return withMMA(g, wt, dev, plans)
 }
 
 // Candidates implements Tunable for convolutions on GPUs; other devices and depthwise
@@ -309,7 +312,7 @@ func (o gemmOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan, 
 		return nil, err
 	}
 	g, _ := o.geometry(p, in)
-	if !dev.IsGPU || len(plan.Launches) == 0 || plan.Launches[0].Kernel != "conv_gemm" {
+	if !dev.IsGPU || !implicitGemmKernel(plan) {
 		return []*Plan{plan}, nil
 	}
 	cg := gemmAsConv(g)

@@ -420,7 +420,7 @@ func (o matmulOp) Candidates(p Params, in, out [][]int, dev DeviceInfo) ([]*Plan
 	if err != nil {
 		return nil, err
 	}
-	if !dev.IsGPU || len(plan.Launches) == 0 || plan.Launches[0].Kernel != "conv_gemm" || matmulScale(p) != 1 {
+	if !dev.IsGPU || !implicitGemmKernel(plan) || matmulScale(p) != 1 {
 		return []*Plan{plan}, nil
 	}
 	s, _ := o.shape(in)

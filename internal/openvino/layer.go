@@ -301,6 +301,7 @@ func (c *lctx) customLayer() error {
 	for _, k := range keys {
 		attrs = append(attrs, typedAttr(k, c.l.data[k]))
 	}
+	attrs = append(attrs, c.constInputParams()...)
 	var inputs []string
 	for _, v := range c.ins {
 		inputs = append(inputs, v.name)

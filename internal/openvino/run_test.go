@@ -24,10 +24,17 @@ func npy(t *testing.T, name string) *tensorio.Array {
 	return a
 }
 
-// runIR loads an IR as `clhost run` does and runs one inference.
+// runIR loads an IR as `clhost run` does, with only the given configurations, and runs
+// one inference.
 func runIR(t *testing.T, xml string, o host.LoadOptions, configs []string, inputs map[string]*tensorio.Array) map[string]*host.Tensor {
 	t.Helper()
-	e, err := host.NewEngine(host.Options{Device: "cpu", NoGlobalConfig: true, Configs: configs})
+	return runIRWith(t, xml, o, host.Options{Device: "cpu", NoGlobalConfig: true, Configs: configs}, inputs)
+}
+
+// runIRWith is runIR with the engine's options.
+func runIRWith(t *testing.T, xml string, o host.LoadOptions, eo host.Options, inputs map[string]*tensorio.Array) map[string]*host.Tensor {
+	t.Helper()
+	e, err := host.NewEngine(eo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,4 +120,13 @@ func TestIRSegmenterOps(t *testing.T) {
 	compare(t, "rows", out["rows"], npy(t, "segmenter_rows.npy"), 2e-5)
 	compare(t, "mean", out["mean"], npy(t, "segmenter_mean.npy"), 2e-5)
 	compare(t, "priors", out["priors"], npy(t, "segmenter_priors.npy"), 1e-6)
+}
+
+// TestIRSegmenterGlobalConfig runs the segmenter as `clhost run` does, with the global
+// configuration, whose Swish replaces the built-in and reads beta as a parameter: the
+// IR's Swish-4 gives beta as a constant input, which must reach the kernel all the same.
+func TestIRSegmenterGlobalConfig(t *testing.T) {
+	out := runIRWith(t, "segmenter.xml", host.LoadOptions{}, host.Options{Device: "cpu"}, map[string]*tensorio.Array{"x": npy(t, "segmenter_input.npy")})
+	compare(t, "rows", out["rows"], npy(t, "segmenter_rows.npy"), 2e-5)
+	compare(t, "mean", out["mean"], npy(t, "segmenter_mean.npy"), 2e-5)
 }

@@ -20,6 +20,8 @@ import (
 type budget struct {
 	limit int64
 	used  atomic.Int64
+	// receiving are the gRPC calls whose message is arriving (grpc_admit.go).
+	receiving receiptSet
 }
 
 // full reports whether nothing is left, for refusing a gRPC call before its message

@@ -6,9 +6,7 @@ import (
 	"math"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/clhost/clhost/serve/inferencepb"
@@ -23,30 +21,6 @@ type grpcService struct {
 // RegisterGRPC adds the protocol's inference.GRPCInferenceService to g.
 func (s *Server) RegisterGRPC(g *grpc.Server) {
 	pb.RegisterGRPCInferenceServiceServer(g, &grpcService{s: s})
-}
-
-// GRPCServerOptions are the options a gRPC server of this Server needs: messages up to
-// the size limit in, outputs of any size out, inference calls refused while the budget
-// of bytes in flight is spent, idle connections closed.
-func (s *Server) GRPCServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(int(min(s.opts.MaxBodyBytes, math.MaxInt32))),
-		grpc.MaxSendMsgSize(math.MaxInt32),
-		grpc.InTapHandle(s.tapInfer),
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.opts.IdleTimeout}),
-	}
-}
-
-// tapInfer refuses an inference call before its message is read while the requests in
-// flight hold the whole budget of bytes: gRPC reads a message whole before the handler
-// sees it. Health and metadata calls always pass.
-func (s *Server) tapInfer(ctx context.Context, info *tap.Info) (context.Context, error) {
-	if info.FullMethodName == pb.GRPCInferenceService_ModelInfer_FullMethodName && s.budget.full() {
-		err := errorf(KindOverloaded, "the server is busy: requests in flight hold its whole budget of %d bytes; retry later", s.budget.limit)
-		s.metrics.rejected(unknownModel, err)
-		return nil, grpcError(err)
-	}
-	return ctx, nil
 }
 
 func grpcError(err error) error {

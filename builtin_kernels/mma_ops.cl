@@ -23,7 +23,7 @@
 #if MMA_PTX
 
 /* cvt.rna rounds to the nearest tf32, ties away from zero: the rounding cuBLAS uses. */
-inline uint mma_tf32(float v)
+uint mma_tf32(float v)
 {
     uint r;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
@@ -31,7 +31,7 @@ inline uint mma_tf32(float v)
 }
 
 /* Two floats as an f16x2 word, lo in the low half (cvt puts its first source high). */
-inline uint mma_f16x2(float lo, float hi)
+uint mma_f16x2(float lo, float hi)
 {
     uint r;
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
@@ -60,7 +60,7 @@ inline uint mma_f16x2(float lo, float hi)
 #else /* the emulation */
 
 /* Round to nearest, ties away from zero, on the 13 mantissa bits tf32 drops. */
-inline uint mma_tf32(float v)
+uint mma_tf32(float v)
 {
     uint u = as_uint(v);
     if ((u & 0x7f800000u) != 0x7f800000u) {
@@ -69,7 +69,7 @@ inline uint mma_tf32(float v)
     return u & 0xffffe000u;
 }
 
-inline uint mma_f16x2(float lo, float hi)
+uint mma_f16x2(float lo, float hi)
 {
     ushort h[2];
     vstore_half_rte(lo, 0, (half*)h);
@@ -77,7 +77,7 @@ inline uint mma_f16x2(float lo, float hi)
     return (uint)h[0] | ((uint)h[1] << 16);
 }
 
-inline float mma_half(uint word, int upper)
+float mma_half(uint word, int upper)
 {
     ushort h = (ushort)(upper ? word >> 16 : word & 0xffffu);
     return vload_half(0, (const half*)&h);
@@ -85,7 +85,7 @@ inline float mma_half(uint word, int upper)
 
 /* Element (row, k) of A and (k, col) of B, found in the lanes' words by the fragment
    tables above: the inverse of the mapping the kernels load by. */
-inline float mma_a(__local const uint* s, int row, int k)
+float mma_a(__local const uint* s, int row, int k)
 {
 #if MMA_FP16
     const int w = k / 2;
@@ -97,7 +97,7 @@ inline float mma_a(__local const uint* s, int row, int k)
 #endif
 }
 
-inline float mma_b(__local const uint* s, int k, int col)
+float mma_b(__local const uint* s, int k, int col)
 {
 #if MMA_FP16
     const int w = k / 2;
@@ -112,7 +112,7 @@ inline float mma_b(__local const uint* s, int k, int col)
 /* One warp-wide mma: every lane posts its A and B words to the warp's slot in local
    memory, then computes its four elements of D from the whole warp's words. All
    work-items of the group must call it together (it holds two barriers). */
-inline void mma_emulated(float* d, const uint* a, const uint* b, int lane, int warp, __local uint* scratch)
+void mma_emulated(float* d, const uint* a, const uint* b, int lane, int warp, __local uint* scratch)
 {
     __local uint* s = scratch + warp * 32 * 6;
     for (int r = 0; r < 4; r++) {

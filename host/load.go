@@ -70,6 +70,11 @@ type LoadOptions struct {
 	Log io.Writer
 	// Weights is an OpenVINO IR's .bin file; "" takes the one beside the .xml.
 	Weights string
+	// KeepUnknown reads an IR's layers of types nothing implements as layers of that
+	// type, with the shapes their ports declare, as an ONNX model's unknown nodes are
+	// read, instead of refusing the model: inspect shows a model before its
+	// configurations exist. Compiling it still refuses those types.
+	KeepUnknown bool
 }
 
 // LoadModel reads a model in any form clhost reads (see ModelFormat), ONNX models
@@ -94,7 +99,7 @@ func (o LoadOptions) Load(path string) (*model.Model, error) {
 	case FormatIR:
 		// An IR's dynamic dims take the batch and shapes given; a fixed batch is kept,
 		// and rebatched below like a native model's.
-		opt := openvino.Options{Batch: o.Batch, InputShapes: maps.Clone(o.InputShapes), Weights: o.Weights}
+		opt := openvino.Options{Batch: o.Batch, InputShapes: maps.Clone(o.InputShapes), Weights: o.Weights, KeepUnknown: o.KeepUnknown}
 		if o.Layers != nil {
 			opt.Custom = newResolver(o.Layers).isCustom
 		}

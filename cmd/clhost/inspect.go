@@ -37,7 +37,8 @@ func runInspect(args []string) error {
 	if err != nil {
 		return configError(err)
 	}
-	return inspectWith(os.Stdout, host.LoadOptions{Layers: layers, Weights: *weights}, *path, *dot)
+	// A model is shown before its custom layers' configurations exist, as for ONNX.
+	return inspectWith(os.Stdout, host.LoadOptions{Layers: layers, Weights: *weights, KeepUnknown: true}, *path, *dot)
 }
 
 // inspect prints a model. Shape inference fills the shapes the file leaves out; when it

@@ -109,3 +109,20 @@ func TestIRInspectValidateBench(t *testing.T) {
 		t.Errorf("bench exited %d", code)
 	}
 }
+
+// TestIRInspectUnknownOp: inspect shows an IR whose extension op has no configuration yet,
+// as it shows an ONNX model's unknown node; run still refuses it, naming what to write.
+func TestIRInspectUnknownOp(t *testing.T) {
+	custom := filepath.Join(irData, "custom.xml")
+	var code int
+	out := captureStdout(t, func() { code = runMain([]string{"inspect", "-m", custom}) })
+	if code != 0 || !strings.Contains(out, "ScaleShift") {
+		t.Errorf("inspect without -c: exit %d\n%s", code, out)
+	}
+	s := captureStderr(t, func() {
+		code = runMain([]string{"run", "-m", custom, "-d", "cpu", "--quiet", "--cache-dir", "", "-o", t.TempDir()})
+	})
+	if code != 1 || !strings.Contains(s, "no built-in op and no custom layer for ScaleShift") {
+		t.Errorf("run without -c: exit %d\n%s", code, s)
+	}
+}

@@ -42,6 +42,7 @@ type reader struct {
 	inputs     []string
 	outputs    []string
 	custom     map[string]bool // types run as custom layers
+	unknown    map[string]bool // types nothing implements, read as custom (KeepUnknown)
 	layerNames map[string]bool
 	tensorAt   map[string]int // activation name → index in tensors
 	producer   map[string]int // activation name → index of the layer writing it
@@ -55,7 +56,7 @@ func (o Options) build(net *xmlNet, bin []byte, name string) (*model.Model, erro
 	}
 	r := &reader{opt: o, net: net, bin: bin, byID: map[int]*xmlLayer{}, from: map[portKey]portKey{},
 		users: map[portKey]int{}, vals: map[portKey]*val{}, names: map[string]bool{},
-		shapes: map[string][]int{}, consts: map[string]*model.Tensor{}, custom: map[string]bool{},
+		shapes: map[string][]int{}, consts: map[string]*model.Tensor{}, custom: map[string]bool{}, unknown: map[string]bool{},
 		layerNames: map[string]bool{}, tensorAt: map[string]int{}, producer: map[string]int{}, portOf: map[string]portKey{}}
 	for i := range net.Layers {
 		if net.Layers[i].Type == "Parameter" {
@@ -364,6 +365,12 @@ func (r *reader) unresolved(order []*xmlLayer) error {
 		return fmt.Errorf("%s (clhost reads opset1 to opset%d)", strings.Join(versions, "; "), maxOpset)
 	}
 	if len(types) == 0 {
+		return nil
+	}
+	if r.opt.KeepUnknown {
+		for _, t := range types {
+			r.unknown[t] = true
+		}
 		return nil
 	}
 	slices.Sort(types)

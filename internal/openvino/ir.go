@@ -43,6 +43,11 @@ type Options struct {
 	Custom func(typ string) bool
 	// Weights is the .bin file; "" means the .xml's path with the extension .bin.
 	Weights string
+	// KeepUnknown reads a layer whose type neither a mapping nor Custom implements as a
+	// custom layer is read (its IR type, inputs, <data> attributes and port shapes)
+	// rather than refusing the model, so that it can be looked at before its
+	// configurations are written. Running it still needs them.
+	KeepUnknown bool
 }
 
 // Load reads the IR at path (its weights from Options.Weights or the .bin beside it).

@@ -25,7 +25,7 @@ func (c *lctx) translate() error {
 	if err := checkPrecisions(c.l); err != nil {
 		return err
 	}
-	if c.r.isCustom(c.l.Type) {
+	if c.r.isCustom(c.l.Type) || c.r.unknown[c.l.Type] {
 		return c.customLayer()
 	}
 	op := ops[c.l.Type]

@@ -294,3 +294,24 @@ func FuzzIR(f *testing.F) {
 		_, _ = Options{Custom: isScaleShift, Batch: 2}.Decode(x, bin, "fuzz.xml")
 	})
 }
+
+// TestIRKeepUnknown: with KeepUnknown, a type nothing implements is read as its IR type,
+// inputs, attributes and port dims (for inspect); an unknown op version still fails.
+func TestIRKeepUnknown(t *testing.T) {
+	x, bin := fixture(t, "custom")
+	m, err := Options{KeepUnknown: true}.Decode(x, bin, "custom.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := m.Layers[0]
+	if l.Type != "ScaleShift" || len(l.Inputs) != 3 || l.Attr("count") == nil {
+		t.Fatalf("layer %+v", l)
+	}
+	if s := m.Tensor(l.Outputs[0]).Shape; len(s) != 4 || s[1] != 3 {
+		t.Errorf("output shape %v, want the port's [1,3,4,4]", s)
+	}
+	bad := strings.Replace(string(x), `type="ReLU" version="opset1"`, `type="ReLU" version="opset99"`, 1)
+	if _, err := (Options{KeepUnknown: true}).Decode([]byte(bad), bin, "custom.xml"); err == nil || !strings.Contains(err.Error(), `unknown op version "opset99"`) {
+		t.Errorf("unknown version: %v", err)
+	}
+}

@@ -183,6 +183,10 @@ func parse(x []byte) (*xmlNet, error) {
 			return nil, fmt.Errorf("malformed XML at line %d: %s", se.Line, se.Msg)
 		}
 		if strings.Contains(err.Error(), "expected element type <net>") {
+			if strings.Contains(err.Error(), "<CustomLayer") {
+				// The other .xml clhost reads, given in the model's place.
+				return nil, errors.New("not an OpenVINO IR but a custom-layer configuration (its root element is <CustomLayer> or <CustomLayers>): give it with -c, and the IR's .xml, whose root element is <net>, with -m")
+			}
 			return nil, fmt.Errorf("not an OpenVINO IR: the root element is not <net> (%v)", err)
 		}
 		return nil, fmt.Errorf("malformed XML: %w", err)

@@ -76,7 +76,8 @@ func TestIRBadFiles(t *testing.T) {
 			return strings.Replace(s, `type="ReLU" version="opset1"`, `type="HSwish" version="opset2"`, 1)
 		}, want: []string{`layer 677 "relu" (HSwish)`, "not an operation of opset2"}},
 		{name: "malformed XML", edit: func(s string) string { return s[:len(s)/2] }, want: []string{"malformed XML"}},
-		{name: "not IR", edit: func(string) string { return `<CustomLayer name="x"/>` }, want: []string{"not an OpenVINO IR"}},
+		{name: "not IR", edit: func(string) string { return `<model><layer/></model>` }, want: []string{"not an OpenVINO IR: the root element is not <net>", "<model>"}},
+		{name: "a configuration given as the model", edit: func(string) string { return `<CustomLayer name="x"/>` }, want: []string{"not an OpenVINO IR but a custom-layer configuration", "give it with -c"}},
 		{name: "old IR version", edit: func(s string) string { return strings.Replace(s, `version="11"`, `version="7"`, 1) }, want: []string{`IR version "7"`}},
 		{name: "bad id", edit: func(s string) string { return strings.Replace(s, `layer id="677"`, `layer id="x677"`, 1) }, want: []string{`layer "relu" (ReLU): id "x677" is not a number`}},
 		{name: "bad dim", edit: func(s string) string { return strings.Replace(s, "<dim>4</dim>", "<dim>four</dim>", 1) }, want: []string{`layer 1 "x" (Parameter): port 0: dim 2: "four" is not a size`}},

@@ -125,7 +125,7 @@ type restRequest struct {
 
 type restInput struct {
 	Name       string                     `json:"name"`
-	Shape      []int64                    `json:"shape"`
+	Shape      shapeDims                  `json:"shape"`
 	Datatype   string                     `json:"datatype"`
 	Parameters map[string]json.RawMessage `json:"parameters"`
 	Data       json.RawMessage            `json:"data"`

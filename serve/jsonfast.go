@@ -268,8 +268,11 @@ func (s *jsonScanner) input(in *restInput) bool {
 		case "parameters":
 			return s.params(&in.Parameters)
 		case "shape":
-			in.Shape = []int64{}
+			in.Shape = shapeDims{}
 			return s.array(func() bool {
+				if len(in.Shape) == maxShapeDims {
+					return false // encoding/json's reading names the problem
+				}
 				t, integer, ok := s.number()
 				if !ok || !integer {
 					return false

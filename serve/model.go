@@ -135,12 +135,12 @@ func (m *servedModel) checkInput(i int, datatype string, shape []int64, maxElems
 		if m.batched {
 			how = " (-1: any batch of 1 or more)"
 		}
-		return 0, 0, errorf(KindInvalid, "input %q: shape %v, the model takes %v%s", t.name, shape, want, how)
+		return 0, 0, errorf(KindInvalid, "input %q: shape %s, the model takes %v%s", t.name, shapeText(shape), want, how)
 	}
 	items = 1
 	if m.batched {
 		if shape[0] > maxElems/int64(max(t.row, 1)) {
-			return 0, 0, errorf(KindInvalid, "input %q: shape %v holds more elements than a request may carry (%d)", t.name, shape, maxElems)
+			return 0, 0, errorf(KindInvalid, "input %q: shape %s holds more elements than a request may carry (%d)", t.name, shapeText(shape), maxElems)
 		}
 		items = int(shape[0])
 	}

@@ -207,7 +207,7 @@ func (o LoadOptions) checkFixed(m *model.Model, path string) error {
 		for _, in := range m.Inputs {
 			t := m.Tensor(in)
 			if t != nil && len(t.Shape) > 0 && t.Shape[0] != o.Batch {
-				return fmt.Errorf("%s: batch %d: input %q has the fixed shape %v; only ONNX models with a dynamic batch take another batch", path, o.Batch, in, t.Shape)
+				return fmt.Errorf("%s: batch %d: input %q has the fixed shape %v: the model's batch is fixed by its layers (a Reshape to a constant shape, say), and only a dynamic batch (ONNX, OpenVINO IR) or layers that leave it free take another", path, o.Batch, in, t.Shape)
 			}
 		}
 	}

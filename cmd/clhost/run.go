@@ -254,7 +254,9 @@ func runRun(args []string) error {
 	if *timeout < 0 {
 		return usagef("-timeout %s: must not be negative", *timeout)
 	}
-	if f := host.ModelFormat(*ef.model); (f == host.FormatONNX || f == host.FormatIR) && *ef.batch == 0 {
+	// Every form takes its shapes from the -i files: an ONNX model's or an IR's dynamic
+	// dims, and the batch a native model (or an IR of a fixed batch) is rebatched to.
+	if *ef.batch == 0 {
 		shapes, err := inputFileShapes(inputs)
 		if err != nil {
 			return err

@@ -711,6 +711,11 @@ func foldConcat(c *lctx) error {
 func reshapeOp(c *lctx) error {
 	x := c.inShape(0)
 	var out []int
+	// copied marks the dims the op itself takes from the input (special_zero's 0,
+	// -1, dim 0 that Squeeze and Unsqueeze leave in place): the emitted Reshape keeps
+	// them symbolic, as 0 and -1, so that graph.Rebatch can give a model of a fixed
+	// batch another one, as the IR allows.
+	var copied map[int]int64
 	switch c.l.Type {
 	case "Reshape":
 		spec, err := c.constIn(1)
@@ -723,6 +728,12 @@ func reshapeOp(c *lctx) error {
 		}
 		if out, err = reshapeTarget(x, spec.ints(), zero); err != nil {
 			return err
+		}
+		copied = map[int]int64{}
+		for i, v := range spec.ints() {
+			if v == -1 || v == 0 && zero {
+				copied[i] = v
+			}
 		}
 	case "Squeeze":
 		var axes []int64
@@ -743,6 +754,9 @@ func reshapeOp(c *lctx) error {
 			if !drop {
 				out = append(out, d)
 			}
+			if i == 0 && !drop {
+				copied = map[int]int64{0: 0}
+			}
 		}
 	case "Unsqueeze":
 		a, err := c.constIn(1)
@@ -762,6 +776,9 @@ func reshapeOp(c *lctx) error {
 				k++
 			}
 		}
+		if len(x) > 0 && !slices.Contains(axes, 0) {
+			copied = map[int]int64{0: 0}
+		}
 	}
 	if out == nil {
 		out = []int{}
@@ -776,7 +793,13 @@ func reshapeOp(c *lctx) error {
 		c.outs[0].c, c.outs[0].shape = p, out
 		return nil
 	}
-	return c.emitOut("Reshape", []string{c.inName(0)}, aInts("shape", intsOf(out)))
+	target := intsOf(out)
+	for i, v := range copied {
+		if i < len(target) {
+			target[i] = v
+		}
+	}
+	return c.emitOut("Reshape", []string{c.inName(0)}, aInts("shape", target))
 }
 
 // reshapeTarget resolves a Reshape target: -1 takes what is left, 0 copies the input's

@@ -42,8 +42,16 @@ static void cl_hex(uintptr_t v) {
 	cl_write(buf + i);
 }
 
+static int cl_faulting;
+
 static void cl_fault(int sig, siginfo_t* info, void* ctx) {
 	(void)ctx;
+	// A kernel's work-items fault on several of the driver's threads at once: the first
+	// writes the report and ends the process, the others wait for it, so that the
+	// reports do not interleave.
+	if (__atomic_exchange_n(&cl_faulting, 1, __ATOMIC_SEQ_CST)) {
+		for (;;) pause();
+	}
 	cl_write("\nclhost: ");
 	cl_write(sig == SIGBUS ? "SIGBUS" : "SIGSEGV");
 	cl_write(": code running outside Go (a kernel on a CPU device, or the OpenCL driver) accessed memory at ");

@@ -63,6 +63,14 @@ func (k *Kernel) WorkGroupSize() (int, error) {
 	return int(v), check("clGetKernelWorkGroupInfo", st)
 }
 
+// LocalMemSize is the __local memory, in bytes, one work-group of the kernel uses on its
+// device: its own __local variables and any __local arguments set.
+func (k *Kernel) LocalMemSize() (int64, error) {
+	var v C.cl_ulong
+	st := C.clGetKernelWorkGroupInfo(k.id, k.prog.ctx.Device.id, C.CL_KERNEL_LOCAL_MEM_SIZE, C.size_t(unsafe.Sizeof(v)), unsafe.Pointer(&v), nil)
+	return int64(v), check("clGetKernelWorkGroupInfo", st)
+}
+
 // PreferredWorkGroupMultiple is the work-group size multiple the device runs best with.
 func (k *Kernel) PreferredWorkGroupMultiple() (int, error) {
 	var v C.size_t

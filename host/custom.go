@@ -271,7 +271,7 @@ func needsReorder(f customlayer.Format) bool {
 // the entry and its argument count, arguments by arg-index, and reorders for tensors the
 // layer declares in another format.
 func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
-	where := fmt.Sprintf("layer %q (%s, custom layer from %s)", l.Name, l.Type, cfg.Origin)
+	where := fmt.Sprintf("layer %q (%s, custom layer from %s)", l.Name, l.Type, cfg.Where())
 	stepIdx := len(n.steps)
 	s := &step{layer: l.Name, typ: l.Type, custom: true}
 	inst := jit.Instance{Name: l.Name, Params: layerParams{l}}
@@ -426,6 +426,9 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 	}
 	if nargs != cfg.NumBuffers() {
 		return fmt.Errorf("%s: kernel %q takes %d arguments, but the config declares %d buffers (Tensor and Data)", where, prog.Entry, nargs, cfg.NumBuffers())
+	}
+	if err := checkKernelLimits(where, k, n.engine.device, prog.Local); err != nil {
+		return err
 	}
 	for i := 0; i < nargs; i++ {
 		if err := k.SetArgBuffer(i, argBuf[i]); err != nil {

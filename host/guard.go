@@ -374,7 +374,7 @@ func (e *GuardError) Error() string {
 		b.WriteString("\n  ")
 		b.WriteString(v.String())
 	}
-	b.WriteString("\n  (--sanitize runs each custom layer alone, with guards as large as its buffers, and names every fault it finds)")
+	b.WriteString("\n  (--sanitize runs each custom layer alone, with guards of at least 2 MiB, as large as its buffers up to 64 MiB, and names every fault it finds there)")
 	return b.String()
 }
 

@@ -92,8 +92,10 @@ const (
 	sentinelA      = 0x7FA5A5A5
 	sentinelC      = 0x4A5A5A5A
 	// maxGuard bounds each guard region; a guard is as large as its buffer up to it,
-	// so a kernel that runs as far again past its end is still caught.
-	minGuard, maxGuard = 4 << 10, 64 << 20
+	// so a kernel that runs as far again past its end is still caught. minGuard is
+	// large enough that a stray access a megabyte from a small tensor (an index scaled
+	// by the wrong size) lands in a guard rather than in memory clhost does not watch.
+	minGuard, maxGuard = 2 << 20, 64 << 20
 )
 
 // sanArg is one kernel argument of a sanitizer run.

@@ -26,11 +26,14 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
-	what := "the inference"
+	what, has := "the inference", "has"
 	if len(e.Layers) > 0 {
 		what = strings.Join(e.Layers, " and ")
 	}
-	return fmt.Sprintf("%s has not finished after %s; OpenCL cannot stop a running kernel, so this device runs nothing more in this process", what, e.After.Round(10*time.Millisecond))
+	if len(e.Layers) > 1 {
+		has = "have"
+	}
+	return fmt.Sprintf("%s %s not finished after %s; OpenCL cannot stop a running kernel, so this device runs nothing more in this process", what, has, e.After.Round(10*time.Millisecond))
 }
 
 // Stuck reports whether an inference ran past its deadline with a kernel still
@@ -73,6 +76,7 @@ func (n *Network) awaitDeadline(q *cl.Queue, events [][]*cl.Event, started, dead
 	case <-timer.C:
 	}
 	te := &TimeoutError{After: time.Since(started)}
+	var running []string
 	for si, s := range n.steps {
 		if !s.custom || events == nil || len(events[si]) == 0 {
 			continue
@@ -83,10 +87,18 @@ func (n *Network) awaitDeadline(q *cl.Queue, events [][]*cl.Event, started, dead
 		}
 		if st, err := ev.Status(); err == nil && st != cl.Complete {
 			te.Layers = append(te.Layers, n.describeStep(s))
+			if st == cl.Running {
+				running = append(running, n.describeStep(s))
+			}
 			if !q.OutOfOrder {
 				break // in order: the first unfinished one is the one running
 			}
 		}
+	}
+	if len(running) > 0 {
+		// Out of order, the layers after a stuck one wait for it without running:
+		// name the ones the device says are running.
+		te.Layers = running
 	}
 	n.stuck = te
 	n.engine.stuck.Store(te)

@@ -200,8 +200,11 @@ func Generate(l *customlayer.Layer, inst Instance) (*Program, error) {
 	if dimLayout != nil && len(e.Problems) == 0 {
 		d := dimLayout.Dims
 		vars := formula.Vars{B: int64(d[0]), F: int64(d[1]), Y: int64(d[2]), X: int64(d[3])}
-		global, gerr := evalSizes("global", ws.Global, vars)
-		local, lerr := evalSizes("local", ws.Local, vars)
+		// The formulas' own file and line, as a Define's problem gives its own: the
+		// error comes at compile time, far from the XML.
+		at := wsWhere(l)
+		global, gerr := evalSizes("global", at, ws.Global, vars)
+		local, lerr := evalSizes("local", at, ws.Local, vars)
 		for _, err := range []error{gerr, lerr} {
 			if err != nil {
 				problem("%v", err)
@@ -209,12 +212,12 @@ func Generate(l *customlayer.Layer, inst Instance) (*Program, error) {
 		}
 		if gerr == nil && lerr == nil {
 			if len(local) != 0 && len(local) != len(global) {
-				problem("work sizes: %d local sizes for %d global ones", len(local), len(global))
+				problem("work sizes (%s): %d local sizes for %d global ones", at, len(local), len(global))
 			} else if !inst.NonUniformWorkGroups {
 				for i := range local {
 					if global[i]%local[i] != 0 {
-						problem("work sizes: local size %d (formula %q) does not divide global size %d (formula %q) in dimension %d, with %v",
-							local[i], ws.Local[i].String(), global[i], ws.Global[i].String(), i, vars)
+						problem("work sizes (%s): local size %d (formula %q) does not divide global size %d (formula %q) in dimension %d, with %v",
+							at, local[i], ws.Local[i].String(), global[i], ws.Global[i].String(), i, vars)
 					}
 				}
 			}
@@ -285,12 +288,12 @@ func tensorName(k customlayer.TensorKind, port int) string {
 	return "INPUT" + strconv.Itoa(port)
 }
 
-func evalSizes(which string, list []formula.Expr, v formula.Vars) ([]int, error) {
+func evalSizes(which, at string, list []formula.Expr, v formula.Vars) ([]int, error) {
 	out := make([]int, 0, len(list))
 	for _, e := range list {
 		n, err := e.EvalSize(v)
 		if err != nil {
-			return nil, fmt.Errorf("%s work size: %w", which, err)
+			return nil, fmt.Errorf("%s work size (%s): %w", which, at, err)
 		}
 		out = append(out, int(n))
 	}
@@ -354,6 +357,15 @@ func defaultedParam(d customlayer.Define, params Params) string {
 }
 
 // defineWhere is the XML file:line of a Define.
+// wsWhere is the file:line of the layer's WorkSizes element, or of the layer when it
+// has none (the default global size).
+func wsWhere(l *customlayer.Layer) string {
+	if l.WorkSizes.Line > 0 {
+		return fmt.Sprintf("%s:%d", l.Origin, l.WorkSizes.Line)
+	}
+	return l.Where()
+}
+
 func defineWhere(l *customlayer.Layer, d customlayer.Define) string {
 	if d.Line > 0 {
 		return fmt.Sprintf("%s:%d", l.Origin, d.Line)

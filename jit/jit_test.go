@@ -462,19 +462,19 @@ func TestErrors(t *testing.T) {
 		want string
 	}{
 		{"division by zero", func(l *customlayer.Layer, in *Instance) { l.WorkSizes.Global = mustList(t, "X/(F-3)") },
-			`layer "conv1/relu" (type "ReLU"): global work size: formula "X/(F-3)" with B=1 F=3 Y=4 X=5: division by zero`},
+			`layer "conv1/relu" (type "ReLU"): global work size (testdata/custom_layer_example.xml:11): formula "X/(F-3)" with B=1 F=3 Y=4 X=5: division by zero`},
 		{"modulo by zero", func(l *customlayer.Layer, in *Instance) { l.WorkSizes.Global = mustList(t, "X%(B-1)") },
-			`layer "conv1/relu" (type "ReLU"): global work size: formula "X%(B-1)" with B=1 F=3 Y=4 X=5: modulo by zero`},
+			`layer "conv1/relu" (type "ReLU"): global work size (testdata/custom_layer_example.xml:11): formula "X%(B-1)" with B=1 F=3 Y=4 X=5: modulo by zero`},
 		{"zero", func(l *customlayer.Layer, in *Instance) { l.WorkSizes.Global = mustList(t, "X/6") },
-			`layer "conv1/relu" (type "ReLU"): global work size: formula "X/6" with B=1 F=3 Y=4 X=5: result 0 is not positive`},
+			`layer "conv1/relu" (type "ReLU"): global work size (testdata/custom_layer_example.xml:11): formula "X/6" with B=1 F=3 Y=4 X=5: result 0 is not positive`},
 		{"negative local", func(l *customlayer.Layer, in *Instance) {
 			l.WorkSizes.Global = mustList(t, "X")
 			l.WorkSizes.Local = mustList(t, "F-Y")
-		}, `layer "conv1/relu" (type "ReLU"): local work size: formula "F-Y" with B=1 F=3 Y=4 X=5: result -1 is not positive`},
+		}, `layer "conv1/relu" (type "ReLU"): local work size (testdata/custom_layer_example.xml:11): formula "F-Y" with B=1 F=3 Y=4 X=5: result -1 is not positive`},
 		{"local does not divide", func(l *customlayer.Layer, in *Instance) {
 			l.WorkSizes.Global = mustList(t, "X,Y")
 			l.WorkSizes.Local = mustList(t, "2,2")
-		}, `layer "conv1/relu" (type "ReLU"): work sizes: local size 2 (formula "2") does not divide global size 5 (formula "X") in dimension 0, with B=1 F=3 Y=4 X=5`},
+		}, `layer "conv1/relu" (type "ReLU"): work sizes (testdata/custom_layer_example.xml:11): local size 2 (formula "2") does not divide global size 5 (formula "X") in dimension 0, with B=1 F=3 Y=4 X=5`},
 		{"missing param", func(l *customlayer.Layer, in *Instance) {
 			l.Defines[0].HasDefault = false
 			in.Params = ParamMap{"slope": Float(0.1), "axes": Ints(1, 2)}

@@ -54,6 +54,19 @@ func TestBrokenKernels(t *testing.T) {
 		{"Syntax", nil, 1, []string{"syntax.cl:5"}},
 		{"WrongEntry", nil, 1, []string{`kernel entry "twice_typo" is not in the built program`}},
 		{"WildWrite", nil, 1, []string{"SIGSEGV", "accessed memory at 0x40", "wild_write", "likely cause"}},
+		{"WildEverywhere", nil, 1, []string{"SIGSEGV", "wild_everywhere", "likely cause"}},
+		// --check-device runs the sanitizer: a kernel that writes into its input leaves
+		// both devices the same wrong values, and the writer must be named, not its
+		// producer.
+		{"WritesInput", []string{"--check-device", "cpu"}, 1, []string{"writes_input", "wrote into its input 0"}},
+		{"SwappedArgs", []string{"--check-device", "cpu"}, 1, []string{"kernel twice", "check FAILED: c1 writes into its input"}},
+		{"ZeroGlobal", nil, 1, []string{`global work size (`, `formula "X/64"`, "result 0 is not positive"}},
+		{"BigGroup", nil, 1, []string{"work-items per group, more than the kernel can run with on this device"}},
+		{"BigLocal", nil, 1, []string{`kernel "big_local" uses 4,194,304 bytes of __local memory per work-group, more than the device has`}},
+		// A megabyte past a 16 KB output: beyond a plain run's guards, but within the
+		// sanitizer's. The plain inference before the sanitizer may already crash on it,
+		// which names the kernel too.
+		{"FarPast", []string{"--sanitize"}, 1, []string{"far_past"}},
 	}
 	for _, c := range cases {
 		name := c.typ
@@ -98,6 +111,9 @@ func TestBrokenKernels(t *testing.T) {
 			}
 			if c.typ == "NeverEnds" && !regexp.MustCompile(`has not finished after (1\.9\d*|2(\.\d+)?)s`).MatchString(text) {
 				t.Errorf("the timeout message does not give the 2 s waited:\n%s", text)
+			}
+			if n := strings.Count(text, "clhost: SIGSEGV"); strings.Contains(text, "SIGSEGV") && n != 1 {
+				t.Errorf("the fault report came %d times, interleaved:\n%s", n, text)
 			}
 			if c.typ == "NeverEnds" && time.Since(start) > 30*time.Second {
 				t.Errorf("a 2 s timeout took %s to end the run", time.Since(start))

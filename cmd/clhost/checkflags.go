@@ -27,7 +27,7 @@ type checkFlags struct {
 func addCheckFlags(fs *flag.FlagSet, cf *checkFlags) {
 	cf.check = fs.Bool("check", false, "check the inference: every built-in layer against its CPU reference on the device's inputs, every custom layer through the sanitizer (and --expect), the graph outputs against the whole network on the CPU; exit status 1 when a check fails")
 	cf.sanitize = fs.Bool("sanitize", false, "run every custom layer again alone in guarded buffers: unwritten output, writes outside its buffers, results that change between runs, inputs it writes (part of --check)")
-	cf.checkDevice = fs.String("check-device", "", "also run the model, custom layers included, on this `device` (e.g. cpu) from the same inputs and compare every layer's output with this run's")
+	cf.checkDevice = fs.String("check-device", "", "also run the model, custom layers included, on this `device` (e.g. cpu) from the same inputs and compare every layer's output with this run's; runs the sanitizer too")
 	fs.Var(&cf.expect, "expect", "compare tensor `NAME=FILE.npy` (a tensor or a single-output layer, e.g. a custom layer's output) with the device's value (repeatable)")
 }
 
@@ -91,7 +91,10 @@ var errCheckFailed = errors.New("check failed (see the report above)")
 
 // run infers once with the checks asked for.
 func (cf *checkFlags) run(ctx context.Context, n *host.Network, in map[string]*host.Tensor) (map[string]*host.Tensor, *host.CheckReport, error) {
-	opts := host.CheckOptions{Sanitize: *cf.check || *cf.sanitize, Expect: cf.expected, NoReferences: !*cf.check, Other: cf.other}
+	// --check-device runs the sanitizer too: a layer that writes into its input corrupts
+	// both devices' values alike, and only the sanitizer names it as the cause.
+	sanitize := *cf.check || *cf.sanitize || cf.other != nil
+	opts := host.CheckOptions{Sanitize: sanitize, Expect: cf.expected, NoReferences: !*cf.check, Other: cf.other}
 	r, outs, err := n.Check(ctx, in, opts)
 	if err != nil {
 		return nil, nil, expectFlagError(err)

@@ -115,3 +115,32 @@ __kernel void wild_write(const __global float* in, __global float* out)
     if (i == 0)
         *(volatile __global float*)(size_t)64 = 1.0f;
 }
+
+// Asks for 4 MiB of __local memory, more than any device has (PoCL aborts the process
+// on it at the launch).
+__kernel void big_local(const __global float* in, __global float* out)
+{
+    __local float big[1 << 20];
+    const int i = get_global_id(0);
+    big[get_local_id(0)] = in[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[i] = 2.0f * big[get_local_id(0)];
+}
+
+// One stray write a megabyte past the end, farther than the guards of a plain run.
+__kernel void far_past(const __global float* in, __global float* out)
+{
+    const int i = get_global_id(0);
+    out[i] = 2.0f * in[i];
+    if (i == 0)
+        out[N + 262144] = 1.0f;
+}
+
+// Every work-item writes near address 0: the driver's threads fault at once, and the
+// report must come out once, whole.
+__kernel void wild_everywhere(const __global float* in, __global float* out)
+{
+    const int i = get_global_id(0);
+    out[i] = in[i];
+    *(volatile __global float*)((size_t)64 + 4 * (size_t)i) = 1.0f;
+}

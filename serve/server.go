@@ -82,6 +82,10 @@ type Options struct {
 	// MaxConnections bounds the connections open at once on each listener (default
 	// DefaultMaxConnections); beyond it, new ones wait to be accepted.
 	MaxConnections int
+	// IsolatedCheck, when set, checks a model with custom layers in a process of its own
+	// before any of its kernels runs in this one (see isolatedCheck); it returns why the
+	// model must not be served, or "".
+	IsolatedCheck func(src Source, dev *cl.Device) string
 	// Strict refuses to start when any model fails to load or to pass its check;
 	// otherwise the server serves the models that load, and each broken one answers
 	// not ready, with its error.
@@ -287,6 +291,9 @@ func (s *Server) load(src Source) (*servedModel, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", src.Name, err)
+	}
+	if reason := s.isolatedCheck(src, stored, layers); reason != "" {
+		return nil, fmt.Errorf("model %q: %s", src.Name, reason)
 	}
 	m := &servedModel{name: src.Name, platform: src.Platform, q: queue{wake: make(chan struct{}, 1)}}
 	if m.platform == "" {

@@ -36,6 +36,10 @@ type Source struct {
 	// the loaded model does not keep: an ONNX model's integer inputs (token ids), which
 	// import as float32 like every activation.
 	InputTypes map[string]model.DataType
+	// Path and Weights are the model file and an IR's weights file ("" beside it), for a
+	// Source that FileSource, IRSource or DirSources made; "" for one built otherwise.
+	// Options.IsolatedCheck reads them.
+	Path, Weights string
 	// err, when set, is why the model cannot load (a repository model reading outside
 	// its folder): the server reports it without reading anything.
 	err error
@@ -120,7 +124,7 @@ func IRSource(path, weights string, configs []string) Source {
 		}
 		return r, nil
 	}
-	src := Source{Name: name, Platform: platform, Configs: slices.Clone(configs), Load: load}
+	src := Source{Name: name, Platform: platform, Configs: slices.Clone(configs), Load: load, Path: path, Weights: weights}
 	if ext == extONNX {
 		src.InputTypes = onnxIntegerInputs(path)
 	}

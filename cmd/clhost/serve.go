@@ -118,6 +118,7 @@ func runServe(args []string) error {
 		SharedMemory:     *allowShm,
 		MaxInflightBytes: inflight, ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout,
 		MaxConnections: *maxConns, Strict: *strict,
+		IsolatedCheck: isolatedCheck(*cacheDir),
 	}
 	if *maxDelay == 0 {
 		opts.MaxDelay = -1 // no wait: serve.Options takes 0 as the default

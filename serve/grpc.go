@@ -70,6 +70,11 @@ func (g *grpcService) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequ
 // ModelInfer runs one inference. Outputs come back as raw_output_contents, unless the
 // request gave its inputs as typed contents: then as typed contents too.
 func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
+	if err := refusedShape(req); err != nil {
+		err = errorf(KindInvalid, "%v", err)
+		g.s.metrics.rejected(unknownModel, err)
+		return nil, grpcError(err)
+	}
 	if limit := g.s.opts.MaxBodyBytes; int64(len(req.GetRawInputContents())) > 0 && rawTotal(req) > limit {
 		return nil, grpcError(errorf(KindTooLarge, "raw input contents exceed the limit of %d bytes", limit))
 	}

@@ -397,3 +397,47 @@ func TestGRPCReceivingBudget(t *testing.T) {
 		t.Errorf("a call after the cancelled ones: %v", err)
 	}
 }
+
+// TestGRPCLongShape: a gRPC shape of a million dimensions (1 MB packed, 8 MB decoded)
+// gets INVALID_ARGUMENT naming the limit, without being decoded; a good call follows.
+func TestGRPCLongShape(t *testing.T) {
+	ts := startServer(t, []Source{reluSource()}, 1, Options{MaxBatch: 4})
+	c := grpcClient(t, ts.grpcAddr)
+	img := randomImage(rand.New(rand.NewSource(10)), 1)
+	good := &pb.ModelInferRequest{ModelName: "relu",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "image", Datatype: "FP32", Shape: []int64{1, imgC, imgH, imgW}}},
+		RawInputContents: [][]byte{float32Bytes(img)}}
+	if _, err := c.ModelInfer(context.Background(), good); err != nil {
+		t.Fatal(err)
+	}
+	long := make([]int64, 1_000_000)
+	for i := range long {
+		long[i] = 1
+	}
+	bad := &pb.ModelInferRequest{ModelName: "relu",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "image", Datatype: "FP32", Shape: long}},
+		RawInputContents: [][]byte{float32Bytes(img)}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := c.ModelInfer(context.Background(), bad)
+	runtime.ReadMemStats(&after)
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "more than 64") {
+		t.Errorf("a shape of a million dimensions: %v, want INVALID_ARGUMENT naming the limit", err)
+	}
+	// The client's message and the server's copies of it are a few MB; decoded, 8 more.
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 6<<20 {
+		t.Errorf("a 1 MB message with a long shape made the process allocate %d MB", grew>>20)
+	}
+	if _, err := c.ModelInfer(context.Background(), good); err != nil {
+		t.Errorf("a call after the long shape: %v", err)
+	}
+	if n := countMap(&refusedShapes); n != 0 {
+		t.Errorf("%d refused requests left recorded", n)
+	}
+}
+
+func countMap(m *sync.Map) int {
+	n := 0
+	m.Range(func(_, _ any) bool { n++; return true })
+	return n
+}

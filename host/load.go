@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"maps"
@@ -43,9 +44,9 @@ func IsIR(path string) bool {
 		return false
 	}
 	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	return openvino.IsIR(head[:n])
+	// The decoder reads no further than the root element: a long comment before it (a
+	// licence) does not hide an IR, and a configuration is not read whole.
+	return openvino.ReaderIsIR(bufio.NewReader(f))
 }
 
 // LoadOptions give the shapes of a model's dynamic dimensions. The zero value keeps the

@@ -4,6 +4,7 @@ package host
 // configuration by content, and a weights file is refused for formats that have none.
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,5 +28,23 @@ func TestIRLoadHook(t *testing.T) {
 	_, err = LoadOptions{Weights: "w.bin"}.Load(filepath.Join("..", "internal", "onnx", "testdata", "conv.onnx"))
 	if err == nil || !strings.Contains(err.Error(), "only OpenVINO IR") {
 		t.Errorf("weights for an ONNX model: %v", err)
+	}
+}
+
+// TestIsIRLongPreamble: an IR whose root element comes after a long comment (a licence
+// header) is still an IR, and a configuration after one is still not.
+func TestIsIRLongPreamble(t *testing.T) {
+	dir := t.TempDir()
+	comment := "<!-- " + strings.Repeat("licence text ", 1000) + "-->\n"
+	for name, body := range map[string]string{"net.xml": `<net name="n" version="11"><layers/></net>`, "cfg.xml": `<CustomLayer name="x"/>`} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(`<?xml version="1.0"?>`+"\n"+comment+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !IsIR(filepath.Join(dir, "net.xml")) {
+		t.Error("an IR after a 13 KB comment is not taken for one")
+	}
+	if IsIR(filepath.Join(dir, "cfg.xml")) {
+		t.Error("a configuration after a long comment is taken for an IR")
 	}
 }

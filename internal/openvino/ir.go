@@ -107,8 +107,12 @@ func (o Options) Decode(xmlText, bin []byte, name string) (*model.Model, error) 
 // IsIR says whether an .xml file's text is an IR: its root element is <net>. A custom
 // layer configuration, the other kind of .xml clhost reads, has <CustomLayer> or
 // <CustomLayers>.
-func IsIR(xmlText []byte) bool {
-	d := xml.NewDecoder(bytes.NewReader(xmlText))
+func IsIR(xmlText []byte) bool { return ReaderIsIR(bytes.NewReader(xmlText)) }
+
+// ReaderIsIR is IsIR of the text r reads, read only up to the root element however long
+// the comments and processing instructions before it are.
+func ReaderIsIR(r io.Reader) bool {
+	d := xml.NewDecoder(r)
 	for {
 		tok, err := d.Token()
 		if err != nil {

@@ -427,8 +427,8 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 	if nargs != cfg.NumBuffers() {
 		return fmt.Errorf("%s: kernel %q takes %d arguments, but the config declares %d buffers (Tensor and Data)", where, prog.Entry, nargs, cfg.NumBuffers())
 	}
-	if err := checkKernelLimits(where, k, n.engine.device, prog.Local); err != nil {
-		return err
+	if err := checkKernelLimits(k, n.engine.device, prog.Local); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	for i := 0; i < nargs; i++ {
 		if err := k.SetArgBuffer(i, argBuf[i]); err != nil {

@@ -67,7 +67,7 @@ func (c *ProgramChecker) Check(layer *customlayer.Layer, prog *jit.Program) (log
 	if p == nil {
 		return "", ErrBuildFailedBefore
 	}
-	return log, checkEntry(p, layer, prog)
+	return log, checkEntry(p, c.dev, layer, prog)
 }
 
 // Close frees the programs built and the device's context.
@@ -96,8 +96,8 @@ func (c *ProgramChecker) build(prog *jit.Program) (*cl.Program, string, error) {
 }
 
 // checkEntry checks that the built program p has the layer's entry, taking one argument
-// per declared buffer.
-func checkEntry(p *cl.Program, layer *customlayer.Layer, prog *jit.Program) error {
+// per declared buffer, within the limits of dev (__local memory, work-group size).
+func checkEntry(p *cl.Program, dev *cl.Device, layer *customlayer.Layer, prog *jit.Program) error {
 	k, err := p.Kernel(prog.Entry)
 	if err != nil {
 		names, _ := p.KernelNames()
@@ -111,5 +111,5 @@ func checkEntry(p *cl.Program, layer *customlayer.Layer, prog *jit.Program) erro
 	if n != layer.NumBuffers() {
 		return fmt.Errorf("kernel %q takes %d arguments but the configuration declares %d buffers", prog.Entry, n, layer.NumBuffers())
 	}
-	return nil
+	return checkKernelLimits(k, dev, prog.Local)
 }

@@ -135,7 +135,7 @@ func (v *validation) buildRepresentative(layers []*customlayer.Layer) {
 			ok++
 		}
 	}
-	s := fmt.Sprintf("built on %s: each layer with every tensor %s and its defines' defaults; entry and argument count against the Buffers: %d of %d ok", v.pc.DeviceName(), shape, ok, len(layers))
+	s := fmt.Sprintf("built on %s: each layer with every tensor %s and its defines' defaults; entry and argument count against the Buffers, the device's limits: %d of %d ok", v.pc.DeviceName(), shape, ok, len(layers))
 	if len(defaulted) > 0 {
 		s += fmt.Sprintf(" (defines without a default took 1: %s)", strings.Join(defaulted, ", "))
 	}

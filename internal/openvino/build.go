@@ -1,6 +1,7 @@
 package openvino
 
 import (
+	"container/heap"
 	"fmt"
 	"slices"
 	"strconv"
@@ -176,11 +177,16 @@ func (r *reader) link() ([]*xmlLayer, error) {
 		r.from[to] = from
 		r.users[from]++
 	}
-	// Kahn's order, taking ready layers in file order.
+	// Kahn's order, taking the ready layer that comes first in the file: the file's
+	// order where it allows. A heap of file positions keeps it linear in the layers and
+	// edges, however the file orders them (a chain written backwards took quadratic time
+	// with passes over the file).
 	pending := map[int]int{}
 	readers := map[int][]int{}
+	at := map[int]int{} // layer id → its position in the file
 	for i := range r.net.Layers {
 		l := &r.net.Layers[i]
+		at[l.id] = i
 		for _, p := range l.Inputs {
 			src, ok := r.from[portKey{l.id, p.id}]
 			if !ok {
@@ -190,25 +196,26 @@ func (r *reader) link() ([]*xmlLayer, error) {
 			readers[src.layer] = append(readers[src.layer], l.id)
 		}
 	}
+	ready := &positions{}
+	for i := range r.net.Layers {
+		if pending[r.net.Layers[i].id] == 0 {
+			heap.Push(ready, i)
+		}
+	}
 	var order []*xmlLayer
 	done := map[int]bool{}
-	for len(order) < len(r.net.Layers) {
-		progress := false
-		for i := range r.net.Layers {
-			l := &r.net.Layers[i]
-			if done[l.id] || pending[l.id] > 0 {
-				continue
-			}
-			done[l.id] = true
-			order = append(order, l)
-			progress = true
-			for _, u := range readers[l.id] {
-				pending[u]--
+	for ready.Len() > 0 {
+		l := &r.net.Layers[heap.Pop(ready).(int)]
+		done[l.id] = true
+		order = append(order, l)
+		for _, u := range readers[l.id] {
+			if pending[u]--; pending[u] == 0 {
+				heap.Push(ready, at[u])
 			}
 		}
-		if !progress {
-			return nil, r.cycleError(done)
-		}
+	}
+	if len(order) < len(r.net.Layers) {
+		return nil, r.cycleError(done)
 	}
 	return order, nil
 }
@@ -435,4 +442,18 @@ func (r *reader) floatKernelConsts(m *model.Model) {
 			l.Inputs[k] = name
 		}
 	}
+}
+
+// positions is a min-heap of file positions (container/heap).
+type positions []int
+
+func (p positions) Len() int           { return len(p) }
+func (p positions) Less(i, j int) bool { return p[i] < p[j] }
+func (p positions) Swap(i, j int)      { p[i], p[j] = p[j], p[i] }
+func (p *positions) Push(x any)        { *p = append(*p, x.(int)) }
+func (p *positions) Pop() any {
+	old := *p
+	x := old[len(old)-1]
+	*p = old[:len(old)-1]
+	return x
 }

@@ -41,6 +41,10 @@ const shmDir = "/dev/shm"
 // file, and a client must not be able to exhaust either.
 const maxShmRegions = 1024
 
+// maxShmName bounds a region's name: the registry holds every name, and an error
+// naming an unknown region lists some of them.
+const maxShmName = 256
+
 // shmRegistry holds the registered regions of a server.
 type shmRegistry struct {
 	mu      sync.Mutex
@@ -105,12 +109,18 @@ func (s *Server) shmRegister(name, key string, offset, size int64) error {
 	if name == "" {
 		return errorf(KindInvalid, "a shared-memory region needs a name")
 	}
+	if len(name) > maxShmName {
+		return errorf(KindInvalid, "a shared-memory region's name has %d bytes, more than %d", len(name), maxShmName)
+	}
 	file, err := shmKeyName(key)
 	if err != nil {
 		return err
 	}
-	if offset < 0 || size <= 0 || offset > (1<<62)-size {
+	if offset < 0 || size <= 0 {
 		return errorf(KindInvalid, "shared-memory region %q: offset %d and byte_size %d: the offset must be at least 0 and the size at least 1", name, offset, size)
+	}
+	if offset > (1<<62)-size {
+		return errorf(KindInvalid, "shared-memory region %q: offset %d and byte_size %d end past 2^62 bytes, beyond any object", name, offset, size)
 	}
 	r := &s.shm
 	r.mu.Lock()
@@ -193,10 +203,20 @@ func (r *shmRegistry) namesLocked() string {
 	}
 	names := make([]string, 0, len(r.regions))
 	for n := range r.regions {
-		names = append(names, fmt.Sprintf("%q", n))
+		names = append(names, n)
 	}
 	sort.Strings(names)
-	return "registered: " + strings.Join(names, ", ")
+	// A few names tell a client which it meant; all 1,024 would make the answer huge.
+	const show = 8
+	more := ""
+	if len(names) > show {
+		more = fmt.Sprintf(" and %d more", len(names)-show)
+		names = names[:show]
+	}
+	for i, n := range names {
+		names[i] = strconv.Quote(n)
+	}
+	return "registered: " + strings.Join(names, ", ") + more
 }
 
 // unrefLocked drops one count, unmapping the region at the last.

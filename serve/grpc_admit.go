@@ -38,6 +38,13 @@ const grpcMaxHeaderBytes = 1 << 20
 // one that pings more often is disconnected (GOAWAY ENHANCE_YOUR_CALM).
 const grpcMinPing = 10 * time.Second
 
+// grpcMaxConnectionAge is how long a connection takes new calls; its calls then have
+// the longest a call may take to finish (InferTimeout and ReadTimeout) before it is
+// closed. gRPC has no deadline for sending an answer: without it, a client that never
+// reads its answers (a flow-control window left at 0) held them, and its share of the
+// budget, for as long as it kept its connection. Clients reconnect on GOAWAY.
+var grpcMaxConnectionAge = 10 * time.Minute
+
 // GRPCServerOptions are the options a gRPC server of this Server needs: messages up to
 // the size limit and the budget in, outputs of any size out, calls admitted against
 // the budget with their message due within the read timeout, bounded streams and
@@ -54,8 +61,9 @@ func (s *Server) GRPCServerOptions() []grpc.ServerOption {
 		grpc.InTapHandle(s.tapInfer),
 		grpc.UnaryInterceptor(s.receivedInterceptor),
 		experimental.BufferPool(pool),
-		grpc.ForceServerCodecV2(newShapeCodec()),
-		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.opts.IdleTimeout, Time: time.Minute, Timeout: 20 * time.Second}),
+		grpc.ForceServerCodecV2(newShapeCodec(pool)),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.opts.IdleTimeout, Time: time.Minute, Timeout: 20 * time.Second,
+			MaxConnectionAge: grpcMaxConnectionAge, MaxConnectionAgeGrace: s.opts.InferTimeout + s.opts.ReadTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: grpcMinPing, PermitWithoutStream: true}),
 	}
 }

@@ -19,9 +19,36 @@ import (
 // A request with a shape past maxShapeDims is left empty and recorded in
 // refusedShapes, for ModelInfer to answer INVALID_ARGUMENT (a codec's own error
 // reaches the client as INTERNAL).
-type shapeCodec struct{ encoding.CodecV2 }
+//
+// Its answers are encoded into buffers of pool, which counts them against the budget
+// until the transport has sent them: a client that does not read its answers holds
+// the budget, not memory beyond it.
+type shapeCodec struct {
+	encoding.CodecV2
+	pool mem.BufferPool
+}
 
-func newShapeCodec() shapeCodec { return shapeCodec{encoding.GetCodecV2(grpcproto.Name)} }
+func newShapeCodec(pool mem.BufferPool) shapeCodec {
+	return shapeCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name), pool: pool}
+}
+
+func (c shapeCodec) Marshal(v any) (mem.BufferSlice, error) {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return c.CodecV2.Marshal(v)
+	}
+	size := proto.Size(m)
+	if mem.IsBelowBufferPoolingThreshold(size) {
+		return c.CodecV2.Marshal(v)
+	}
+	buf := c.pool.Get(size)
+	// The size was just computed and the message is not changed meanwhile.
+	if _, err := (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend((*buf)[:0], m); err != nil {
+		c.pool.Put(buf)
+		return nil, err
+	}
+	return mem.BufferSlice{mem.NewBuffer(buf, c.pool)}, nil
+}
 
 // refusedShapes maps a request the codec refused to decode to why.
 var refusedShapes sync.Map // *pb.ModelInferRequest → error

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/clhost/clhost/serve/inferencepb"
 )
@@ -440,4 +441,58 @@ func countMap(m *sync.Map) int {
 	n := 0
 	m.Range(func(_, _ any) bool { n++; return true })
 	return n
+}
+
+// TestGRPCUnreadAnswers: a client that never reads its answers (its flow-control
+// window left at 0) holds them in the budget of bytes in flight, not beside it, and
+// only until its connection's age and grace are up: then the server closes the
+// connection and the bytes come back.
+func TestGRPCUnreadAnswers(t *testing.T) {
+	defer func(age time.Duration) { grpcMaxConnectionAge = age }(grpcMaxConnectionAge)
+	grpcMaxConnectionAge = 500 * time.Millisecond
+	ts := startServer(t, []Source{reluSource()}, 1, Options{MaxBatch: 4, InferTimeout: time.Second, ReadTimeout: 500 * time.Millisecond})
+	c, err := net.DialTimeout("tcp", ts.grpcAddr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	h := &h2Conn{Conn: c, fr: http2.NewFramer(c, c)}
+	if err := h.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0}); err != nil {
+		t.Fatal(err)
+	}
+	img := randomImage(rand.New(rand.NewSource(11)), 4)
+	msg, err := proto.Marshal(&pb.ModelInferRequest{ModelName: "relu",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "image", Datatype: "FP32", Shape: []int64{4, imgC, imgH, imgW}}},
+		RawInputContents: [][]byte{float32Bytes(img)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.openInfer(t, 1, uint32(len(msg)), 0)
+	if err := h.fr.WriteData(1, true, msg); err != nil {
+		t.Fatal(err)
+	}
+	// Answered by the handler, its 5 KB still unsent.
+	waitFor(t, "the call to be answered", func() bool { return inflight(ts.Server) == 0 && ts.budget.used.Load() > 0 })
+	t0 := time.Now()
+	held := ts.budget.used.Load()
+	for {
+		ev, ok := h.next(10 * time.Second)
+		if !ok {
+			break // closed
+		}
+		if ev.stream == 1 {
+			t.Fatalf("the answer's status came through a window of 0: %+v", ev)
+		}
+	}
+	if took := time.Since(t0); took > 8*time.Second {
+		t.Errorf("the connection of a client not reading its answer was closed after %v, want within the age and grace of about 2s", took)
+	}
+	waitFor(t, "the unsent answer's bytes to be given back", func() bool {
+		runtime.GC()
+		return ts.budget.used.Load() == 0
+	})
+	t.Logf("an unread answer held %d bytes of the budget until its connection was closed after %v", held, time.Since(t0))
 }

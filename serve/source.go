@@ -13,6 +13,7 @@ import (
 
 	"github.com/clhost/clhost/internal/graph"
 	"github.com/clhost/clhost/internal/onnx"
+	"github.com/clhost/clhost/internal/openvino"
 	"github.com/clhost/clhost/model"
 )
 
@@ -125,10 +126,23 @@ func IRSource(path, weights string, configs []string) Source {
 		return r, nil
 	}
 	src := Source{Name: name, Platform: platform, Configs: slices.Clone(configs), Load: load, Path: path, Weights: weights}
-	if ext == extONNX {
+	switch ext {
+	case extONNX:
 		src.InputTypes = onnxIntegerInputs(path)
+	case extIR:
+		src.InputTypes = irIntegerInputs(path)
 	}
 	return src
+}
+
+// irIntegerInputs are the inputs an IR's Parameters declare as integers, by name; nil
+// when there are none or the file cannot be read (loading it reports that).
+func irIntegerInputs(path string) map[string]model.DataType {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return openvino.IntegerInputs(data)
 }
 
 // onnxIntegerInputs are the graph inputs an ONNX file declares as 8-, 32- or 64-bit

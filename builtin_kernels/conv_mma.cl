@@ -203,7 +203,7 @@ void conv_mma(__global const DATA_T* restrict x, int x_off,
             LOAD_A(k0 + BK)
             LOAD_B(k0 + BK)
         }
-        #pragma unroll
+        MMA_UNROLL
         for (int ks = 0; ks < BKW / 8; ks++) {
             uint a[MI][4], b[NI][2];
             #pragma unroll
@@ -220,9 +220,9 @@ void conv_mma(__global const DATA_T* restrict x, int x_off,
                 b[j][0] = Bs[cur][at];
                 b[j][1] = Bs[cur][at + 4 * BSTR];
             }
-            #pragma unroll
+            MMA_UNROLL
             for (int i = 0; i < MI; i++) {
-                #pragma unroll
+                MMA_UNROLL
                 for (int j = 0; j < NI; j++) {
                     MMA(acc[i][j], a[i], b[j], lane, warp);
                 }

@@ -56,6 +56,9 @@ uint mma_f16x2(float lo, float hi)
 /* The emulation's scratch, and what it needs to know of the work-item: nothing here. */
 #define MMA_SCRATCH
 #define MMA(d, a, b, lane, warp) MMA_SYNC(d, a, b)
+/* Loops over mma tiles unroll fully, so that fragments and accumulators stay in
+   registers. */
+#define MMA_UNROLL _Pragma("unroll")
 
 #else /* the emulation */
 
@@ -135,5 +138,8 @@ void mma_emulated(float* d, const uint* a, const uint* b, int lane, int warp, __
 
 #define MMA_SCRATCH __local uint mma_scratch[MMA_NW * 32 * 6];
 #define MMA(d, a, b, lane, warp) mma_emulated(d, a, b, lane, warp, mma_scratch)
+/* The emulation's loops stay loops: unrolled, each mma's copy of the emulation made
+   PoCL's optimized builds of the kernel take tens of seconds. */
+#define MMA_UNROLL _Pragma("nounroll")
 
 #endif

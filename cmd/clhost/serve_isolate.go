@@ -56,13 +56,16 @@ func isolatedCheck(cacheDir string) func(serve.Source, *cl.Device) string {
 		if ctx.Err() != nil {
 			return fmt.Sprintf("the check of its custom layers in a process of its own did not end within %s", isolatedCheckTimeout)
 		}
-		reason := childReason(text.String())
+		reason, unsafe := childReason(text.String())
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && !ee.Exited() {
-			reason = strings.TrimSpace(fmt.Sprintf("the check of its custom layers crashed its process (%v) %s", err, reason))
+			return strings.TrimSpace(fmt.Sprintf("the check of its custom layers crashed its process (%v) %s", err, reason))
 		}
-		if reason == "" {
-			reason = fmt.Sprintf("the check of its custom layers failed (%v)", err)
+		if !unsafe {
+			// A model that fails to load or compile fails the same way in the server,
+			// which says so at greater length (a build log); a NaN from random inputs is
+			// logged there, not a reason. Nothing here was dangerous to run.
+			return ""
 		}
 		return reason
 	}
@@ -73,28 +76,36 @@ func isolatedCheck(cacheDir string) func(serve.Source, *cl.Device) string {
 const customKernelTimeout = time.Minute
 
 // childReason picks out of a `clhost run --sanitize` output what says why it failed: the
-// crash report, the sanitizer's findings and the error lines, joined on one line.
-func childReason(out string) string {
+// crash report, the sanitizer's findings and the error lines, joined on one line. unsafe
+// says whether any of it makes the model unsafe to run in the server: a crash, a
+// finding other than NaN, a write outside a buffer, a kernel that never finished.
+func childReason(out string) (reason string, unsafe bool) {
 	var keep []string
-	in := "" // the block being read: "crash", "findings"
+	in := "" // the block being read: "crash", "findings", "error"
 	for _, line := range strings.Split(out, "\n") {
 		t := strings.TrimSpace(line)
 		switch {
 		case t == "":
 			continue
 		case strings.HasPrefix(t, "clhost: SIGSEGV") || strings.HasPrefix(t, "clhost: SIGBUS"):
-			in = "crash"
+			in, unsafe = "crash", true
 			keep = append(keep, strings.TrimPrefix(t, "clhost: "))
 		case t == "findings:" || t == "sanitizer findings:":
 			in = "findings"
 		case strings.HasPrefix(t, "clhost run: ") && !strings.Contains(t, "check failed (see the report above)"):
 			in = "error"
 			keep = append(keep, strings.TrimPrefix(t, "clhost run: "))
-		case (in == "crash" || in == "findings" || in == "error") && strings.HasPrefix(line, "  "):
+			unsafe = unsafe || strings.Contains(t, "wrote outside its buffer") || strings.Contains(t, "not finished after")
+		case in == "findings" && strings.HasPrefix(line, "  "):
+			if !strings.Contains(t, "are NaN or infinite from finite inputs") {
+				keep = append(keep, t)
+				unsafe = true
+			}
+		case (in == "crash" || in == "error") && strings.HasPrefix(line, "  "):
 			keep = append(keep, t)
 		default:
 			in = ""
 		}
 	}
-	return strings.Join(keep, "; ")
+	return strings.Join(keep, "; "), unsafe
 }

@@ -46,6 +46,8 @@
 #define DATA_T float
 #define LOAD_DATA(p, i) ((p)[i])
 #define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
 #endif
 #if SPLITK == 1
 #define OUT_T DATA_T

@@ -184,6 +184,9 @@ func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = use.write(m, rep)
 	}
+	if err == nil {
+		err = h.take(answerBytes(m, outs, rep))
+	}
 	if err != nil {
 		failed = deviceFailed(err)
 		writeError(w, err)

@@ -99,10 +99,11 @@ func TestClaimsAllocateNothing(t *testing.T) {
 // held are answered correctly and give their bytes back.
 func TestInflightBudget(t *testing.T) {
 	img := randomImage(rand.New(rand.NewSource(3)), 1)
-	body, headers := binaryRequest(t, map[string]any{"inputs": []map[string]any{{"name": "image", "datatype": "FP32",
-		"shape": []int{1, imgC, imgH, imgW}, "parameters": map[string]any{paramBinarySize: 4 * len(img)}}}}, float32Bytes(img))
+	body, headers := binaryRequest(t, map[string]any{"parameters": map[string]any{paramBinaryAll: true},
+		"inputs": []map[string]any{{"name": "image", "datatype": "FP32",
+			"shape": []int{1, imgC, imgH, imgW}, "parameters": map[string]any{paramBinarySize: 4 * len(img)}}}}, float32Bytes(img))
 	// One item: its body, its binary FP32 input read where it lies, and its outputs
-	// (features 4×8×8, pooled 4×4×4).
+	// (features 4×8×8, pooled 4×4×4), sent as binary where they lie.
 	each := int64(len(body)) + 4*(convF*imgH*imgW+convF*imgH*imgW/4)
 	ts := startServer(t, []Source{reluSource()}, 1, Options{MaxBatch: 4, MaxInflightBytes: 2*each + each/2})
 	url := ts.httpURL + "/v2/models/relu/infer"

@@ -155,6 +155,11 @@ func (n *Network) sanitizeStep(s *step, read func(string) (*builtinkernels.HostT
 			return nil, fmt.Errorf("%s: argument %d: %w", where, i, err)
 		}
 	}
+	// A kernel that strays past even these guards faults here, outside any inference:
+	// the fault report names the layer being sanitized.
+	note := cl.NewCrashNote("the sanitizer's run of " + n.describeStep(s))
+	note.Start()
+	defer note.Free()
 	run := func(r sanRun) ([][]byte, error) {
 		q := n.engine.queue
 		for _, a := range args {
@@ -422,7 +427,7 @@ func (a *sanArg) guardWrites(imgs [][]byte, runs []sanRun) []string {
 	describe := func(extent, count int, where string) string {
 		s := fmt.Sprintf("wrote %s bytes %s %s", thousands(extent), where, a.what)
 		if count != extent {
-			s = fmt.Sprintf("wrote %s bytes up to %s bytes %s %s", thousands(count), thousands(extent), where, a.what)
+			s = fmt.Sprintf("wrote %s bytes as far as %s bytes %s %s", thousands(count), thousands(extent), where, a.what)
 		}
 		if extent >= a.guard {
 			s += fmt.Sprintf(" (at least: the guard ends there, %s bytes)", thousands(a.guard))

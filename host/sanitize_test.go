@@ -68,6 +68,9 @@ func TestSanitizerFindsFaults(t *testing.T) {
 		{"Neighbour", "neighbour", 39, []FindingKind{Nondeterministic, ReadsUnwritten}, nil},
 		{"WritesInput", "writes_input", 48, []FindingKind{InputWritten}, []string{"wrote into its input 0: 256 of 256 elements changed; first [0,0,0,0]"}},
 		{"ReadsPast", "reads_past", 57, []FindingKind{ReadsUnwritten}, []string{"reads past the end (or before the start) of a buffer"}},
+		// Two stray words 32 KB before a 1 KB output: farther than a guard as large as
+		// the tensor, within the sanitizer's smallest guard.
+		{"FarBefore", "far_before", 75, []FindingKind{OutOfBounds}, []string{"wrote 8 bytes as far as 32,768 bytes before the start of output 0"}},
 	}
 	for _, c := range cases {
 		t.Run(c.typ, func(t *testing.T) {

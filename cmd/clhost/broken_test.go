@@ -67,6 +67,7 @@ func TestBrokenKernels(t *testing.T) {
 		// sanitizer's. The plain inference before the sanitizer may already crash on it,
 		// which names the kernel too.
 		{"FarPast", []string{"--sanitize"}, 1, []string{"far_past"}},
+		{"WildInSanitizer", []string{"--sanitize"}, 1, []string{"SIGSEGV", `the sanitizer's run of layer "c1" (WildInSanitizer, kernel wild_in_sanitizer`}},
 	}
 	for _, c := range cases {
 		name := c.typ

@@ -144,3 +144,14 @@ __kernel void wild_everywhere(const __global float* in, __global float* out)
     out[i] = in[i];
     *(volatile __global float*)((size_t)64 + 4 * (size_t)i) = 1.0f;
 }
+
+// Faults only under the sanitizer: it reads its output before writing it, and writes
+// near address 0 when that holds the sanitizer's first sentinel. The fault report must
+// name the layer the sanitizer was running, though no inference was.
+__kernel void wild_in_sanitizer(const __global float* in, __global float* out)
+{
+    const int i = get_global_id(0);
+    if (i == 0 && as_uint(out[0]) == 0x7FA5A5A5u)
+        *(volatile __global float*)(size_t)64 = 1.0f;
+    out[i] = in[i];
+}

@@ -23,3 +23,14 @@ func answerBytes(m *servedModel, outs []outputChoice, rep *reply) int64 {
 	}
 	return n
 }
+
+// jsonDataBytes is the bytes of the inputs' JSON data, which encoding/json copies out
+// of the body (json.RawMessage): a request of JSON tensors holds its data twice until
+// it is decoded.
+func jsonDataBytes(inputs []restInput) int64 {
+	var n int64
+	for i := range inputs {
+		n += int64(len(inputs[i].Data))
+	}
+	return n
+}

@@ -163,6 +163,10 @@ func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 		if err := parseRequest(header, &req); err != nil {
 			return nil, errorf(KindInvalid, "request JSON: %v", err)
 		}
+		// encoding/json copied each input's JSON data out of the body.
+		if err := h.take(jsonDataBytes(req.Inputs)); err != nil {
+			return nil, err
+		}
 		if err := checkParams("request", req.Parameters); err != nil {
 			return nil, err
 		}

@@ -3,7 +3,17 @@
 // `outer` rows of `dst_chunk` values, the input's part starting at `offset` in each row.
 //   global = (outer * chunk)
 
-__kernel void concat_copy(__global const float* restrict src, int src_off, __global float* restrict dst, int dst_off,
+// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
+// vstore_half; without them tensors are float and the macros plain indexing.
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+
+__kernel void concat_copy(__global const DATA_T* restrict src, int src_off, __global DATA_T* restrict dst, int dst_off,
                           int total, int chunk, int dst_chunk, int offset)
 {
     src += src_off;
@@ -13,7 +23,7 @@ __kernel void concat_copy(__global const float* restrict src, int src_off, __glo
         return;
     }
     const int row = i / chunk;
-    dst[row * dst_chunk + offset + (i - row * chunk)] = src[i];
+    STORE_DATA(dst, row * dst_chunk + offset + (i - row * chunk), LOAD_DATA(src, i));
 }
 
 // concat_rows, for CPUs: work-item (i, row) copies values [i*block, (i+1)*block) of the
@@ -21,7 +31,7 @@ __kernel void concat_copy(__global const float* restrict src, int src_off, __glo
 // instead of one per value, since a CPU runs work-items one after another.
 //   global = (ceil(chunk / block), outer)
 
-__kernel void concat_rows(__global const float* restrict src, int src_off, __global float* restrict dst, int dst_off,
+__kernel void concat_rows(__global const DATA_T* restrict src, int src_off, __global DATA_T* restrict dst, int dst_off,
                           int chunk, int dst_chunk, int offset, int block)
 {
     src += src_off;
@@ -29,13 +39,13 @@ __kernel void concat_rows(__global const float* restrict src, int src_off, __glo
     const int row = get_global_id(1);
     const int q0 = get_global_id(0) * block;
     const int q1 = min(q0 + block, chunk);
-    const __global float* s = src + row * chunk;
-    __global float* d = dst + row * dst_chunk + offset;
+    const __global DATA_T* s = src + row * chunk;
+    __global DATA_T* d = dst + row * dst_chunk + offset;
     int q = q0;
     for (; q + 16 <= q1; q += 16) {
-        vstore16(vload16(0, s + q), 0, d + q);
+        STORE_DATA16(LOAD_DATA16(0, s + q), 0, d + q);
     }
     for (; q < q1; q++) {
-        d[q] = s[q];
+        STORE_DATA(d, q, LOAD_DATA(s, q));
     }
 }

@@ -19,18 +19,36 @@
 // computes PXT pixels of one output channel, which reads one input plane.
 //   global = (ceil(OW/PXT), OH, N*M)
 
+// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
+// vstore_half; without them tensors are float and the macros plain indexing.
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+/* X_FLOAT: a half plan whose input x is held as float (a graph input) reads it so. */
+#ifdef X_FLOAT
+#define XDATA_T float
+#define LOAD_X(p, i) ((p)[i])
+#else
+#define XDATA_T DATA_T
+#define LOAD_X(p, i) LOAD_DATA(p, i)
+#endif
+
 #ifndef YN
 #define YN (M * OH * OW)
 #endif
 #if HAS_BIAS
-#define BIAS(m) bias[m]
+#define BIAS(m) LOAD_DATA(bias, m)
 #else
 #define BIAS(m) 0.0f
 #endif
 
-__kernel void conv2d(__global const float* restrict x, int x_off,
-                     __global const float* restrict w, int w_off BIAS_ARG RES_ARG,
-                     __global float* restrict y, int y_off)
+__kernel void conv2d(__global const XDATA_T* restrict x, int x_off,
+                     __global const DATA_T* restrict w, int w_off BIAS_ARG RES_ARG,
+                     __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     w += w_off;
@@ -57,36 +75,36 @@ __kernel void conv2d(__global const float* restrict x, int x_off,
         }
     }
 
-    const __global float* xg = x + (n * C + g * CG) * (H * W);
-    const __global float* wt = w + m0 * (CG * KH * KW);
+    const __global XDATA_T* xg = x + (n * C + g * CG) * (H * W);
+    const __global DATA_T* wt = w + m0 * (CG * KH * KW);
     const int iy0 = oy * SH - PT;
     const int ix0 = ox0 * SW - PL;
 
     for (int c = 0; c < CG; c++) {
-        const __global float* xc = xg + c * (H * W);
+        const __global XDATA_T* xc = xg + c * (H * W);
         #pragma unroll
         for (int ky = 0; ky < KH; ky++) {
             const int iy = iy0 + ky * DH;
             if (iy < 0 || iy >= H) {
                 continue;
             }
-            const __global float* row = xc + iy * W;
+            const __global XDATA_T* row = xc + iy * W;
             #pragma unroll
             for (int kx = 0; kx < KW; kx++) {
                 float xv[PXT];
                 #pragma unroll
                 for (int p = 0; p < PXT; p++) {
                     const int ix = ix0 + p * SW + kx * DW;
-                    xv[p] = (ix >= 0 && ix < W) ? row[ix] : 0.0f;
+                    xv[p] = (ix >= 0 && ix < W) ? LOAD_X(row, ix) : 0.0f;
                 }
                 #pragma unroll
                 for (int o = 0; o < OCT; o++) {
 #if MG % OCT != 0
                     /* the last tile of a group is partial: its missing channels must not
                        read the next group's weights, or past the end of w */
-                    const float wv = (mg0 + o < MG) ? wt[((o * CG + c) * KH + ky) * KW + kx] : 0.0f;
+                    const float wv = (mg0 + o < MG) ? LOAD_DATA(wt, ((o * CG + c) * KH + ky) * KW + kx) : 0.0f;
 #else
-                    const float wv = wt[((o * CG + c) * KH + ky) * KW + kx];
+                    const float wv = LOAD_DATA(wt, ((o * CG + c) * KH + ky) * KW + kx);
 #endif
                     #pragma unroll
                     for (int p = 0; p < PXT; p++) {
@@ -111,17 +129,17 @@ __kernel void conv2d(__global const float* restrict x, int x_off,
             if (ox0 + p < OW) {
                 float v = acc[o][p] + bv;
 #if HAS_RESIDUAL
-                v += res[row0 + ox0 + p];
+                v += LOAD_DATA(res, row0 + ox0 + p);
 #endif
-                y[yrow0 + ox0 + p] = APPLY_ACT(v);
+                STORE_DATA(y, yrow0 + ox0 + p, APPLY_ACT(v));
             }
         }
     }
 }
 
-__kernel void conv2d_dw(__global const float* restrict x, int x_off,
-                        __global const float* restrict w, int w_off BIAS_ARG RES_ARG,
-                        __global float* restrict y, int y_off)
+__kernel void conv2d_dw(__global const XDATA_T* restrict x, int x_off,
+                        __global const DATA_T* restrict w, int w_off BIAS_ARG RES_ARG,
+                        __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     w += w_off;
@@ -142,8 +160,8 @@ __kernel void conv2d_dw(__global const float* restrict x, int x_off,
     for (int p = 0; p < PXT; p++) {
         acc[p] = 0.0f;
     }
-    const __global float* xc = x + (n * C + c) * (H * W);
-    const __global float* wt = w + m * (KH * KW);
+    const __global XDATA_T* xc = x + (n * C + c) * (H * W);
+    const __global DATA_T* wt = w + m * (KH * KW);
     const int iy0 = oy * SH - PT;
     const int ix0 = ox0 * SW - PL;
     #pragma unroll
@@ -152,14 +170,14 @@ __kernel void conv2d_dw(__global const float* restrict x, int x_off,
         if (iy < 0 || iy >= H) {
             continue;
         }
-        const __global float* row = xc + iy * W;
+        const __global XDATA_T* row = xc + iy * W;
         #pragma unroll
         for (int kx = 0; kx < KW; kx++) {
-            const float wv = wt[ky * KW + kx];
+            const float wv = LOAD_DATA(wt, ky * KW + kx);
             #pragma unroll
             for (int p = 0; p < PXT; p++) {
                 const int ix = ix0 + p * SW + kx * DW;
-                const float xv = (ix >= 0 && ix < W) ? row[ix] : 0.0f;
+                const float xv = (ix >= 0 && ix < W) ? LOAD_X(row, ix) : 0.0f;
                 acc[p] += wv * xv;
             }
         }
@@ -172,9 +190,69 @@ __kernel void conv2d_dw(__global const float* restrict x, int x_off,
         if (ox0 + p < OW) {
             float v = acc[p] + bv;
 #if HAS_RESIDUAL
-            v += res[row0 + ox0 + p];
+            v += LOAD_DATA(res, row0 + ox0 + p);
 #endif
-            y[yrow0 + ox0 + p] = APPLY_ACT(v);
+            STORE_DATA(y, yrow0 + ox0 + p, APPLY_ACT(v));
         }
     }
 }
+
+#ifdef MP_KH
+/* conv2d_maxpool (half plans): the max pool (MP_ window) of conv2d's output, without
+   that output in memory. Each work-item computes one pooled pixel of one output channel,
+   the convolution at each position of the pool's window in turn (where windows overlap,
+   their positions are computed again): global = (MP_OW, MP_OH, N*M). */
+__kernel void conv2d_maxpool(__global const XDATA_T* restrict x, int x_off,
+                             __global const DATA_T* restrict w, int w_off BIAS_ARG RES_ARG,
+                             __global DATA_T* restrict y, int y_off)
+{
+    x += x_off;
+    w += w_off;
+    y += y_off;
+    OPTIONAL_OFFSETS
+    const int px = get_global_id(0);
+    const int py = get_global_id(1);
+    const int z = get_global_id(2);
+    if (px >= MP_OW || py >= MP_OH || z >= N * M) {
+        return;
+    }
+    const int m = z % M;
+    const int n = z / M;
+    const int g = m / MG;
+    const __global XDATA_T* xg = x + (n * C + g * CG) * (H * W);
+    const __global DATA_T* wt = w + m * (CG * KH * KW);
+    float best = -INFINITY;
+    for (int pky = 0; pky < MP_KH; pky++) {
+        const int oy = py * MP_SH - MP_PT + pky * MP_DH;
+        if (oy < 0 || oy >= OH) {
+            continue;
+        }
+        for (int pkx = 0; pkx < MP_KW; pkx++) {
+            const int ox = px * MP_SW - MP_PL + pkx * MP_DW;
+            if (ox < 0 || ox >= OW) {
+                continue;
+            }
+            float acc = BIAS(m);
+            for (int c = 0; c < CG; c++) {
+                const __global XDATA_T* xc = xg + c * (H * W);
+                #pragma unroll
+                for (int ky = 0; ky < KH; ky++) {
+                    const int iy = oy * SH - PT + ky * DH;
+                    if (iy < 0 || iy >= H) {
+                        continue;
+                    }
+                    #pragma unroll
+                    for (int kx = 0; kx < KW; kx++) {
+                        const int ix = ox * SW - PL + kx * DW;
+                        if (ix >= 0 && ix < W) {
+                            acc += LOAD_DATA(wt, (c * KH + ky) * KW + kx) * LOAD_X(xc, iy * W + ix);
+                        }
+                    }
+                }
+            }
+            best = fmax(best, APPLY_ACT(acc));
+        }
+    }
+    STORE_DATA(y, (z * MP_OH + py) * MP_OW + px, best);
+}
+#endif

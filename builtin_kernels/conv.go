@@ -26,6 +26,7 @@ type convGeom struct {
 	yn                 int       // opspec.OutputBatchStrideAttr, or 0 for a contiguous output
 	pool               bool      // opspec.FusedGlobalAveragePoolAttr: the output is each plane's mean
 	mpool              *poolGeom // opspec.FusedMaxPoolPrefix: the max pool of the output, or nil
+	half               bool      // tensors stored as half (HalfStorer): conv.cl's DATA_T
 }
 
 func (convOp) geometry(p Params, in [][]int) (convGeom, error) {
@@ -145,8 +146,8 @@ func (g convGeom) defineEpilogue(d *defines) {
 	d.bool("HAS_RESIDUAL", g.hasResidual)
 	// The optional parameters of every conv kernel's signature, after the weights:
 	// x, w BIAS_ARG RES_ARG, y (see kernelArgs).
-	d.raw("BIAS_ARG", optionalParam(g.hasBias, "bias"))
-	d.raw("RES_ARG", optionalParam(g.hasResidual, "res"))
+	d.raw("BIAS_ARG", optionalParamOf(g.hasBias, "bias", storageType(g.half)))
+	d.raw("RES_ARG", optionalParamOf(g.hasResidual, "res", storageType(g.half)))
 	// What the kernels run first to apply those parameters' offsets (see SetArgs).
 	d.raw("OPTIONAL_OFFSETS", optionalOffset(g.hasBias, "bias")+optionalOffset(g.hasResidual, "res"))
 	g.act.define(d)
@@ -155,10 +156,16 @@ func (g convGeom) defineEpilogue(d *defines) {
 // optionalParam is the text of an optional kernel parameter: a read-only global float
 // pointer and its element offset (see SetArgs) after a comma, or nothing.
 func optionalParam(present bool, name string) string {
+	return optionalParamOf(present, name, "float")
+}
+
+// optionalParamOf is optionalParam with elements of type typ (DATA_T for a kernel whose
+// storage a half plan chooses).
+func optionalParamOf(present bool, name, typ string) string {
 	if !present {
 		return ""
 	}
-	return ", __global const float* restrict " + name + ", int " + name + "_off"
+	return ", __global const " + typ + "* restrict " + name + ", int " + name + "_off"
 }
 
 // optionalOffset is the statement that moves an optional parameter to its offset.

@@ -3,19 +3,29 @@
 // themselves are generated from the element-wise table's rows that name a kernel
 // (elementwise_table.go) and appended to this text.
 
+// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
+// vstore_half; without them tensors are float and the macros plain indexing.
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+
 // Unary activations: y[i] = f(x[i]) for i < n, with up to two float attributes a and b.
 //   global = (n)
 #define UNARY(name, expr)                                                          \
-    __kernel void name(__global const float* restrict x, int x_off,                \
-                       __global float* restrict y, int y_off,                       \
+    __kernel void name(__global const DATA_T* restrict x, int x_off,               \
+                       __global DATA_T* restrict y, int y_off,                      \
                        int n, float a, float b)                                     \
     {                                                                               \
         x += x_off;                                                                 \
         y += y_off;                                                                 \
         const int i = get_global_id(0);                                             \
         if (i < n) {                                                                \
-            const float v = x[i];                                                   \
-            y[i] = (expr);                                                          \
+            const float v = LOAD_DATA(x, i);                                        \
+            STORE_DATA(y, i, (expr));                                               \
         }                                                                           \
     }
 
@@ -27,23 +37,23 @@
 //   dimension. The Go side merges dimensions first, so most layers use 2-3 of the 6.
 //   global = (n)
 #define BINARY(name, expr)                                                             \
-    __kernel void name##_same(__global const float* restrict a, int a_off,              \
-                              __global const float* restrict b, int b_off,              \
-                              __global float* restrict y, int y_off, int n)             \
+    __kernel void name##_same(__global const DATA_T* restrict a, int a_off,             \
+                              __global const DATA_T* restrict b, int b_off,             \
+                              __global DATA_T* restrict y, int y_off, int n)            \
     {                                                                                   \
         a += a_off;                                                                     \
         b += b_off;                                                                     \
         y += y_off;                                                                     \
         const int i = get_global_id(0);                                                 \
         if (i < n) {                                                                    \
-            const float u = a[i];                                                       \
-            const float v = b[i];                                                       \
-            y[i] = (expr);                                                              \
+            const float u = LOAD_DATA(a, i);                                            \
+            const float v = LOAD_DATA(b, i);                                            \
+            STORE_DATA(y, i, (expr));                                                   \
         }                                                                               \
     }                                                                                   \
-    __kernel void name##_bcast(__global const float* restrict a, int a_off,             \
-                               __global const float* restrict b, int b_off,             \
-                               __global float* restrict y, int y_off, int n,            \
+    __kernel void name##_bcast(__global const DATA_T* restrict a, int a_off,            \
+                               __global const DATA_T* restrict b, int b_off,            \
+                               __global DATA_T* restrict y, int y_off, int n,           \
                                int d1, int d2, int d3, int d4, int d5,                  \
                                int as0, int as1, int as2, int as3, int as4, int as5,    \
                                int bs0, int bs1, int bs2, int bs3, int bs4, int bs5)    \
@@ -62,9 +72,9 @@
         const int i2 = r % d2; r /= d2;                                                 \
         const int i1 = r % d1; r /= d1;                                                 \
         const int i0 = r;                                                               \
-        const float u = a[i0 * as0 + i1 * as1 + i2 * as2 + i3 * as3 + i4 * as4 + i5 * as5]; \
-        const float v = b[i0 * bs0 + i1 * bs1 + i2 * bs2 + i3 * bs3 + i4 * bs4 + i5 * bs5]; \
-        y[i] = (expr);                                                                  \
+        const float u = LOAD_DATA(a, i0 * as0 + i1 * as1 + i2 * as2 + i3 * as3 + i4 * as4 + i5 * as5); \
+        const float v = LOAD_DATA(b, i0 * bs0 + i1 * bs1 + i2 * bs2 + i3 * bs3 + i4 * bs4 + i5 * bs5); \
+        STORE_DATA(y, i, (expr));                                                       \
     }
 
 

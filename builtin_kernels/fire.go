@@ -210,6 +210,11 @@ func (o fireOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 
 // plan is Plan with the tile given (where tile is not nil) rather than chosen.
 func (o fireOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *fireTile) (*Plan, error) {
+	return o.planStored(p, in, out, dev, tile, false)
+}
+
+// planStored is plan with the tensors' storage: half makes them DATA_T (PlanHalf).
+func (o fireOp) planStored(p Params, in, out [][]int, dev DeviceInfo, tile *fireTile, half bool) (*Plan, error) {
 	p = paramsOr(p)
 	g, err := o.geometry(p, in)
 	if err != nil {
@@ -254,9 +259,10 @@ func (o fireOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *fireTile) 
 	d.raw("SQ_ACT(v)", g.sq.act.expr("v"))
 	d.raw("E1_ACT(v)", g.e1.act.expr("v"))
 	d.raw("E3_ACT(v)", g.e3.act.expr("v"))
-	d.raw("SQ_BIAS_ARG", optionalParam(g.sq.hasBias, "sqb"))
-	d.raw("E1_BIAS_ARG", optionalParam(g.e1.hasBias, "e1b"))
-	d.raw("E3_BIAS_ARG", optionalParam(g.e3.hasBias, "e3b"))
+	typ := storageType(half)
+	d.raw("SQ_BIAS_ARG", optionalParamOf(g.sq.hasBias, "sqb", typ))
+	d.raw("E1_BIAS_ARG", optionalParamOf(g.e1.hasBias, "e1b", typ))
+	d.raw("E3_BIAS_ARG", optionalParamOf(g.e3.hasBias, "e3b", typ))
 	d.raw("OPTIONAL_OFFSETS", optionalOffset(g.sq.hasBias, "sqb")+optionalOffset(g.e1.hasBias, "e1b")+optionalOffset(g.e3.hasBias, "e3b"))
 	d.bool("PREFETCH_BUILTIN", dev.Prefetch)
 	src, err := d.program("fire_cpu.cl")

@@ -35,6 +35,22 @@
 #define floatV CAT(float, VEC)
 #define vloadV CAT(vload, VEC)
 #define vstoreV CAT(vstore, VEC)
+// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
+// vstore_half; without them tensors are float and the macros plain indexing.
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+#ifdef STORAGE_HALF
+#define LOAD_DATAV(i, p) CAT(vload_half, VEC)((i), (p))
+#define STORE_DATAV(v, i, p) CAT(vstore_half, VEC)((v), (i), (p))
+#else
+#define LOAD_DATAV vloadV
+#define STORE_DATAV vstoreV
+#endif
 #define HW (H * W)
 #define PT (VEC * NP)
 #define ST1 ((S + MT - 1) / MT)
@@ -53,7 +69,7 @@
 #define PREFETCH(p)
 #endif
 
-__kernel void fire_pack(__global const float* restrict w, int w_off, __global float* restrict wp, int wp_off,
+__kernel void fire_pack(__global const DATA_T* restrict w, int w_off, __global float* restrict wp, int wp_off,
                         int K, int M)
 {
     w += w_off;
@@ -65,7 +81,7 @@ __kernel void fire_pack(__global const float* restrict w, int w_off, __global fl
         return;
     }
     const int m = t * MT + i;
-    wp[(t * K + k) * MT + i] = m < M ? w[m * K + k] : 0.0f;
+    wp[(t * K + k) * MT + i] = m < M ? LOAD_DATA(w, m * K + k) : 0.0f;
 }
 
 /* ZERO_ACC clears a tile's accumulators. */
@@ -104,6 +120,32 @@ __kernel void fire_pack(__global const float* restrict w, int w_off, __global fl
         }                                                               \
     } while (0)
 
+/* STORE_ROW_OUT and STORE_TILE_OUT are STORE_ROW and STORE_TILE into the output, in its
+   storage. */
+#define STORE_ROW_OUT(dst, accrow, b, ACT, whole, count)                \
+    do {                                                                \
+        if (whole) {                                                    \
+            _Pragma("unroll") for (int j = 0; j < NP; j++) {            \
+                STORE_DATAV(ACT(accrow[j] + (b)), j, (dst));            \
+            }                                                           \
+        } else {                                                        \
+            float out_[PT];                                             \
+            _Pragma("unroll") for (int j = 0; j < NP; j++) {            \
+                vstoreV(ACT(accrow[j] + (b)), j, out_);                 \
+            }                                                           \
+            for (int q_ = 0; q_ < (count); q_++) {                      \
+                STORE_DATA((dst), q_, out_[q_]);                        \
+            }                                                           \
+        }                                                               \
+    } while (0)
+#define STORE_TILE_OUT(acc, m0, LIMIT, BIAS, dst, stride, ACT, whole, count)  \
+    _Pragma("unroll") for (int i = 0; i < MT; i++) {                          \
+        const int m_ = (m0) + i;                                              \
+        if (m_ < (LIMIT)) {                                                   \
+            STORE_ROW_OUT((dst) + m_ * (stride), acc[i], BIAS(m_), ACT, whole, count); \
+        }                                                                     \
+    }
+
 /* STORE_TILE writes a tile's channels m0 .. m0+MT-1 (those below LIMIT) to dst + m*stride
    after the bias BIAS(m) and ACT (see STORE_ROW for whole and count). */
 #define STORE_TILE(acc, m0, LIMIT, BIAS, dst, stride, ACT, whole, count)      \
@@ -116,26 +158,26 @@ __kernel void fire_pack(__global const float* restrict w, int w_off, __global fl
 
 /* Each part's bias of channel m. */
 #if HAS_SQ_BIAS
-#define SQ_BIAS(m) sqb[m]
+#define SQ_BIAS(m) LOAD_DATA(sqb, m)
 #else
 #define SQ_BIAS(m) 0.0f
 #endif
 #if HAS_E1_BIAS
-#define E1_BIAS(m) e1b[m]
+#define E1_BIAS(m) LOAD_DATA(e1b, m)
 #else
 #define E1_BIAS(m) 0.0f
 #endif
 #if HAS_E3_BIAS
-#define E3_BIAS(m) e3b[m]
+#define E3_BIAS(m) LOAD_DATA(e3b, m)
 #else
 #define E3_BIAS(m) 0.0f
 #endif
 
-__kernel void fire(__global const float* restrict x, int x_off,
+__kernel void fire(__global const DATA_T* restrict x, int x_off,
                    __global const float* restrict wsq, int wsq_off SQ_BIAS_ARG,
                    __global const float* restrict we1, int we1_off E1_BIAS_ARG,
                    __global const float* restrict we3, int we3_off E3_BIAS_ARG,
-                   __global float* restrict y, int y_off)
+                   __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     wsq += wsq_off;
@@ -164,7 +206,7 @@ __kernel void fire(__global const float* restrict x, int x_off,
 
     /* The squeeze over image rows lo .. hi, one flat run of spx pixels per channel. */
     const int spx = (hi - lo + 1) * W;
-    const __global float* xn = x + (long)n * C * HW + lo * W;
+    const __global DATA_T* xn = x + (long)n * C * HW + lo * W;
     float* sdst = sb + 1 + (lo - r0 + 1) * W;
     for (int done = 0; done < spx; done += PT) {
         const int p0 = spx >= PT ? min(done, spx - PT) : 0;
@@ -174,11 +216,11 @@ __kernel void fire(__global const float* restrict x, int x_off,
             ZERO_ACC(acc);
             if (spx >= PT) {
                 for (int c = 0; c < C; c++) {
-                    const __global float* xc = xn + c * HW + p0;
+                    const __global DATA_T* xc = xn + c * HW + p0;
                     floatV xv[NP];
                     _Pragma("unroll") for (int j = 0; j < NP; j++) {
                         PREFETCH(xc + PF * PT + j * VEC);
-                        xv[j] = vloadV(j, xc);
+                        xv[j] = LOAD_DATAV(j, xc);
                     }
                     FMA_TILE(acc, xv, wt + c * MT);
                 }
@@ -186,7 +228,7 @@ __kernel void fire(__global const float* restrict x, int x_off,
                 for (int c = 0; c < C; c++) {
                     float xs[PT];
                     for (int q = 0; q < PT; q++) {
-                        xs[q] = q < spx ? xn[c * HW + q] : 0.0f;
+                        xs[q] = q < spx ? LOAD_DATA(xn, c * HW + q) : 0.0f;
                     }
                     floatV xv[NP];
                     _Pragma("unroll") for (int j = 0; j < NP; j++) {
@@ -213,7 +255,7 @@ __kernel void fire(__global const float* restrict x, int x_off,
     /* The expansions: this group's channel tiles over the band's opx output pixels. */
     const int opx = rows * W;
     const bool whole = opx >= PT;
-    __global float* yb = y + (long)n * YN + r0 * W;
+    __global DATA_T* yb = y + (long)n * YN + r0 * W;
     const int t1 = min((grp + 1) * TG, T1 + T3);
     for (int t = grp * TG; t < t1; t++) {
         for (int done = 0; done < opx; done += PT) {
@@ -230,7 +272,7 @@ __kernel void fire(__global const float* restrict x, int x_off,
                     }
                     FMA_TILE(acc, xv, wt + c * MT);
                 }
-                STORE_TILE(acc, t * MT, E1, E1_BIAS, yb + p0, HW, E1_ACT, whole, opx);
+                STORE_TILE_OUT(acc, t * MT, E1, E1_BIAS, yb + p0, HW, E1_ACT, whole, opx);
             } else {
                 const __global float* wt = we3 + (t - T1) * S * 9 * MT;
                 for (int c = 0; c < S; c++) {
@@ -251,7 +293,7 @@ __kernel void fire(__global const float* restrict x, int x_off,
                         FMA_TILE(acc, xv, wt + (c * 9 + ky * 3 + 2) * MT);
                     }
                 }
-                STORE_TILE(acc, (t - T1) * MT, E3, E3_BIAS, yb + E1 * HW + p0, HW, E3_ACT, whole, opx);
+                STORE_TILE_OUT(acc, (t - T1) * MT, E3, E3_BIAS, yb + E1 * HW + p0, HW, E3_ACT, whole, opx);
             }
         }
     }

@@ -13,25 +13,35 @@
 // NB); ASBk / BSBk are A's and B's element strides per batch index, 0 where that operand
 // is broadcast. C, Gemm's bias, is read at m*CSM + n*CSN (0 strides broadcast it).
 
+// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
+// vstore_half; without them tensors are float and the macros plain indexing.
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+
 #if TRANS_A
-#define A_AT(m, k) a[(k) * M + (m)]
+#define A_AT(m, k) LOAD_DATA(a, (k) * M + (m))
 #else
-#define A_AT(m, k) a[(m) * K + (k)]
+#define A_AT(m, k) LOAD_DATA(a, (m) * K + (k))
 #endif
 #if TRANS_B
-#define B_AT(k, n) b[(n) * K + (k)]
+#define B_AT(k, n) LOAD_DATA(b, (n) * K + (k))
 #else
-#define B_AT(k, n) b[(k) * N + (n)]
+#define B_AT(k, n) LOAD_DATA(b, (k) * N + (n))
 #endif
 #if HAS_C
-#define C_ARG , __global const float* restrict c, int c_off
+#define C_ARG , __global const DATA_T* restrict c, int c_off
 #else
 #define C_ARG
 #endif
 
-__kernel void gemm(__global const float* restrict a, int a_off,
-                   __global const float* restrict b, int b_off C_ARG,
-                   __global float* restrict y, int y_off,
+__kernel void gemm(__global const DATA_T* restrict a, int a_off,
+                   __global const DATA_T* restrict b, int b_off C_ARG,
+                   __global DATA_T* restrict y, int y_off,
                    float alpha, float beta)
 {
     a += a_off;
@@ -108,9 +118,9 @@ __kernel void gemm(__global const float* restrict a, int a_off,
             if (n < N) {
                 float v = alpha * acc[i][j];
 #if HAS_C
-                v += beta * c[m * CSM + n * CSN];
+                v += beta * LOAD_DATA(c, m * CSM + n * CSN);
 #endif
-                y[m * N + n] = APPLY_ACT(v);
+                STORE_DATA(y, m * N + n, APPLY_ACT(v));
             }
         }
     }

@@ -220,6 +220,12 @@ func (o invResOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error)
 // plan is Plan with the tile of the tiled kernel given (where tile is not nil) rather
 // than chosen.
 func (o invResOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *invResTile) (*Plan, error) {
+	return o.planStored(p, in, out, dev, tile, false)
+}
+
+// planStored is plan with the tensors' storage: half makes the tiled kernels' tensors
+// DATA_T (PlanHalf), whose plain launches then keep float storage.
+func (o invResOp) planStored(p Params, in, out [][]int, dev DeviceInfo, tile *invResTile, half bool) (*Plan, error) {
 	p = paramsOr(p)
 	g, err := o.geometry(p, in)
 	if err != nil {
@@ -250,8 +256,9 @@ func (o invResOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *invResTi
 	d.bool("HAS_DW_BIAS", dw.hasBias)
 	d.raw("PW_ACT(v)", pw.act.expr("v"))
 	d.raw("DW_ACT(v)", dw.act.expr("v"))
-	d.raw("PW_BIAS_ARG", optionalParam(pw.hasBias, "pwb"))
-	d.raw("DW_BIAS_ARG", optionalParam(dw.hasBias, "dwb"))
+	typ := storageType(half)
+	d.raw("PW_BIAS_ARG", optionalParamOf(pw.hasBias, "pwb", typ))
+	d.raw("DW_BIAS_ARG", optionalParamOf(dw.hasBias, "dwb", typ))
 	d.raw("PW_OPTIONAL_OFFSETS", optionalOffset(pw.hasBias, "pwb"))
 	d.raw("DW_OPTIONAL_OFFSETS", optionalOffset(dw.hasBias, "dwb"))
 	yn := dw.yn
@@ -267,8 +274,8 @@ func (o invResOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *invResTi
 		}
 		d.bool("HAS_BIAS", pj.hasBias)
 		d.bool("HAS_RESIDUAL", pj.hasResidual)
-		d.raw("PROJ_BIAS_ARG", optionalParam(pj.hasBias, "bias"))
-		d.raw("RES_ARG", optionalParam(pj.hasResidual, "res"))
+		d.raw("PROJ_BIAS_ARG", optionalParamOf(pj.hasBias, "bias", typ))
+		d.raw("RES_ARG", optionalParamOf(pj.hasResidual, "res", typ))
 		d.raw("OPTIONAL_OFFSETS", optionalOffset(pj.hasBias, "bias")+optionalOffset(pj.hasResidual, "res"))
 		pj.act.define(&d)
 		projArgs = []Arg{{Kind: ArgInput, Index: 5}}
@@ -296,6 +303,9 @@ func (o invResOp) plan(p Params, in, out [][]int, dev DeviceInfo, tile *invResTi
 	}
 	if tile != nil {
 		return invResTiledPlan(&d, g, *tile, pwArgs, dwArgs, projArgs, dev)
+	}
+	if half {
+		return nil, nil // the plain launches store float
 	}
 
 	// Plain launches through scratch buffers: the 1×1 convolution into buffer 0, the

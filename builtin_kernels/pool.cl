@@ -10,13 +10,23 @@
 // UNROLL unrolls the window's loops; the plan clears it for large windows, whose full
 // unrolling takes the compiler minutes.
 
+// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
+// vstore_half; without them tensors are float and the macros plain indexing.
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+
 #if UNROLL
 #define WINDOW_LOOP _Pragma("unroll") for
 #else
 #define WINDOW_LOOP for
 #endif
 
-__kernel void maxpool2d(__global const float* restrict x, int x_off, __global float* restrict y, int y_off)
+__kernel void maxpool2d(__global const DATA_T* restrict x, int x_off, __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     y += y_off;
@@ -26,7 +36,7 @@ __kernel void maxpool2d(__global const float* restrict x, int x_off, __global fl
     if (ox >= OW || oy >= OH || z >= NC) {
         return;
     }
-    const __global float* xc = x + z * (H * W);
+    const __global DATA_T* xc = x + z * (H * W);
     const int iy0 = oy * SH - PT;
     const int ix0 = ox * SW - PL;
     float v = -INFINITY;
@@ -38,14 +48,14 @@ __kernel void maxpool2d(__global const float* restrict x, int x_off, __global fl
         WINDOW_LOOP (int kx = 0; kx < KW; kx++) {
             const int ix = ix0 + kx * DW;
             if (ix >= 0 && ix < W) {
-                v = fmax(v, xc[iy * W + ix]);
+                v = fmax(v, LOAD_DATA(xc, iy * W + ix));
             }
         }
     }
-    y[(z * OH + oy) * OW + ox] = v;
+    STORE_DATA(y, (z * OH + oy) * OW + ox, v);
 }
 
-__kernel void avgpool2d(__global const float* restrict x, int x_off, __global float* restrict y, int y_off)
+__kernel void avgpool2d(__global const DATA_T* restrict x, int x_off, __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     y += y_off;
@@ -55,7 +65,7 @@ __kernel void avgpool2d(__global const float* restrict x, int x_off, __global fl
     if (ox >= OW || oy >= OH || z >= NC) {
         return;
     }
-    const __global float* xc = x + z * (H * W);
+    const __global DATA_T* xc = x + z * (H * W);
     const int iy0 = oy * SH - PT;
     const int ix0 = ox * SW - PL;
     float sum = 0.0f;
@@ -70,7 +80,7 @@ __kernel void avgpool2d(__global const float* restrict x, int x_off, __global fl
             const int ix = ix0 + kx * DW;
             const bool inside = rowIn && ix >= 0 && ix < W;
             if (inside) {
-                sum += xc[iy * W + ix];
+                sum += LOAD_DATA(xc, iy * W + ix);
             }
 #if COUNT_PAD
             count += (rowCounted && ix >= -PL && ix < W + PR) ? 1 : 0;
@@ -79,5 +89,5 @@ __kernel void avgpool2d(__global const float* restrict x, int x_off, __global fl
 #endif
         }
     }
-    y[(z * OH + oy) * OW + ox] = count > 0 ? sum / (float)count : 0.0f;
+    STORE_DATA(y, (z * OH + oy) * OW + ox, count > 0 ? sum / (float)count : 0.0f);
 }

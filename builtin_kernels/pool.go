@@ -105,6 +105,11 @@ func (o poolOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error) {
 			return plan, err
 		}
 	}
+	return o.portablePlan(g, dev)
+}
+
+// portablePlan is pool.cl's plan, one output value per work-item, for any device.
+func (o poolOp) portablePlan(g poolGeom, dev DeviceInfo) (*Plan, error) {
 	var d defines
 	g.define(&d)
 	d.bool("COUNT_PAD", g.countPad)

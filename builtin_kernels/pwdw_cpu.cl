@@ -36,6 +36,24 @@
 // SW DH DW PT PL PB PR OH OW), HAS_PW_BIAS, HAS_DW_BIAS, PW_ACT(v), APPLY_ACT(v) (the
 // depthwise half's activation), [YN], [EKH EKW ESH ESW EPT EPL IH IW]; for pwdw V, CV,
 // PXT, ROWS, NB and MB.
+// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
+// vstore_half; without them tensors are float and the macros plain indexing.
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+
+/* X_FLOAT: a half plan whose input x is held as float (a graph input) reads it so. */
+#ifdef X_FLOAT
+#define XDATA_T float
+#define LOAD_X(p, i) ((p)[i])
+#else
+#define XDATA_T DATA_T
+#define LOAD_X(p, i) LOAD_DATA(p, i)
+#endif
 #ifndef DWN
 #define DWN (M * OH * OW)
 #endif
@@ -60,6 +78,13 @@
 #define floatV CAT(float, V)
 #define vloadV CAT(vload, V)
 #define vstoreV CAT(vstore, V)
+#ifdef STORAGE_HALF
+#define LOAD_DATAV(i, p) CAT(vload_half, V)((i), (p))
+#define STORE_DATAV(v, i, p) CAT(vstore_half, V)((v), (i), (p))
+#else
+#define LOAD_DATAV vloadV
+#define STORE_DATAV vstoreV
+#endif
 #define VC (V * CV)
 #define PACK_ROWS (CK + KK + 2)
 #if V == 16
@@ -94,8 +119,8 @@ static inline void transposeV(floatV* t)
 /* Buffer rows: those ROWS output rows reach. */
 #define IR ((ROWS - 1) * SH + KH)
 
-__kernel void pwdw_pack(__global const float* restrict pww, int pww_off PW_BIAS_ARG,
-                        __global const float* restrict dww, int dww_off DW_BIAS_ARG,
+__kernel void pwdw_pack(__global const DATA_T* restrict pww, int pww_off PW_BIAS_ARG,
+                        __global const DATA_T* restrict dww, int dww_off DW_BIAS_ARG,
                         __global float* restrict packed, int packed_off)
 {
     pww += pww_off;
@@ -113,16 +138,16 @@ __kernel void pwdw_pack(__global const float* restrict pww, int pww_off PW_BIAS_
     float v = 0.0f;
     if (m < M) {
         if (r < CK) {
-            v = pww[m * CK + r];
+            v = LOAD_DATA(pww, m * CK + r);
         } else if (r == CK) {
 #if HAS_PW_BIAS
-            v = pwb[m];
+            v = LOAD_DATA(pwb, m);
 #endif
         } else if (r < CK + 1 + KK) {
-            v = dww[m * KK + r - CK - 1];
+            v = LOAD_DATA(dww, m * KK + r - CK - 1);
         } else {
 #if HAS_DW_BIAS
-            v = dwb[m];
+            v = LOAD_DATA(dwb, m);
 #endif
         }
     }
@@ -164,7 +189,7 @@ static inline void zeroPadding(floatV (*buf)[BW][CV], const int iy0, const int n
    its value masked at the borders, the compiler kept the scalars on the stack and
    tested every tap: MobileNetV2's stem block ran at about half the efficiency of its
    other blocks. */
-static inline void expandStemRows(const __global float* restrict xn, const __global float* restrict wp,
+static inline void expandStemRows(const __global XDATA_T* restrict xn, const __global float* restrict wp,
                                   floatV (*buf)[BW][CV], const int iy0, const int lo, const int hi)
 {
     float xs[C][EKH][XW];
@@ -179,13 +204,13 @@ static inline void expandStemRows(const __global float* restrict xn, const __glo
                     }
                     continue;
                 }
-                const __global float* src = xn + (c * H + iy) * W - EPL;
+                const __global XDATA_T* src = xn + (c * H + iy) * W - EPL;
                 const int a = min(EPL, XW), b = min(EPL + W, XW);
                 for (int col = 0; col < a; col++) {
                     row[col] = 0.0f;
                 }
                 for (int col = a; col < b; col++) {
-                    row[col] = src[col];
+                    row[col] = LOAD_X(src, col);
                 }
                 for (int col = b; col < XW; col++) {
                     row[col] = 0.0f;
@@ -238,7 +263,7 @@ static inline void expandStemRows(const __global float* restrict xn, const __glo
    of image xn (one contiguous run of pixels in each expanded plane) into the buffer
    whose row 0 is expanded row iy0. The last step's missing pixels repeat the run's last
    one and are not stored. */
-static inline void expandRows(const __global float* restrict xn, const __global float* restrict wp,
+static inline void expandRows(const __global XDATA_T* restrict xn, const __global float* restrict wp,
                               floatV (*buf)[BW][CV], const int iy0, const int lo, const int hi)
 {
     const int end = hi * IW;
@@ -251,14 +276,14 @@ static inline void expandRows(const __global float* restrict xn, const __global 
                 acc[j][v] = vloadV(CK * CV + v, wp);
             }
         }
-        const __global float* xc = xn;
+        const __global XDATA_T* xc = xn;
         for (int c = 0; c < C; c++) {
             floatV wv[CV];
             _Pragma("unroll") for (int v = 0; v < CV; v++) {
                 wv[v] = vloadV(c * CV + v, wp);
             }
             _Pragma("unroll") for (int j = 0; j < PXT; j++) {
-                const floatV xv = (floatV)(xc[off[j]]);
+                const floatV xv = (floatV)(LOAD_X(xc, off[j]));
                 _Pragma("unroll") for (int v = 0; v < CV; v++) {
                     acc[j][v] = fma(xv, wv[v], acc[j][v]);
                 }
@@ -345,9 +370,9 @@ static inline void depthwiseRuns(floatV (*buf)[BW][CV], const __global float* re
     }
 }
 
-__kernel void pwdw(__global const float* restrict x, int x_off,
+__kernel void pwdw(__global const XDATA_T* restrict x, int x_off,
                    __global const float* restrict packed, int packed_off,
-                   __global float* restrict y, int y_off)
+                   __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     packed += packed_off;
@@ -373,23 +398,23 @@ __kernel void pwdw(__global const float* restrict x, int x_off,
     const int m0 = mb * VC;
     const int mv = min(VC, M - m0);
     const int q1 = rows * OW;
-    __global float* yq = y + n * DWN + m0 * P + oy0 * OW;
+    __global DATA_T* yq = y + n * DWN + m0 * P + oy0 * OW;
     _Pragma("unroll 1") for (int v = 0; v < CV; v++) {
         const int mvv = min(V, mv - v * V);
         for (int q0 = 0; q0 < q1; q0 += V) {
             floatV t[V];
             depthwiseVectors(buf, wp, v, q0, q1, t);
-            __global float* yv = yq + v * V * P + q0;
+            __global DATA_T* yv = yq + v * V * P + q0;
             if (q0 + V <= q1 && mvv == V) {
                 _Pragma("unroll") for (int i = 0; i < V; i++) {
-                    vstoreV(t[i], 0, yv + i * P);
+                    STORE_DATAV(t[i], 0, yv + i * P);
                 }
             } else {
                 for (int i = 0; i < mvv; i++) {
                     float lanes[V];
                     vstoreV(t[i], 0, lanes);
                     for (int j = 0; j < min(V, q1 - q0); j++) {
-                        yv[i * P + j] = lanes[j];
+                        STORE_DATA(yv, i * P + j, lanes[j]);
                     }
                 }
             }
@@ -402,10 +427,10 @@ __kernel void pwdw(__global const float* restrict x, int x_off,
    whole vectors) for each of the MB*VC channels. */
 #define QP ((ROWS * OW + V - 1) / V * V)
 
-__kernel void pwdwp(__global const float* restrict x, int x_off,
+__kernel void pwdwp(__global const XDATA_T* restrict x, int x_off,
                     __global const float* restrict packed, int packed_off,
-                    __global const float* restrict wj, int wj_off PROJ_BIAS_ARG RES_ARG,
-                    __global float* restrict y, int y_off)
+                    __global const DATA_T* restrict wj, int wj_off PROJ_BIAS_ARG RES_ARG,
+                    __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     packed += packed_off;
@@ -425,7 +450,7 @@ __kernel void pwdwp(__global const float* restrict x, int x_off,
     floatV buf[IR][BW][CV];
     float d[MB * VC][QP];
     zeroPadding(buf, iy0, nr);
-    const __global float* xn = x + n * C * H * W;
+    const __global XDATA_T* xn = x + n * C * H * W;
     for (int mb = 0; mb < MB; mb++) {
         const __global float* wp = packed + mb * PACK_ROWS * VC;
         expandRows(xn, wp, buf, iy0, max(iy0, 0), min(iy0 + nr, IH));
@@ -435,16 +460,16 @@ __kernel void pwdwp(__global const float* restrict x, int x_off,
     /* The projection: MT output channels at a time, per depthwise channel one vector of
        V band pixels and MT broadcast weights (rows past MO repeat row MO-1, their results
        dropped). */
-    __global float* yb = y + n * YN + oy0 * OW;
+    __global DATA_T* yb = y + n * YN + oy0 * OW;
 #if HAS_RESIDUAL
-    const __global float* rb = res + n * MO * P + oy0 * OW;
+    const __global DATA_T* rb = res + n * MO * P + oy0 * OW;
 #endif
     for (int o0 = 0; o0 < MO; o0 += MT) {
         for (int q0 = 0; q0 < q1; q0 += V) {
             floatV acc[MT];
             _Pragma("unroll") for (int i = 0; i < MT; i++) {
 #if HAS_BIAS
-                acc[i] = (floatV)(bias[min(o0 + i, MO - 1)]);
+                acc[i] = (floatV)(LOAD_DATA(bias, min(o0 + i, MO - 1)));
 #else
                 acc[i] = (floatV)(0.0f);
 #endif
@@ -452,28 +477,28 @@ __kernel void pwdwp(__global const float* restrict x, int x_off,
             for (int m = 0; m < M; m++) {
                 const floatV dv = vloadV(0, &d[m][q0]);
                 _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                    acc[i] = fma((floatV)(wj[min(o0 + i, MO - 1) * M + m]), dv, acc[i]);
+                    acc[i] = fma((floatV)(LOAD_DATA(wj, min(o0 + i, MO - 1) * M + m)), dv, acc[i]);
                 }
             }
             _Pragma("unroll") for (int i = 0; i < MT; i++) {
                 const int o = o0 + i;
                 if (o < MO) {
-                    __global float* yo = yb + o * P + q0;
+                    __global DATA_T* yo = yb + o * P + q0;
                     if (q0 + V <= q1) {
                         floatV v = acc[i];
 #if HAS_RESIDUAL
-                        v += vloadV(0, rb + o * P + q0);
+                        v += LOAD_DATAV(0, rb + o * P + q0);
 #endif
-                        vstoreV(APPLY_ACT(v), 0, yo);
+                        STORE_DATAV(APPLY_ACT(v), 0, yo);
                     } else {
                         float lanes[V];
                         vstoreV(acc[i], 0, lanes);
                         for (int j = 0; j < q1 - q0; j++) {
                             float v = lanes[j];
 #if HAS_RESIDUAL
-                            v += rb[o * P + q0 + j];
+                            v += LOAD_DATA(rb, o * P + q0 + j);
 #endif
-                            yo[j] = APPLY_ACT(v);
+                            STORE_DATA(yo, j, APPLY_ACT(v));
                         }
                     }
                 }
@@ -531,34 +556,34 @@ __kernel void pwdwp(__global const float* restrict x, int x_off,
 /* The projection's bias of output channel o, and the residual's element at offset off
    (a null pointer without one), for storeRun. */
 #if HAS_BIAS
-#define BIAS_OF(o) bias[o]
+#define BIAS_OF(o) LOAD_DATA(bias, o)
 #else
 #define BIAS_OF(o) 0.0f
 #endif
 #if HAS_RESIDUAL
 #define RES_AT(off) (res + (off))
 #else
-#define RES_AT(off) ((const __global float*)0)
+#define RES_AT(off) ((const __global DATA_T*)0)
 #endif
 
 /* storeRun writes count projected values of one output channel (vals, stride floats
    apart) to the run yo of its plane: each plus the bias bv and, with a residual, the
    run ro's value, through the activation. */
-static inline void storeRun(__global float* yo, const __global float* ro, const float bv, const float* vals,
+static inline void storeRun(__global DATA_T* yo, const __global DATA_T* ro, const float bv, const float* vals,
                             const int stride, const int count)
 {
     for (int k = 0; k < count; k++) {
         float v = vals[k * stride] + bv;
 #if HAS_RESIDUAL
-        v += ro[k];
+        v += LOAD_DATA(ro, k);
 #endif
-        yo[k] = APPLY_ACT(v);
+        STORE_DATA(yo, k, APPLY_ACT(v));
     }
 }
 
 // pwdwr_pack (setup): the projection's weights per tile of MT output channels, per
 // depthwise channel, MT weights (zero past MO). global = (MT, M, MOT).
-__kernel void pwdwr_pack(__global const float* restrict wj, int wj_off, __global float* restrict wq, int wq_off)
+__kernel void pwdwr_pack(__global const DATA_T* restrict wj, int wj_off, __global float* restrict wq, int wq_off)
 {
     wj += wj_off;
     wq += wq_off;
@@ -569,7 +594,7 @@ __kernel void pwdwr_pack(__global const float* restrict wj, int wj_off, __global
         return;
     }
     const int o = ot * MT + i;
-    wq[(ot * M + m) * MT + i] = o < MO ? wj[o * M + m] : 0.0f;
+    wq[(ot * M + m) * MT + i] = o < MO ? LOAD_DATA(wj, o * M + m) : 0.0f;
 }
 
 #if DYN
@@ -641,10 +666,10 @@ static inline bool claimGroup(volatile __global int* ctr, const int w, int* thie
 #define CTR_ARG
 #endif
 
-__kernel void pwdwr(__global const float* restrict x, int x_off,
+__kernel void pwdwr(__global const XDATA_T* restrict x, int x_off,
                     __global const float* restrict packed, int packed_off,
                     __global const float* restrict wq, int wq_off PROJ_BIAS_ARG RES_ARG,
-                    __global float* restrict y, int y_off CTR_ARG)
+                    __global DATA_T* restrict y, int y_off CTR_ARG)
 {
     x += x_off;
     packed += packed_off;
@@ -706,7 +731,7 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
     int prev = next;          /* the input row of buf's row 0 */
     for (int g0 = 0; g0 < rows; g0 += GR) {
 #endif
-        const __global float* xn = x + n * C * H * W;
+        const __global XDATA_T* xn = x + n * C * H * W;
         const int gr = min(GR, rows - g0);
         const int top = (oy0 + g0) * SH - PT; /* the input row of buf's row 0 now */
         const int end = top + (gr - 1) * SH + KH;
@@ -834,16 +859,16 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
                     const int o = ot * MT + i;
                     if (o < MO) {
                         const float bv = BIAS_OF(o);
-                        __global float* yo = y + n * YN + o * P + qoff + q0;
-                        const __global float* ro = RES_AT((n * MO + o) * P + qoff + q0);
+                        __global DATA_T* yo = y + n * YN + o * P + qoff + q0;
+                        const __global DATA_T* ro = RES_AT((n * MO + o) * P + qoff + q0);
                         _Pragma("unroll") for (int j = 0; j < NP; j++) {
                             const int q = q0 + j * V;
                             if (q + V <= q1) {
                                 floatV v = acc[i][j] + bv;
 #if HAS_RESIDUAL
-                                v += vloadV(j, ro);
+                                v += LOAD_DATAV(j, ro);
 #endif
-                                vstoreV(APPLY_ACT(v), j, yo);
+                                STORE_DATAV(APPLY_ACT(v), j, yo);
                             } else if (q < q1) {
                                 float lanes[V];
                                 vstoreV(acc[i][j], 0, lanes);
@@ -867,6 +892,8 @@ __kernel void pwdwr(__global const float* restrict x, int x_off,
 #endif
 #endif
 
+/* The plain launches keep float storage: a half plan takes the tiled kernels only. */
+#ifndef STORAGE_HALF
 // pwdw_pw: global = (IH*IW, M, N); writes the expansion into scratch e (N, M, IH, IW).
 __kernel void pwdw_pw(__global const float* restrict x, int x_off,
                       __global const float* restrict pww, int pww_off PW_BIAS_ARG,
@@ -966,4 +993,5 @@ __kernel void pwdw_proj(__global const float* restrict d, int d_off,
 #endif
     y[n * YN + o * P + p] = APPLY_ACT(acc);
 }
+#endif
 #endif

@@ -33,6 +33,13 @@ var testBuildOptions string
 // Outputs are filled with NaN before the launches, so an element a kernel forgets to
 // write shows up as a mismatch instead of as stale memory that happens to be right.
 func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, outShapes [][]int) ([]*HostTensor, error) {
+	return RunPlanStored(ctx, q, plan, inputs, outShapes, PlanStorage(plan, len(inputs), len(outShapes)))
+}
+
+// RunPlanStored is RunPlan with each input and output held in the storage st gives:
+// half values where st says so (a half plan's tensors, or those the host converts
+// around a plan: ConvertAround), else float. The values go in and come out as float32.
+func RunPlanStored(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, outShapes [][]int, st Storage) ([]*HostTensor, error) {
 	if ctx == nil || q == nil {
 		return nil, errors.New("RunPlan: nil context or queue")
 	}
@@ -82,12 +89,16 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 	// activations sit in the network's arena: a kernel that ignores its offset parameter
 	// reads or writes the wrong place, and one that writes out of bounds spoils a guard.
 	nextOff := 0
-	newRef := func(data []float32) (BufferRef, error) {
+	newRef := func(data []float32, half bool) (BufferRef, error) {
 		nextOff += refGuard
 		off := nextOff
 		host := nanSlice(off + len(data) + refGuard)
 		copy(host[off:], data)
-		b, err := ctx.NewBufferFrom(cl.MemReadWrite, floatsToBytes(host))
+		raw := floatsToBytes(host)
+		if half {
+			raw = floatsToHalfBytes(host)
+		}
+		b, err := ctx.NewBufferFrom(cl.MemReadWrite, raw)
 		if err != nil {
 			return BufferRef{}, err
 		}
@@ -97,7 +108,7 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 
 	inRefs := make([]BufferRef, len(inputs))
 	for i, t := range inputs {
-		r, err := newRef(t.Data)
+		r, err := newRef(t.Data, st.half(st.Inputs, i))
 		if err != nil {
 			return nil, fmt.Errorf("RunPlan: input %d: %w", i, err)
 		}
@@ -116,7 +127,7 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 	outRefs := make([]BufferRef, len(outShapes))
 	for i := range outShapes {
 		span, _, _ := layout(i)
-		r, err := newRef(nanSlice(span))
+		r, err := newRef(nanSlice(span), st.half(st.Outputs, i))
 		if err != nil {
 			return nil, fmt.Errorf("RunPlan: output %d: %w", i, err)
 		}
@@ -124,7 +135,8 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 	}
 	scratch := make([]BufferRef, len(plan.Scratch))
 	for i, size := range plan.Scratch {
-		r, err := newRef(make([]float32, (size+3)/4))
+		// Sized in floats: at least the bytes asked for in either storage.
+		r, err := newRef(make([]float32, (size+3)/4), false)
 		if err != nil {
 			return nil, fmt.Errorf("RunPlan: scratch %d: %w", i, err)
 		}
@@ -169,11 +181,18 @@ func RunPlan(ctx *cl.Context, q *cl.Queue, plan *Plan, inputs []*HostTensor, out
 	for i, s := range outShapes {
 		span, per, stride := layout(i)
 		r := outRefs[i]
-		raw := make([]byte, 4*(r.Off+span+refGuard))
+		elem := 4
+		if st.half(st.Outputs, i) {
+			elem = 2
+		}
+		raw := make([]byte, elem*(r.Off+span+refGuard))
 		if err := q.Read(r.Buf, 0, raw, nil); err != nil {
 			return nil, fmt.Errorf("RunPlan: reading output %d: %w", i, err)
 		}
 		all := bytesToFloats(raw)
+		if elem == 2 {
+			all = halfBytesToFloats(raw)
+		}
 		inside := func(j int) bool { return j >= r.Off && j < r.Off+span && (j-r.Off)%stride < per }
 		for j, v := range all {
 			if !inside(j) && !math.IsNaN(float64(v)) {

@@ -3,7 +3,17 @@
 // line's maximum keeps exp from overflowing.
 //   global = (outer * inner)
 
-__kernel void softmax(__global const float* restrict x, int x_off, __global float* restrict y, int y_off,
+// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
+// vstore_half; without them tensors are float and the macros plain indexing.
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+
+__kernel void softmax(__global const DATA_T* restrict x, int x_off, __global DATA_T* restrict y, int y_off,
                       int outer, int len, int inner)
 {
     x += x_off;
@@ -16,9 +26,19 @@ __kernel void softmax(__global const float* restrict x, int x_off, __global floa
     const int base = o * len * inner + (i - o * inner);
     float m = -INFINITY;
     for (int k = 0; k < len; k++) {
-        m = fmax(m, x[base + k * inner]);
+        m = fmax(m, LOAD_DATA(x, base + k * inner));
     }
     float s = 0.0f;
+#ifdef STORAGE_HALF
+    /* the exponentials are computed twice rather than kept in y at half precision */
+    for (int k = 0; k < len; k++) {
+        s += exp(LOAD_DATA(x, base + k * inner) - m);
+    }
+    const float r = 1.0f / s;
+    for (int k = 0; k < len; k++) {
+        STORE_DATA(y, base + k * inner, exp(LOAD_DATA(x, base + k * inner) - m) * r);
+    }
+#else
     for (int k = 0; k < len; k++) {
         const float e = exp(x[base + k * inner] - m);
         y[base + k * inner] = e;
@@ -28,4 +48,5 @@ __kernel void softmax(__global const float* restrict x, int x_off, __global floa
     for (int k = 0; k < len; k++) {
         y[base + k * inner] *= r;
     }
+#endif
 }

@@ -47,6 +47,11 @@ func (o softmaxOp) Plan(p Params, in, out [][]int, dev DeviceInfo) (*Plan, error
 			{Kind: ArgInt, Int: int32(outer)}, {Kind: ArgInt, Int: int32(n)},
 		})}, AliasInput: -1}, nil
 	}
+	return o.linePlan(outer, n, inner, dev)
+}
+
+// linePlan is softmax.cl's plan: a work-item per line of n values, inner apart.
+func (o softmaxOp) linePlan(outer, n, inner int, dev DeviceInfo) (*Plan, error) {
 	src, err := kernelSource("softmax.cl")
 	if err != nil {
 		return nil, err

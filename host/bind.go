@@ -57,7 +57,7 @@ func (n *Network) bindBuiltin(l *model.Layer, plan, half *builtinkernels.Plan) e
 		}
 		for i, name := range l.Outputs {
 			st := n.tensors[src.name]
-			n.tensors[name] = &deviceTensor{name: name, shape: outShapes[i], buf: st.buf, off: st.off, view: st.view, ready: src.ready}
+			n.tensors[name] = &deviceTensor{name: name, shape: outShapes[i], buf: st.buf, off: st.off, view: st.view, ready: src.ready, half: st.half}
 		}
 		n.steps = append(n.steps, s)
 		return nil
@@ -80,7 +80,11 @@ func (n *Network) bindBuiltin(l *model.Layer, plan, half *builtinkernels.Plan) e
 			if ins[i] == nil {
 				return fmt.Errorf("layer %q (%s): the kernel needs input %d, which is omitted", l.Name, l.Type, i)
 			}
-			t, err := n.input(ins[i].name)
+			input := n.input
+			if n.halfLayers[l.Name] {
+				input = n.inputHalf // weights as half too
+			}
+			t, err := input(ins[i].name)
 			if err != nil {
 				return fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
 			}

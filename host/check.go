@@ -170,6 +170,9 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor, opts Che
 	if opts.Tolerance == (Tolerance{}) {
 		opts.Tolerance = DefaultTolerance
 	}
+	if n.engine.storeHalf() {
+		return nil, nil, errors.New("checking compares each layer with its fp32 reference: run it at precision fp32")
+	}
 	kept := n.engine.opts.KeepIntermediates || n.engine.opts.DumpTensors != ""
 	if !kept {
 		switch {

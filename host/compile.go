@@ -24,58 +24,18 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	if err := model.Validate(m); err != nil {
 		return nil, err
 	}
-	// Passes rewrite the model; the caller's stays as it was.
-	m = m.Clone()
-	res := newResolver(e.Layers)
-	if err := graph.InferShapesExcept(m, res.isCustom); err != nil {
-		return nil, err
-	}
-	if err := checkNoEmpty(m); err != nil {
-		return nil, err
-	}
-	if err := e.checkImplemented(m, res); err != nil {
-		return nil, err
-	}
-	if err := e.optimize(m, res); err != nil {
-		return nil, err
-	}
-	order, levels, err := executionOrder(m, res.isCustom)
+	pl, err := e.plan(m)
 	if err != nil {
 		return nil, err
 	}
-	n := &Network{engine: e, Model: m, res: res, tensors: map[string]*deviceTensor{}}
+	n, prepared, order, levels, stepOf := pl.n, pl.prepared, pl.order, pl.levels, pl.stepOf
+	m = n.Model
 	ok := false
 	defer func() {
 		if !ok {
 			n.release()
 		}
 	}()
-	var strided map[int][]int
-	if !e.opts.KeepIntermediates && e.opts.DumpTensors == "" && e.useArena() {
-		strided = n.stridedConcatParts(m)
-	}
-	prepared := make([]*preparedLayer, len(order))
-	stepOf := make(map[int]int, len(order))
-	tuning := e.progress("layers tuned", e.tunableLayers(res, m, order))
-	for si, li := range order {
-		stepOf[li] = si
-		p, err := n.prepare(&m.Layers[li])
-		if err != nil {
-			return nil, err
-		}
-		prepared[si] = p
-		if tuning != nil && e.tunable(res, p.l) {
-			tuning.step()
-		}
-	}
-	if err := n.replanDeclinedStrides(strided, prepared, stepOf); err != nil {
-		return nil, err
-	}
-	n.planHalves(prepared, levels)
-	e.tuner.save()
-	if err := n.planBuffers(prepared); err != nil {
-		return nil, err
-	}
 	building, err := n.prebuild(prepared)
 	if err != nil {
 		return nil, err
@@ -155,6 +115,81 @@ func (e *Engine) Compile(m *model.Model) (*Network, error) {
 	return n, nil
 }
 
+// planned is a network planned up to its memory, before any program is built: what
+// Compile then builds and binds.
+type planned struct {
+	n        *Network
+	order    []int // layer indexes in execution order
+	levels   [][]int
+	prepared []*preparedLayer // by step
+	stepOf   map[int]int      // layer index → step
+}
+
+// plan runs Compile's phases up to the memory plan: shapes, graph passes, order, each
+// layer's launch plan, the storage of its tensors and the memory plan.
+func (e *Engine) plan(m *model.Model) (*planned, error) {
+	// Passes rewrite the model; the caller's stays as it was.
+	m = m.Clone()
+	res := newResolver(e.Layers)
+	if err := graph.InferShapesExcept(m, res.isCustom); err != nil {
+		return nil, err
+	}
+	if err := checkNoEmpty(m); err != nil {
+		return nil, err
+	}
+	if err := e.checkImplemented(m, res); err != nil {
+		return nil, err
+	}
+	if err := e.optimize(m, res); err != nil {
+		return nil, err
+	}
+	order, levels, err := executionOrder(m, res.isCustom)
+	if err != nil {
+		return nil, err
+	}
+	n := &Network{engine: e, Model: m, res: res, tensors: map[string]*deviceTensor{}}
+	ok := false
+	defer func() {
+		if !ok {
+			n.release()
+		}
+	}()
+	var strided map[int][]int
+	if !e.opts.KeepIntermediates && e.opts.DumpTensors == "" && e.useArena() && !e.storeHalf() {
+		strided = n.stridedConcatParts(m)
+	}
+	prepared := make([]*preparedLayer, len(order))
+	stepOf := make(map[int]int, len(order))
+	tuning := e.progress("layers tuned", e.tunableLayers(res, m, order))
+	for si, li := range order {
+		stepOf[li] = si
+		p, err := n.prepare(&m.Layers[li])
+		if err != nil {
+			return nil, err
+		}
+		prepared[si] = p
+		if tuning != nil && e.tunable(res, p.l) {
+			tuning.step()
+		}
+	}
+	if err := n.replanDeclinedStrides(strided, prepared, stepOf); err != nil {
+		return nil, err
+	}
+	if err := n.planStorage(prepared); err != nil {
+		return nil, err
+	}
+	if !e.storeHalf() {
+		// Conversions run in a layer's step, which a split would have to repeat per half.
+		n.planHalves(prepared, levels)
+	}
+	e.tuner.save()
+	if err := n.planBuffers(prepared); err != nil {
+		return nil, err
+	}
+	ok = true
+	return &planned{n: n, order: order, levels: levels, prepared: prepared, stepOf: stepOf}, nil
+}
+
 // optimize folds BatchNormalization into convolutions and fuses activations and
 // residual additions into the layers before them, unless Options.NoFuse says otherwise
 // or a tensor dump wants every intermediate tensor. Layer types a custom layer overrides
@@ -174,8 +209,11 @@ func (e *Engine) optimize(m *model.Model, res *resolver) error {
 	// fire modules) run on CPUs only: each saves a launch and an intermediate tensor's
 	// trip through memory, where GPUs run the parts apart, each with the whole device's
 	// parallelism (docs/runtime.md#fusion-policy).
-	opts := graph.FuseOptions{Keep: custom, InvertedResidual: e.device.IsCPU(), GlobalAveragePool: e.device.IsCPU(),
-		MaxPool: e.device.IsCPU(), Fire: e.device.IsCPU() && !e.opts.KeepFires}
+	// A conv's folded GlobalAveragePool stores float only, so fp16 storage (storage.go)
+	// runs it as a layer of its own.
+	cpu := e.device.IsCPU()
+	opts := graph.FuseOptions{Keep: custom, InvertedResidual: cpu, GlobalAveragePool: cpu && !e.storeHalf(),
+		MaxPool: cpu, Fire: cpu && !e.opts.KeepFires}
 	if cu := e.device.ComputeUnits; e.device.IsCPU() && cu >= 8 {
 		// Whole blocks where a launch costs more than the rows a band recomputes, and only
 		// where the block's rows keep three quarters of the units busy
@@ -235,7 +273,7 @@ func (n *Network) allocate(name string, ready int) (*deviceTensor, error) {
 	if !ok {
 		return nil, fmt.Errorf("tensor %q has no planned buffer", name)
 	}
-	dt := &deviceTensor{name: name, shape: append([]int(nil), t.Shape...), buf: buf, off: n.slotOff[name], view: n.slotView[name], ready: ready}
+	dt := &deviceTensor{name: name, shape: append([]int(nil), t.Shape...), buf: buf, off: n.slotOff[name], view: n.slotView[name], ready: ready, half: n.half[name]}
 	n.tensors[name] = dt
 	return dt, nil
 }

@@ -57,7 +57,7 @@ func (n *Network) concatInPlace(layers []*preparedLayer, ts []*memTensor, byName
 		for _, d := range shape[:axis] {
 			outer *= d
 		}
-		image := out.bytes / 4 / max(outer, 1)
+		image := out.bytes / n.elemBytes(out.name) / max(outer, 1)
 		if outer != 1 && (axis != 1 || !producersStrided(layers, l.Inputs, producer, image)) {
 			continue
 		}
@@ -68,7 +68,7 @@ func (n *Network) concatInPlace(layers []*preparedLayer, ts []*memTensor, byName
 			ps, produced := producer[in]
 			if t == nil || seen[in] || isAlias(in) || graphOutput(in) || !produced || t.def != ps ||
 				layers[ps].custom != nil || layers[ps].plan == nil || len(layers[ps].plan.Launches) == 0 ||
-				n.inPlace[ps] || len(t.consumer) != 1 || t.consumer[0] != si {
+				n.inPlace[ps] || len(t.consumer) != 1 || t.consumer[0] != si || n.half[in] != n.half[out.name] {
 				ok = false
 				break
 			}
@@ -82,7 +82,7 @@ func (n *Network) concatInPlace(layers []*preparedLayer, ts []*memTensor, byName
 		for _, in := range l.Inputs {
 			t := byName[in]
 			parts[in] = partOf{whole: out.name, off: off}
-			off += t.bytes / 4 / outer
+			off += t.bytes / n.elemBytes(t.name) / outer
 			out.def = min(out.def, t.def)
 			out.writers = append(out.writers, t.def)
 		}

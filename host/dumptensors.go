@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/clhost/clhost/tensorio"
 )
@@ -16,15 +17,15 @@ func (n *Network) dumpTensors(dir string) error {
 	}
 	names := make([]string, 0, len(n.tensors))
 	for name, t := range n.tensors {
-		if t.buf != nil && !n.isConstant(name) {
+		if t.buf != nil && !n.isConstant(name) && !strings.Contains(name, "\x00") { // not a half constant
 			names = append(names, name)
 		}
 	}
 	sort.Strings(names)
 	for _, name := range names {
 		t := n.tensors[name]
-		data := make([]float32, elements(t.shape))
-		if err := n.engine.queue.Read(t.buf, t.byteOff(), float32Bytes(data), nil); err != nil {
+		data, err := n.readFloats(t)
+		if err != nil {
 			return fmt.Errorf("tensor dump %q: %w", name, err)
 		}
 		if err := tensorio.WriteFile(filepath.Join(dir, safeFileName(name)+".npy"), t.shape, data); err != nil {

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	builtinkernels "github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/customlayer"
 )
@@ -116,6 +117,11 @@ type Options struct {
 	// layers in that many processes at once, one per CPU (CLHOST_COMPILE_WORKERS); nil
 	// compiles in this process alone.
 	WorkerCommand []string
+	// Precision is what convolutions and GEMMs compute in and how activations are stored
+	// (precision.go): FP32 (the default) as always; TF32 on tensor cores where the device
+	// takes them, else FP32; FP16 stores activations and the weights the kernels read as
+	// half, computing in float where the device has no half arithmetic.
+	Precision builtinkernels.Precision
 	// Log receives notes (device choice, overrides, reorders); nil discards them.
 	Log io.Writer
 }

@@ -67,9 +67,20 @@ type deviceTensor struct {
 	// format is the layout the buffer holds: BFYX, unless a custom layer wrote another
 	// that all its readers take.
 	format customlayer.Format
+	// half says the buffer holds half values (fp16 storage, storage.go): off then counts
+	// halves.
+	half bool
 }
 
-func (t *deviceTensor) byteOff() int { return 4 * t.off }
+// elemBytes is the size of one of the tensor's elements in its buffer.
+func (t *deviceTensor) elemBytes() int {
+	if t.half {
+		return 2
+	}
+	return 4
+}
+
+func (t *deviceTensor) byteOff() int { return t.elemBytes() * t.off }
 
 func (t *deviceTensor) ref() builtinkernels.BufferRef {
 	return builtinkernels.BufferRef{Buf: t.buf, Off: t.off}
@@ -110,8 +121,12 @@ type Network struct {
 	slotOff  map[string]int
 	slotView map[string]*cl.Buffer
 	mem      []*memTensor
-	kernels  []*cl.Kernel
-	progs    []*program
+	// half holds the activations stored as half, halfLayers the layers whose plans store
+	// half and halfScratch the scratch buffers (by scratchKey) holding half copies (fp16
+	// storage, storage.go); all empty otherwise.
+	half, halfLayers, halfScratch map[string]bool
+	kernels                       []*cl.Kernel
+	progs                         []*program
 	// stageIn and stageOut are the pinned host buffers of the inputs and outputs, when
 	// transfers go through them (Options.Pinned; transfer.go).
 	stageIn, stageOut []*cl.HostBuffer

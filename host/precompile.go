@@ -49,6 +49,8 @@ type precompileJob struct {
 	Plan      *builtinkernels.Plan
 	Inputs    [][]int
 	Outputs   [][]int
+	// Storage is which tensors the run holds as half (fp16 storage, storage.go).
+	Storage builtinkernels.Storage `json:",omitempty"`
 }
 
 // precompile compiles the built-in layers' programs in worker processes where workers
@@ -105,7 +107,7 @@ func (n *Network) precompile(prepared []*preparedLayer) {
 		if _, err := os.Stat(mark); err != nil {
 			cold = true
 		}
-		jobs = append(jobs, precompileJob{Layer: p.l.Name, LayerType: p.l.Type, Plan: &plan, Inputs: in, Outputs: out})
+		jobs = append(jobs, precompileJob{Layer: p.l.Name, LayerType: p.l.Type, Plan: &plan, Inputs: in, Outputs: out, Storage: n.layerStorage(p)})
 		origin = append(origin, p)
 	}
 	orderHeaviestFirst(jobs, origin)
@@ -351,7 +353,7 @@ func RunCompileWorker(jobsFile string) error {
 			for k, s := range job.Inputs {
 				inputs[k] = &builtinkernels.HostTensor{Shape: s, Data: make([]float32, elements(s))}
 			}
-			if _, err := builtinkernels.RunPlan(ctx, q, job.Plan, inputs, job.Outputs); err != nil {
+			if _, err := builtinkernels.RunPlanStored(ctx, q, job.Plan, inputs, job.Outputs, job.Storage); err != nil {
 				errs = append(errs, fmt.Errorf("layer %q: %w", job.Layer, err))
 			}
 		}

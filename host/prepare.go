@@ -18,6 +18,8 @@ type preparedLayer struct {
 	l      *model.Layer
 	custom *customlayer.Layer
 	plan   *builtinkernels.Plan
+	// halfPlan says plan stores the layer's tensors as half (storage.go).
+	halfPlan bool
 	// half, where set, is the plan of half the batch that the layer runs twice in its
 	// place (split.go).
 	half *builtinkernels.Plan
@@ -34,7 +36,40 @@ func (n *Network) prepare(l *model.Layer) (*preparedLayer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n.engine.storeHalf() {
+		plan, ok, err := n.planHalf(l, op, inShapes, outShapes)
+		if err != nil {
+			return nil, fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
+		}
+		if ok {
+			return &preparedLayer{l: l, plan: plan, halfPlan: true}, nil
+		}
+	}
+	plan, err := n.floatPlan(l, op, inShapes, outShapes)
+	if err != nil {
+		return nil, err
+	}
+	return &preparedLayer{l: l, plan: plan}, nil
+}
+
+// planFloat plans a built-in layer with float storage, as prepare does without fp16.
+func (n *Network) planFloat(l *model.Layer) (*builtinkernels.Plan, error) {
+	im := n.res.layer(l)
+	if im.op == nil {
+		return nil, fmt.Errorf("layer %q (%s): no built-in op", l.Name, l.Type)
+	}
+	inShapes, outShapes, err := n.layerShapes(l)
+	if err != nil {
+		return nil, err
+	}
+	return n.floatPlan(l, im.op, inShapes, outShapes)
+}
+
+// floatPlan is a built-in layer's float plan: the tuner's choice among a Tunable op's
+// candidates, else the op's own.
+func (n *Network) floatPlan(l *model.Layer, op builtinkernels.Op, inShapes, outShapes [][]int) (*builtinkernels.Plan, error) {
 	var plan *builtinkernels.Plan
+	var err error
 	if tun, ok := op.(builtinkernels.Tunable); ok && n.engine.opts.Tune != Off {
 		plan, err = n.engine.tuner.plan(l, op, tun, inShapes, outShapes)
 	} else {
@@ -43,7 +78,7 @@ func (n *Network) prepare(l *model.Layer) (*preparedLayer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
 	}
-	return &preparedLayer{l: l, plan: plan}, nil
+	return plan, nil
 }
 
 // layerShapes returns the shapes of a layer's inputs (nil for an omitted one) and outputs.
@@ -97,7 +132,7 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 		if !floatHeld(t.Type) {
 			return fmt.Errorf("tensor %q is %s: activations must be float32 or integers (held as float32 values)", name, t.Type)
 		}
-		size := 4 * t.Elements()
+		size := n.elemBytes(find(name)) * t.Elements()
 		if size <= 0 {
 			return fmt.Errorf("tensor %q has an empty shape %v", name, t.Shape)
 		}
@@ -208,7 +243,7 @@ func (n *Network) planBuffers(layers []*preparedLayer) error {
 	n.PlannedBytes = int64(arena)
 	for _, t := range ts {
 		n.slotBuf[t.name] = whole
-		n.slotOff[t.name] = t.offset / 4
+		n.slotOff[t.name] = t.offset / n.elemBytes(t.name)
 		if !t.custom || t.offset == 0 {
 			continue
 		}

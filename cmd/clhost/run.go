@@ -42,6 +42,7 @@ type engineFlags struct {
 	arena       *autoBool
 	split       *autoBool
 	guard       *guardFlag
+	precision   *precisionFlag
 	quiet       *bool
 	// inputShapes are the shapes of the -i files, for models with dynamic dimensions.
 	inputShapes map[string][]int
@@ -69,6 +70,7 @@ func addEngineFlags(fs *flag.FlagSet, ef *engineFlags) {
 	ef.guard = &guardFlag{}
 	fs.Var(ef.guard, "guard", "guard zone on each side of every tensor a custom kernel takes, checked after each inference (bytes, or with K or M; 0 or off: none); a guard is as large as its tensor where that is larger")
 	ef.quiet = fs.Bool("quiet", false, "show no compile progress on stderr")
+	ef.precision = addPrecisionFlag(fs)
 	ef.split = &autoBool{}
 	fs.Var(ef.split, "split-batch", "run each layer as two launches of half the batch whose kernels overlap (even batches); default: on for CPUs of 8 or more compute units at batches of 16 or more, in networks that are mostly one chain")
 }
@@ -216,6 +218,7 @@ func (ef *engineFlags) options(o host.Options) (host.Options, error) {
 	o.SplitBatch = mode(ef.split, host.Auto, host.On, host.Off)
 	o.Arena = mode(ef.arena, host.Auto, host.On, host.Off)
 	o.GuardBytes = ef.guard.bytes
+	o.Precision = ef.precision.p
 	if exe, err := os.Executable(); err == nil {
 		o.WorkerCommand = []string{exe, compileWorkerCommand}
 	}

@@ -29,6 +29,7 @@ func runServe(args []string) error {
 	weights := fs.String("weights", "", "the weights `file` of the one -m OpenVINO IR (default: the .bin beside the .xml; a --models folder's IRs take theirs beside them)")
 	fs.Var(&configs, "c", "custom-layer configuration XML for every model (repeatable)")
 	repo := fs.String("models", "", "model folder: each model file in it or in a folder directly inside it is a model, with the XML configurations of its folder")
+	precision := addPrecisionFlag(fs)
 	devices := fs.String("d", "", "devices: all, or a list such as gpu:0,gpu:1,cpu (cpu, gpu, cpu:N, gpu:N, an index from 'clhost devices' or part of a name); default: every GPU, else the first CPU")
 	httpAddr := fs.String("http", ":8000", "HTTP/REST address (\"off\" for none)")
 	grpcAddr := fs.String("grpc", ":8001", "gRPC address (\"off\" for none)")
@@ -112,7 +113,7 @@ func runServe(args []string) error {
 	}
 	opts := serve.Options{
 		Devices: devs, DeviceNames: labels,
-		Engine:   host.Options{CacheDir: *cacheDir},
+		Engine:   host.Options{CacheDir: *cacheDir, Precision: precision.p},
 		MaxBatch: *maxBatch, MaxDelay: *maxDelay, BatchSizes: batchSizes,
 		MaxBodyBytes: body, Version: version, Log: os.Stderr,
 		SharedMemory:     *allowShm,

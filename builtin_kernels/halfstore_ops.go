@@ -1,0 +1,192 @@
+package builtinkernels
+
+// The ops that store half (HalfStorer): the layers of the large CNNs. Each runs its
+// portable kernel (conv.cl's direct convolution, pool.cl, gemm.cl, ...) with the
+// storage macros switched to half; the CPU- and GPU-specific kernels of their float
+// plans keep float storage for now.
+
+func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	p = paramsOr(p)
+	shapes, err := o.OutputShapes(p, in)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := checkOut("Conv", out, shapes); err != nil {
+		return nil, false, err
+	}
+	if len(in[0]) == 5 {
+		return nil, false, nil
+	}
+	g, _ := o.geometry(p, in)
+	if g.pool {
+		return nil, false, nil
+	}
+	g.half = true
+	if g.mpool != nil {
+		if g.hasResidual || g.yn != 0 || g.nsp != 2 {
+			return nil, false, nil
+		}
+		plan, err := convMaxPoolPlan(g, dev)
+		if err != nil {
+			return nil, false, err
+		}
+		return halfPlan(plan), true, nil
+	}
+	plan, err := directConvPlan(g, 4, 4, dev)
+	if err != nil {
+		return nil, false, err
+	}
+	return halfPlan(plan), true, nil
+}
+
+func (o poolOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	p = paramsOr(p)
+	shapes, err := o.OutputShapes(p, in)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := o.checkOut(out, shapes); err != nil {
+		return nil, false, err
+	}
+	if len(in[0]) == 5 {
+		return nil, false, nil
+	}
+	g, _ := o.geometry(p, in)
+	plan, err := o.portablePlan(g, dev)
+	if err != nil {
+		return nil, false, err
+	}
+	return halfPlan(plan), true, nil
+}
+
+func (o globalPoolOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	plan, err := o.Plan(p, in, out, dev)
+	if err != nil {
+		return nil, false, err
+	}
+	return halfPlan(plan), true, nil
+}
+
+func (o concatOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	plan, err := o.Plan(p, in, out, dev)
+	if err != nil {
+		return nil, false, err
+	}
+	return halfPlan(plan), true, nil
+}
+
+func (o unaryOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	plan, err := o.Plan(p, in, out, dev)
+	if err != nil {
+		return nil, false, err
+	}
+	return halfPlan(plan), true, nil
+}
+
+// PlanHalf stores half where Clip's bounds are attributes (elementwise.cl); bounds
+// computed at run time take math.cl's float kernels.
+func (o clipOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	if len(in) > 1 {
+		return nil, false, nil
+	}
+	return o.attrs.PlanHalf(p, in, out, dev)
+}
+
+func (o binaryOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	plan, err := o.Plan(p, in, out, dev)
+	if err != nil {
+		return nil, false, err
+	}
+	return halfPlan(plan), true, nil
+}
+
+func (o softmaxOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	outer, n, inner, err := o.split(p, in)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := checkOut("Softmax", out, [][]int{in[0]}); err != nil {
+		return nil, false, err
+	}
+	plan, err := o.linePlan(outer, n, inner, dev)
+	if err != nil {
+		return nil, false, err
+	}
+	return halfPlan(plan), true, nil
+}
+
+func (o gemmOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	p = paramsOr(p)
+	shapes, err := o.OutputShapes(p, in)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := checkOut("Gemm", out, shapes); err != nil {
+		return nil, false, err
+	}
+	g, _ := o.geometry(p, in)
+	plan, err := g.plan(dev)
+	if err != nil {
+		return nil, false, err
+	}
+	l := &plan.Launches[0]
+	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: p.Float("alpha", 1)}, Arg{Kind: ArgFloat, Float: p.Float("beta", 1)})
+	return halfPlan(plan), true, nil
+}
+
+func (o matmulOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	s, err := o.shape(in)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := checkOut("MatMul", out, [][]int{s.out}); err != nil {
+		return nil, false, err
+	}
+	plan, err := s.geom.plan(dev)
+	if err != nil {
+		return nil, false, err
+	}
+	l := &plan.Launches[0]
+	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: matmulScale(p)}, Arg{Kind: ArgFloat, Float: 1})
+	return halfPlan(plan), true, nil
+}
+
+// PlanHalf stores half where the fused block runs its tiled kernels (pwdw, pwdwp,
+// pwdwr); the plain launches through scratch tensors store float.
+func (o invResOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	plan, err := o.planStored(p, in, out, dev, nil, true)
+	if err != nil || plan == nil {
+		return nil, false, err
+	}
+	return halfPlan(plan), true, nil
+}
+
+func (o fireOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	plan, err := o.planStored(p, in, out, dev, nil, true)
+	if err != nil {
+		return nil, false, err
+	}
+	return halfPlan(plan), true, nil
+}
+
+// convMaxPoolPlan is conv.cl's conv2d_maxpool: the conv's output never in memory, each
+// work-item a pooled pixel.
+func convMaxPoolPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
+	var d defines
+	g.define(&d)
+	d.int("OCT", 1)
+	d.int("PXT", 1)
+	d.int("MB", g.mg)
+	g.mpool.defineFused(&d)
+	src, err := d.program("conv.cl")
+	if err != nil {
+		return nil, err
+	}
+	w := g.mpool.win
+	gl, lo := launchSize([]int{w.out[1], w.out[0], g.n * g.m}, dev)
+	return &Plan{
+		Source:     src,
+		Launches:   []Launch{{Kernel: "conv2d_maxpool", Global: gl, Local: lo, Args: g.kernelArgs(Arg{Kind: ArgInput, Index: 1})}},
+		AliasInput: -1,
+	}, nil
+}

@@ -1,0 +1,183 @@
+package builtinkernels
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/clhost/clhost/internal/opspec"
+)
+
+// halfTolerance bounds a half plan's error against the reference, relative to the
+// output's largest magnitude: half keeps 11 significant bits, rounded at each store.
+const halfTolerance = 1e-2
+
+// compareHalf checks got against want within halfTolerance of max |want|.
+func compareHalf(t *testing.T, what string, got, want *HostTensor) {
+	t.Helper()
+	if len(got.Data) != len(want.Data) {
+		t.Fatalf("%s: %d values, want %d", what, len(got.Data), len(want.Data))
+	}
+	var d, ref float64
+	for i := range want.Data {
+		d = math.Max(d, math.Abs(float64(got.Data[i])-float64(want.Data[i])))
+		ref = math.Max(ref, math.Abs(float64(want.Data[i])))
+	}
+	if r := d / math.Max(ref, 1e-30); r > halfTolerance || math.IsNaN(r) {
+		t.Errorf("%s: half storage against the reference: max error %.3g of max %.3g (%.3g relative), want ≤ %g", what, d, ref, r, halfTolerance)
+	}
+}
+
+// runHalf runs a half plan (every input and output held as half, unless st says
+// otherwise) against op's reference.
+func runHalf(t *testing.T, env *testEnv, c opCase, plan *Plan, st *Storage) {
+	t.Helper()
+	if !IsHalfPlan(plan) || !strings.Contains(plan.Source, "vload_half") {
+		t.Fatalf("%s %s: not a half plan", c.typ, c.name)
+	}
+	op, _ := Lookup(c.typ)
+	in := c.inputs()
+	want, err := op.Reference(c.attrs, in, c.out)
+	if err != nil {
+		t.Fatalf("%s %s: Reference: %v", c.typ, c.name, err)
+	}
+	q := mustQueue(t, env)
+	storage := PlanStorage(plan, len(in), len(c.out))
+	if st != nil {
+		storage = *st
+	}
+	got, err := RunPlanStored(env.ctx, q, plan, placeholders(t, plan, in, c.omit), c.out, storage)
+	if err != nil {
+		t.Fatalf("%s %s: %v", c.typ, c.name, err)
+	}
+	for i := range want {
+		compareHalf(t, fmt.Sprintf("%s %s (%s) output %d", c.typ, c.name, plan.Launches[0].Kernel, i), got[i], want[i])
+	}
+}
+
+// TestHalfPlansMatchReference runs the half plan of every case of the op harness whose
+// op stores half.
+func TestHalfPlansMatchReference(t *testing.T) {
+	env := deviceEnv(t)
+	ran := map[string]bool{}
+	for _, c := range opCases {
+		op, _ := Lookup(c.typ)
+		hs, ok := op.(HalfStorer)
+		if !ok {
+			continue
+		}
+		for _, dev := range []DeviceInfo{env.dev, {IsGPU: true, ComputeUnits: 8, MaxWorkGroupSize: 256}} {
+			plan, ok, err := hs.PlanHalf(c.attrs, c.in, c.out, dev)
+			if err != nil {
+				t.Fatalf("%s %s: PlanHalf: %v", c.typ, c.name, err)
+			}
+			if !ok {
+				continue
+			}
+			ran[c.typ] = true
+			runHalf(t, env, c, plan, nil)
+		}
+	}
+	for _, typ := range []string{"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Concat", "Relu", "Clip", "Add", "Gemm", "MatMul", "Softmax"} {
+		if !ran[typ] {
+			t.Errorf("no case ran %s's half plan", typ)
+		}
+	}
+}
+
+// TestHalfFusedBlocks runs the CPU block kernels with half storage: the inverted
+// residual's tiled kernels (pwdw, pwdwp, pwdwr), the fire module and a Conv with its
+// MaxPool, with x held as float too (ReadInputAsFloat).
+func TestHalfFusedBlocks(t *testing.T) {
+	env := deviceEnv(t)
+	blockClip := Attrs{opspec.ExpansionActivationAttr: opspec.ActClip, opspec.ExpansionMinAttr: float32(0), opspec.ExpansionMaxAttr: float32(6),
+		opspec.DepthwiseActivationAttr: opspec.ActClip, opspec.DepthwiseMinAttr: float32(0), opspec.DepthwiseMaxAttr: float32(6)}
+	block := opCase{typ: opspec.InvertedResidualType, name: "block s1 residual", gen: "rwrwrrrr", attrs: mergeAttrs(blockClip, Attrs{"pads": []int{1, 1, 1, 1}, "group": 20}),
+		in: shapes(sh(2, 8, 9, 11), sh(20, 8, 1, 1), sh(20), sh(20, 1, 3, 3), sh(20), sh(8, 20, 1, 1), sh(8), sh(2, 8, 9, 11)), out: shapes(sh(2, 8, 9, 11))}
+	stem := opCase{typ: opspec.InvertedResidualType, name: "stem s2 then depthwise", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 24,
+		opspec.ExpansionWindowPrefix + "kernel_shape": []int{3, 3}, opspec.ExpansionWindowPrefix + "strides": []int{2, 2}, opspec.ExpansionWindowPrefix + "pads": []int{1, 1, 1, 1}},
+		in: shapes(sh(2, 3, 17, 21), sh(24, 3, 3, 3), sh(24), sh(24, 1, 3, 3), sh(24)), out: shapes(sh(2, 24, 9, 11))}
+	for _, tile := range []*invResTile{
+		nil,
+		{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 3},
+		{vec: 16, chanVecs: 2, stepPixels: 12, bandRows: 9, groupRows: 3, projChannels: 5, projPixels: 1},
+		{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 2, groupRows: 2, projChannels: 16, projPixels: 3, outLanes: true, claimGroups: true},
+	} {
+		plan, err := invResOp{}.planStored(block.attrs, block.in, block.out, env.dev, tile, true)
+		if err != nil || plan == nil {
+			t.Fatalf("%+v: %v", tile, err)
+		}
+		runHalf(t, env, block, halfPlan(plan), nil)
+	}
+	plan, ok, err := invResOp{}.PlanHalf(stem.attrs, stem.in, stem.out, env.dev)
+	if err != nil || !ok {
+		t.Fatalf("stem: %v %v", ok, err)
+	}
+	runHalf(t, env, stem, plan, nil)
+	floatX, ok := ReadInputAsFloat(plan)
+	if !ok {
+		t.Fatal("the stem block cannot read a float x")
+	}
+	st := PlanStorage(plan, len(stem.in), 1)
+	st.Inputs[0] = false
+	runHalf(t, env, stem, floatX, &st)
+
+	relu := Attrs{"pads": []int{1, 1, 1, 1}, opspec.SqueezeActivationAttr: opspec.ActRelu, opspec.Expand1ActivationAttr: opspec.ActRelu, opspec.FusedActivationAttr: opspec.ActRelu}
+	fire := opCase{typ: opspec.FireType, name: "squeezenet-like", gen: "wrrrrrr", attrs: relu,
+		in: shapes(sh(2, 12, 9, 11), sh(6, 12, 1, 1), sh(6), sh(10, 6, 1, 1), sh(10), sh(13, 6, 3, 3), sh(13)), out: shapes(sh(2, 23, 9, 11))}
+	if plan, ok, err := (fireOp{}).PlanHalf(fire.attrs, fire.in, fire.out, env.dev); err != nil || !ok {
+		t.Fatalf("fire: %v %v", ok, err)
+	} else {
+		runHalf(t, env, fire, plan, nil)
+	}
+
+	pooled := opCase{typ: "Conv", name: "stem with its max pool", attrs: Attrs{"strides": []int{2, 2}, opspec.FusedActivationAttr: opspec.ActRelu,
+		opspec.FusedMaxPoolPrefix + "kernel_shape": []int{3, 3}, opspec.FusedMaxPoolPrefix + "strides": []int{2, 2}, opspec.FusedMaxPoolPrefix + "ceil_mode": 1},
+		in: shapes(sh(2, 3, 23, 23), sh(8, 3, 3, 3), sh(8)), out: shapes(sh(2, 8, 5, 5))}
+	plan, ok, err = convOp{}.PlanHalf(pooled.attrs, pooled.in, pooled.out, env.dev)
+	if err != nil || !ok || plan.Launches[0].Kernel != "conv2d_maxpool" {
+		t.Fatalf("conv with max pool: %v %v", ok, err)
+	}
+	runHalf(t, env, pooled, plan, nil)
+}
+
+// TestConvertAround runs a float plan between half tensors and a half plan whose output
+// the host holds as float, through the conversions ConvertAround adds.
+func TestConvertAround(t *testing.T) {
+	env := deviceEnv(t)
+	c := opCase{typ: "Add", name: "broadcast", in: shapes(sh(2, 3, 4), sh(3, 1)), out: shapes(sh(2, 3, 4))}
+	op, _ := Lookup("Add")
+	float, err := op.Plan(c.attrs, c.in, c.out, env.dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := ConvertAround(float, false, []Conversion{{Index: 0, Elements: 24}, {Index: 1, Elements: 3}}, []Conversion{{Index: 0, Elements: 24}}, env.dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := Storage{Inputs: []bool{true, true}, Outputs: []bool{true}}
+	runConverted(t, env, c, conv, half)
+
+	hp, _, err := op.(HalfStorer).PlanHalf(c.attrs, c.in, c.out, env.dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err = ConvertAround(hp, true, []Conversion{{Index: 1, Elements: 3}}, []Conversion{{Index: 0, Elements: 24}}, env.dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runConverted(t, env, c, conv, Storage{Inputs: []bool{true, false}, Outputs: []bool{false}})
+}
+
+func runConverted(t *testing.T, env *testEnv, c opCase, plan *Plan, st Storage) {
+	t.Helper()
+	op, _ := Lookup(c.typ)
+	in := c.inputs()
+	want, _ := op.Reference(c.attrs, in, c.out)
+	got, err := RunPlanStored(env.ctx, mustQueue(t, env), plan, in, c.out, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareHalf(t, c.name, got[0], want[0])
+}

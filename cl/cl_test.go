@@ -89,6 +89,7 @@ func TestSelect(t *testing.T) {
 		err  string
 	}{
 		{"", 1, ""}, {"cpu", 0, ""}, {"GPU", 1, ""}, {"2", 2, ""}, {"h200", 2, ""}, {"nvidia", 1, ""},
+		{"gpu:0", 1, ""}, {"GPU:1", 2, ""}, {"cpu:0", 0, ""}, {"gpu:2", -1, "there are 2 GPU devices"}, {"cpu:x", -1, "want cpu:N"},
 		{"7", -1, "index out of range"}, {"-1", -1, "index out of range"}, {"fpga", -1, "no device name contains it"},
 	}
 	for _, c := range cases {

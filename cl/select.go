@@ -50,6 +50,28 @@ func SelectFrom(all []*Device, spec string) (*Device, string, error) {
 		}
 		return nil, "", fmt.Errorf("device %q: no %s device among %s", spec, strings.ToUpper(s), listNames(all))
 	}
+	// "gpu:N" and "cpu:N" are the N-th device of that type, as serve's device lists
+	// name them, so one spelling works for every command.
+	if typ, num, found := strings.Cut(strings.ToLower(s), ":"); found && (typ == "cpu" || typ == "gpu") {
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 0 {
+			return nil, "", fmt.Errorf("device %q: want %s:N with N a number from 0", spec, typ)
+		}
+		t := DeviceTypeGPU
+		if typ == "cpu" {
+			t = DeviceTypeCPU
+		}
+		var of []*Device
+		for _, d := range all {
+			if d.Type&t != 0 {
+				of = append(of, d)
+			}
+		}
+		if n >= len(of) {
+			return nil, "", fmt.Errorf("device %q: there are %d %s devices among %s", spec, len(of), strings.ToUpper(typ), listNames(all))
+		}
+		return of[n], fmt.Sprintf("using device %s", of[n]), nil
+	}
 	if n, err := strconv.Atoi(s); err == nil {
 		if n < 0 || n >= len(all) {
 			return nil, "", fmt.Errorf("device %q: index out of range, there are %d devices (0..%d): %s", spec, len(all), len(all)-1, listNames(all))

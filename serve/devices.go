@@ -43,23 +43,6 @@ func SelectDevices(all []*cl.Device, spec string) ([]*cl.Device, []string, error
 }
 
 func selectOne(all []*cl.Device, spec string) (*cl.Device, error) {
-	typ, num, found := strings.Cut(strings.ToLower(spec), ":")
-	if found && (typ == "cpu" || typ == "gpu") {
-		n, err := strconv.Atoi(num)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("device %q: want %s:N with N a number from 0", spec, typ)
-		}
-		var of []*cl.Device
-		for _, d := range all {
-			if kindOfDevice(d) == typ {
-				of = append(of, d)
-			}
-		}
-		if n >= len(of) {
-			return nil, fmt.Errorf("device %q: there are %d %s devices", spec, len(of), strings.ToUpper(typ))
-		}
-		return of[n], nil
-	}
 	if spec == "" {
 		return nil, fmt.Errorf("empty device in the list (want cpu, gpu, gpu:N, an index or a name)")
 	}

@@ -9,7 +9,7 @@ import (
 
 // deviceFlag adds the shared -d selector to a command's flags.
 func deviceFlag(fs *flag.FlagSet) *string {
-	return fs.String("d", "", "device: cpu, gpu, an index from 'clhost devices', or part of its name (default: first GPU, else first CPU)")
+	return fs.String("d", "", "device: cpu, gpu, gpu:N or cpu:N (the N-th of its type), an index from 'clhost devices', or part of its name (default: first GPU, else first CPU)")
 }
 
 func init() {

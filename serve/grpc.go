@@ -70,8 +70,10 @@ func (g *grpcService) ModelMetadata(_ context.Context, req *pb.ModelMetadataRequ
 // ModelInfer runs one inference. Outputs come back as raw_output_contents, unless the
 // request gave its inputs as typed contents: then as typed contents too.
 func (g *grpcService) ModelInfer(ctx context.Context, req *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
-	if err := refusedShape(req); err != nil {
-		err = errorf(KindInvalid, "%v", err)
+	// What the codec found reading the request, or took from the budget for it.
+	release, err := takeCodecNote(req)
+	defer release()
+	if err != nil {
 		g.s.metrics.rejected(unknownModel, err)
 		return nil, grpcError(err)
 	}

@@ -61,7 +61,7 @@ func (s *Server) GRPCServerOptions() []grpc.ServerOption {
 		grpc.InTapHandle(s.tapInfer),
 		grpc.UnaryInterceptor(s.receivedInterceptor),
 		experimental.BufferPool(pool),
-		grpc.ForceServerCodecV2(newShapeCodec(pool)),
+		grpc.ForceServerCodecV2(newShapeCodec(pool, s.budget)),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.opts.IdleTimeout, Time: time.Minute, Timeout: 20 * time.Second,
 			MaxConnectionAge: grpcMaxConnectionAge, MaxConnectionAgeGrace: s.opts.InferTimeout + s.opts.ReadTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: grpcMinPing, PermitWithoutStream: true}),
@@ -103,7 +103,8 @@ func metadataSize(md metadata.MD) int64 {
 // in: from then on the call may take as long as its device does.
 func (s *Server) receivedInterceptor(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if r, ok := ctx.Value(receiptKey{}).(*receipt); ok && !r.received() {
-		_ = refusedShape(req)
+		release, _ := takeCodecNote(req)
+		release()
 		return nil, status.Error(codes.DeadlineExceeded, "the request message did not arrive within the server's read timeout")
 	}
 	return handler(ctx, req)

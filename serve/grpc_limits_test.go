@@ -432,7 +432,7 @@ func TestGRPCLongShape(t *testing.T) {
 	if _, err := c.ModelInfer(context.Background(), good); err != nil {
 		t.Errorf("a call after the long shape: %v", err)
 	}
-	if n := countMap(&refusedShapes); n != 0 {
+	if n := countMap(&codecNotes); n != 0 {
 		t.Errorf("%d refused requests left recorded", n)
 	}
 }
@@ -495,4 +495,51 @@ func TestGRPCUnreadAnswers(t *testing.T) {
 		return ts.budget.used.Load() == 0
 	})
 	t.Logf("an unread answer held %d bytes of the budget until its connection was closed after %v", held, time.Since(t0))
+}
+
+// TestGRPCDecodeCost: what protobuf would make of a message beyond its bytes is taken
+// from the budget before it is decoded: 4 MB of packed int64 contents (32 MB decoded)
+// and a million empty inputs (2 MB, a struct each) to a 16 MiB budget get
+// RESOURCE_EXHAUSTED without being decoded; the same contents within a larger budget
+// are decoded, refused by their datatype, and give their bytes back.
+func TestGRPCDecodeCost(t *testing.T) {
+	ts := startServer(t, []Source{reluSource()}, 1, Options{MaxBatch: 4, MaxInflightBytes: 16 << 20})
+	c := grpcClient(t, ts.grpcAddr)
+	ones := make([]int64, 4<<20)
+	for i := range ones {
+		ones[i] = 1
+	}
+	typed := &pb.ModelInferRequest{ModelName: "relu", Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "image", Datatype: "FP32",
+		Shape: []int64{1, imgC, imgH, imgW}, Contents: &pb.InferTensorContents{Int64Contents: ones}}}}
+	empty := &pb.ModelInferRequest{ModelName: "relu", Inputs: make([]*pb.ModelInferRequest_InferInputTensor, 1<<20)}
+	for i := range empty.Inputs {
+		empty.Inputs[i] = &pb.ModelInferRequest_InferInputTensor{}
+	}
+	for _, tc := range []struct {
+		name string
+		req  *pb.ModelInferRequest
+	}{{"4 MB of int64 contents", typed}, {"a million empty inputs", empty}} {
+		wire := proto.Size(tc.req)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := c.ModelInfer(context.Background(), tc.req)
+		runtime.ReadMemStats(&after)
+		if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "decoding the request takes") {
+			t.Errorf("%s to a 16 MiB budget: %v, want RESOURCE_EXHAUSTED", tc.name, err)
+		}
+		// The client's message and the server's copies of it; decoded, far more.
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > uint64(5*wire) {
+			t.Errorf("%s (%d bytes): the process allocated %d MB", tc.name, wire, grew>>20)
+		}
+	}
+	waitFor(t, "the budget to be given back", func() bool { return ts.budget.used.Load() == 0 })
+
+	big := startServer(t, []Source{reluSource()}, 1, Options{MaxBatch: 4, MaxInflightBytes: 256 << 20})
+	if _, err := grpcClient(t, big.grpcAddr).ModelInfer(context.Background(), typed); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("int64 contents for an FP32 input within the budget: %v, want INVALID_ARGUMENT", err)
+	}
+	waitFor(t, "the decoded request's bytes to be given back", func() bool { return big.budget.used.Load() == 0 })
+	if n := countMap(&codecNotes); n != 0 {
+		t.Errorf("%d codec notes left", n)
+	}
 }

@@ -13,8 +13,12 @@ import (
 // only GPUs of compute capability 8.0 or later run; a driver may also lay out mma
 // fragments otherwise than the PTX ISA says. So before any plan uses them, a probe
 // builds one tf32 and one f16 mma and runs them on known data; plans see
-// DeviceInfo.MMA only where both built and gave exactly the right values.
-func init() { builtinkernels.MMAProbe = probeMMADevice }
+// DeviceInfo.MMA only where both built and gave exactly the right values; an engine
+// asked for tf32 logs why where they did not (precision.go).
+func init() {
+	builtinkernels.MMAProbe = probeMMADevice
+	probeMMA = (*Engine).mmaAvailable
+}
 
 // mmaFailures holds, per device, why the probe failed, for each engine's log.
 var mmaFailures sync.Map // *cl.Device name key → string

@@ -91,7 +91,17 @@ func (t *tuner) loadShipped() {
 // key identifies a layer instance on this device and driver in tuning.json.
 func (t *tuner) key(l *model.Layer, in, out [][]int) string {
 	dev := t.e.device
-	return hashText(dev.Platform.Name, dev.Name, dev.DriverVersion, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs))[:24]
+	return hashText(dev.Platform.Name, dev.Name, dev.DriverVersion, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs)+t.precisionKey())[:24]
+}
+
+// precisionKey sets the choices made at a reduced precision apart: their candidates
+// include tensor-core plans, which an fp32 run must not take. It is empty at fp32, so
+// that the keys of fp32 choices, and the shipped tables, stay as they were.
+func (t *tuner) precisionKey() string {
+	if p := t.e.planDevice().Precision; p != builtinkernels.PrecisionFP32 {
+		return " precision " + p.String()
+	}
+	return ""
 }
 
 // tableKey identifies a layer instance on this device in a shipped table: without the
@@ -99,7 +109,7 @@ func (t *tuner) key(l *model.Layer, in, out [][]int) string {
 // candidate matches any more is ignored).
 func (t *tuner) tableKey(l *model.Layer, in, out [][]int) string {
 	dev := t.e.device
-	return hashText(dev.Platform.Name, dev.Name, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs))[:24]
+	return hashText(dev.Platform.Name, dev.Name, l.Type, fmt.Sprint(in, out), fmt.Sprint(l.Attrs)+t.precisionKey())[:24]
 }
 
 // stored says whether any choice could apply, so that layers skip listing their
@@ -136,7 +146,7 @@ func planSignature(p *builtinkernels.Plan) string {
 // plan returns a tunable layer's plan: a stored choice, else, when measuring, the
 // fastest candidate, else the op's own plan.
 func (t *tuner) plan(l *model.Layer, op builtinkernels.Op, tun builtinkernels.Tunable, in, out [][]int) (*builtinkernels.Plan, error) {
-	dev := builtinkernels.DeviceInfoOf(t.e.device)
+	dev := t.e.planDevice()
 	if t.e.measuring() {
 		return t.choose(l, tun, in, out)
 	}
@@ -167,8 +177,7 @@ func (t *tuner) remember(l *model.Layer, in, out [][]int, c *builtinkernels.Plan
 
 // choose returns the fastest of the op's candidate plans for this layer instance.
 func (t *tuner) choose(l *model.Layer, op builtinkernels.Tunable, in, out [][]int) (*builtinkernels.Plan, error) {
-	dev := t.e.device
-	cands, err := op.Candidates(l, in, out, builtinkernels.DeviceInfoOf(dev))
+	cands, err := op.Candidates(l, in, out, t.e.planDevice())
 	if err != nil {
 		return nil, fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)
 	}

@@ -22,27 +22,30 @@ func init() {
 }
 
 // benchResult is what `clhost bench --json` prints. FirstRunMs is a whole `clhost run`
-// of the model with empty caches (--first-run).
+// of the model with empty caches (--first-run); PeakTFLOPS the device's dense peak at
+// the precision (bench_peak.go), where the device is in the table.
 type benchResult struct {
-	Model         string           `json:"model"`
-	Device        string           `json:"device"`
-	Batch         int              `json:"batch"`
-	Inferences    int              `json:"inferences"`
-	Interrupted   bool             `json:"interrupted,omitempty"`
-	CompileMs     float64          `json:"compile_ms"`
-	FirstRunMs    float64          `json:"first_run_ms,omitempty"`
-	ThroughputIPS float64          `json:"inferences_per_s"`
-	ItemsPerS     float64          `json:"items_per_s"`
-	MeanMs        float64          `json:"mean_ms"`
-	P50Ms         float64          `json:"p50_ms"`
-	P90Ms         float64          `json:"p90_ms"`
-	P99Ms         float64          `json:"p99_ms"`
-	MinMs         float64          `json:"min_ms"`
-	PlannedBytes  int64            `json:"activation_bytes_planned"`
-	SumBytes      int64            `json:"activation_bytes_sum"`
-	PeakLiveBytes int64            `json:"activation_bytes_peak_live"`
-	Layers        []host.LayerTime `json:"layers,omitempty"`
-	Against       *againstResult   `json:"against,omitempty"`
+	Model         string         `json:"model"`
+	Device        string         `json:"device"`
+	Precision     string         `json:"precision"`
+	PeakTFLOPS    float64        `json:"peak_tflops,omitempty"`
+	Batch         int            `json:"batch"`
+	Inferences    int            `json:"inferences"`
+	Interrupted   bool           `json:"interrupted,omitempty"`
+	CompileMs     float64        `json:"compile_ms"`
+	FirstRunMs    float64        `json:"first_run_ms,omitempty"`
+	ThroughputIPS float64        `json:"inferences_per_s"`
+	ItemsPerS     float64        `json:"items_per_s"`
+	MeanMs        float64        `json:"mean_ms"`
+	P50Ms         float64        `json:"p50_ms"`
+	P90Ms         float64        `json:"p90_ms"`
+	P99Ms         float64        `json:"p99_ms"`
+	MinMs         float64        `json:"min_ms"`
+	PlannedBytes  int64          `json:"activation_bytes_planned"`
+	SumBytes      int64          `json:"activation_bytes_sum"`
+	PeakLiveBytes int64          `json:"activation_bytes_peak_live"`
+	Layers        []benchLayer   `json:"layers,omitempty"`
+	Against       *againstResult `json:"against,omitempty"`
 }
 
 // againstResult is the second engine of `bench --against`, timed in alternation with
@@ -158,8 +161,10 @@ func runBench(args []string) error {
 		return err
 	}
 	defer e.Close()
-	res := benchResult{Model: *ef.model, Device: e.Device().Name, CompileMs: ms(time.Since(t0)), FirstRunMs: ms(firstRun),
+	res := benchResult{Model: *ef.model, Device: e.Device().Name, Precision: e.Precision().String(), CompileMs: ms(time.Since(t0)), FirstRunMs: ms(firstRun),
 		PlannedBytes: net.PlannedBytes, SumBytes: net.SumBytes, PeakLiveBytes: net.PeakLiveBytes}
+	peak, peakOf := peakFor(res.Device, e.Precision())
+	res.PeakTFLOPS = peak
 	in := randomInputs(net, *seed)
 	if ins := net.Inputs(); len(ins) > 0 && len(ins[0].Shape) > 0 {
 		res.Batch = ins[0].Shape[0]
@@ -266,14 +271,17 @@ func runBench(args []string) error {
 				runs = append(runs, pnet.Profile())
 			}
 		}
-		res.Layers = medianProfile(runs)
+		res.Layers = benchLayers(medianProfile(runs), peak)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	fmt.Printf("model %s on %s, batch %d\n", res.Model, res.Device, res.Batch)
+	fmt.Printf("model %s on %s, batch %d, precision %s\n", res.Model, res.Device, res.Batch, res.Precision)
+	if peak > 0 {
+		fmt.Printf("device peak at %s: %.1f TFLOP/s (%s, dense)\n", res.Precision, peak, peakOf)
+	}
 	if res.Interrupted {
 		fmt.Printf("interrupted: %d of %d timed inferences ran\n", res.Inferences, *n)
 	}
@@ -288,7 +296,7 @@ func runBench(args []string) error {
 	fmt.Printf("activation memory: %s planned (%.2f× the largest live set, %s), %s without reuse\n",
 		humanBytes(res.PlannedBytes), float64(res.PlannedBytes)/float64(max(res.PeakLiveBytes, 1)), humanBytes(res.PeakLiveBytes), humanBytes(res.SumBytes))
 	if len(res.Layers) > 0 {
-		printProfile(os.Stdout, res.Layers)
+		printProfile(os.Stdout, layerTimes(res.Layers))
 	}
 	return nil
 }

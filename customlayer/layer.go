@@ -123,8 +123,12 @@ type Source struct {
 	// Path is where it was read: an OS path, or a path inside the fs.FS the
 	// configuration came from. The JIT names it in the #line directive.
 	Path string
-	Text string
-	Line int
+	// Text is the file's text with each `#include "name"` found beside it replaced by
+	// the header's text between #line directives (include.go); Includes are those
+	// headers' paths, in order.
+	Text     string
+	Includes []string
+	Line     int
 }
 
 // Dim names the tensor whose B, F, Y, X the work-size formulas see. The zero value is

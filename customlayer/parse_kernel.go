@@ -26,11 +26,12 @@ func (p *parser) kernel(e *etree.Element, l *Layer, label string) {
 		l.Entry = strings.TrimSpace(v)
 	}
 	nsrc := 0
+	inc := &includer{fsys: p.opt.FS, once: map[string]bool{}} // one program: #pragma once holds across its sources
 	for _, c := range e.ChildElements() {
 		switch {
 		case isTag(c, "Source"):
 			nsrc++
-			p.source(c, l, label, nsrc)
+			p.source(c, l, label, nsrc, inc)
 		case isTag(c, "Define"):
 			p.define(c, l, label, len(l.Defines)+1)
 		default:
@@ -42,7 +43,7 @@ func (p *parser) kernel(e *etree.Element, l *Layer, label string) {
 	}
 }
 
-func (p *parser) source(e *etree.Element, l *Layer, label string, n int) {
+func (p *parser) source(e *etree.Element, l *Layer, label string, n int, inc *includer) {
 	elem := fmt.Sprintf("Source #%d", n)
 	m := p.attrs(e, label, elem, "filename")
 	p.noChildren(e, label, elem)
@@ -76,7 +77,13 @@ func (p *parser) source(e *etree.Element, l *Layer, label string, n int) {
 		p.errorf(src.Line, label, elem, "cannot read %s: %s", src.Path, describeIOError(err))
 		return
 	}
-	src.Text = string(data)
+	inc.total, inc.files = len(data), nil
+	text, err := inc.expand(string(data), src.Path, 0)
+	if err != nil {
+		p.errorf(src.Line, label, elem, "%v", err)
+		return
+	}
+	src.Text, src.Includes = text, inc.files
 	l.Sources = append(l.Sources, src)
 }
 

@@ -54,6 +54,29 @@ func confined(folder, modelPath string, xmls []string) error {
 				return fmt.Errorf("%s:%d: <Source filename=%q> is %s, outside the model's folder %s: a repository model's kernel sources must lie inside its folder", x, ref.line, ref.filename, where, root)
 			}
 		}
+		if err := confinedIncludes(root, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// confinedIncludes checks the headers that the sources of configuration x include: they
+// become part of the program (customlayer's include.go), so they too must lie inside
+// root. The sources are known to lie inside by then.
+func confinedIncludes(root, x string) error {
+	layers, err := customlayer.Load(x)
+	if err != nil {
+		return nil // the model's load reports it
+	}
+	for _, l := range layers {
+		for _, s := range l.Sources {
+			for _, h := range s.Includes {
+				if where, ok := resolvedInside(root, h); !ok {
+					return fmt.Errorf("%s:%d: <Source filename=%q> includes %s, which is %s, outside the model's folder %s: a repository model's kernel headers must lie inside its folder", x, s.Line, s.Filename, h, where, root)
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -47,6 +47,16 @@ func brokenRepository(t *testing.T) (string, map[string]string) {
 	if err := os.WriteFile(filepath.Join(dir, "escape", "escape.xml"), []byte(climb), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A kernel source that includes a header outside the folder.
+	saveModel(t, m, nil, filepath.Join(dir, "inc", "inc.clm"))
+	copyFile(t, reluConfig, filepath.Join(dir, "inc", "inc.xml"))
+	kernel, err := os.ReadFile(filepath.Join(filepath.Dir(reluConfig), "custom_layer_kernel.cl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "inc", "custom_layer_kernel.cl"), append([]byte("#include \"../../../../../../../../etc/passwd\"\n"), kernel...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// A kernel source that is a symlink to a file outside.
 	saveModel(t, m, nil, filepath.Join(dir, "link", "link.clm"))
 	copyFile(t, filepath.Join(filepath.Dir(reluConfig), "custom_layer_kernel.cl"), filepath.Join(outside, "kernel.cl"))
@@ -82,6 +92,7 @@ func brokenRepository(t *testing.T) (string, map[string]string) {
 		"ir":     "weights file " + filepath.Join(dir, "ir", "ir.bin") + " is " + filepath.Join(resolved(t, outside), "weights.bin") + ", outside the model's folder",
 		"bad":    "bad.clm",
 		"escape": `escape.xml:3: <Source filename="../../../../../../../../etc/passwd"> is /etc/passwd, outside the model's folder`,
+		"inc":    `inc.xml:3: <Source filename="custom_layer_kernel.cl"> includes /etc/passwd, which is /etc/passwd, outside the model's folder`,
 		"link":   `link.xml:3: <Source filename="custom_layer_kernel.cl"> is ` + filepath.Join(resolved(t, outside), "kernel.cl") + `, outside the model's folder`,
 		"sym":    "model file " + filepath.Join(dir, "sym", "sym.clm") + " is " + filepath.Join(resolved(t, outside), "elsewhere.clm") + ", outside the model's folder",
 	}
@@ -177,7 +188,7 @@ func TestStrictRefusesBrokenModels(t *testing.T) {
 		s.Close()
 		t.Fatal("Strict started with broken models")
 	}
-	if !strings.Contains(err.Error(), "5 of 6 models are broken") {
+	if !strings.Contains(err.Error(), "6 of 7 models are broken") {
 		t.Errorf("strict error %q does not count the broken models", err)
 	}
 	for name, want := range broken {

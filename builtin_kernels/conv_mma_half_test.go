@@ -51,3 +51,22 @@ func TestConvMMAHalfStorage(t *testing.T) {
 		}
 	}
 }
+
+// TestMMAPlanHalf: with MMA and a reduced precision a convolution's half plan is the
+// tensor-core kernel with the storage macros first; without, there is none.
+func TestMMAPlanHalf(t *testing.T) {
+	t.Parallel()
+	geo, err := convOp{}.geometry(Attrs{"pads": []int{1, 1, 1, 1}}, shapes(sh(16, 64, 28, 28), sh(64, 64, 3, 3), sh(64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h100 := DeviceInfo{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 1024, LocalMemBytes: 49152, MMA: true, Precision: PrecisionFP16}
+	plan, ok, err := mmaPlanHalf(geo, false, h100)
+	if err != nil || !ok || plan.Launches[0].Kernel != "conv_mma" || plan.Source != halfPlan(&Plan{Source: plan.Source}).Source {
+		t.Errorf("MMA fp16: ok %v, err %v, plan %v", ok, err, plan != nil && plan.Launches[0].Kernel == "conv_mma")
+	}
+	h100.MMA = false
+	if _, ok, err := mmaPlanHalf(geo, false, h100); ok || err != nil {
+		t.Errorf("without MMA: ok %v, err %v", ok, err)
+	}
+}

@@ -24,6 +24,31 @@
 // tiles to fill the device); each chunk writes partial sums to a scratch buffer and
 // conv_gemm_reduce adds them up with the bias, the residual and the activation.
 
+// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
+// vstore_half; without them tensors are float and the macros plain indexing.
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+/* Packed weights (TAPMAJOR) and split-K partial sums are the plan's own float buffers. */
+#if TAPMAJOR
+#define W_T float
+#define LOAD_W(p, i) ((p)[i])
+#else
+#define W_T DATA_T
+#define LOAD_W(p, i) LOAD_DATA(p, i)
+#endif
+#if SPLITK > 1
+#define Y_T float
+#define STORE_Y(p, i, v) ((p)[i] = (v))
+#else
+#define Y_T DATA_T
+#define STORE_Y(p, i, v) STORE_DATA(p, i, v)
+#endif
+
 #define TX (TN / RN)
 #define TY (TM / RM)
 #define NT (TX * TY)
@@ -46,14 +71,14 @@
 #define LOAD_A(k0)                                                                   \
     for (int i = 0; i < ALOADS; i++) {                                               \
         const int k = (k0) + ka0 + i * (NT / TM);                                    \
-        ra[i] = (m0 + ma < MG && k < kend) ? wg[k * MG + m0 + ma] : 0.0f;            \
+        ra[i] = (m0 + ma < MG && k < kend) ? LOAD_W(wg, k * MG + m0 + ma) : 0.0f;     \
     }
 #else
 #define LOAD_A(k0)                                                                   \
     for (int i = 0; i < ALOADS; i++) {                                               \
         const int m = ma0 + i * (NT / TK);                                           \
         const int k = (k0) + ka;                                                     \
-        ra[i] = (m0 + m < MG && k < kend) ? wg[(m0 + m) * KT + k] : 0.0f;            \
+        ra[i] = (m0 + m < MG && k < kend) ? LOAD_W(wg, (m0 + m) * KT + k) : 0.0f;     \
     }
 #endif
 #if KH == 1 && KW == 1
@@ -78,7 +103,7 @@
         const bool inside = pvalid && iy >= 0 && iy < H && ix >= 0 && ix < W;        \
         const int at = ((k0) - r * CG + kb0) * (H * W) + iy * W + ix;                \
         for (int i = 0; i < BLOADS; i++) {                                           \
-            rb[i] = inside ? xb[at + i * (NT / TN) * (H * W)] : 0.0f;                \
+            rb[i] = inside ? LOAD_DATA(xb, at + i * (NT / TN) * (H * W)) : 0.0f;     \
         }                                                                            \
     }
 #else
@@ -89,7 +114,7 @@
         if (pvalid && k < kend) {                                                    \
             KDECOMP(k)                                                               \
             if (iy >= 0 && iy < H && ix >= 0 && ix < W) {                            \
-                v = xb[(c * H + iy) * W + ix];                                       \
+                v = LOAD_DATA(xb, (c * H + iy) * W + ix);                            \
             }                                                                        \
         }                                                                            \
         rb[i] = v;                                                                   \
@@ -98,20 +123,20 @@
 #define LOAD_SLICE(k0) LOAD_A(k0) LOAD_B(k0)
 
 #if HAS_BIAS
-#define BIAS(m) bias[m]
+#define BIAS(m) LOAD_DATA(bias, m)
 #else
 #define BIAS(m) 0.0f
 #endif
 #if HAS_RESIDUAL
-#define RES(i) res[i]
+#define RES(i) LOAD_DATA(res, i)
 #else
 #define RES(i) 0.0f
 #endif
 
 __kernel __attribute__((reqd_work_group_size(TX, TY, 1)))
-void conv_gemm(__global const float* restrict x, int x_off,
-               __global const float* restrict w, int w_off BIAS_ARG RES_ARG,
-               __global float* restrict y, int y_off)
+void conv_gemm(__global const DATA_T* restrict x, int x_off,
+               __global const W_T* restrict w, int w_off BIAS_ARG RES_ARG,
+               __global Y_T* restrict y, int y_off)
 {
     x += x_off;
     w += w_off;
@@ -151,7 +176,7 @@ void conv_gemm(__global const float* restrict x, int x_off,
     const int pr = pl - pn * OHW;
     const int iy0 = (pr / OW) * SH - PT;
     const int ix0 = (pr % OW) * SW - PL;
-    const __global float* xb = x + (pn * C + g * CG) * (H * W);
+    const __global DATA_T* xb = x + (pn * C + g * CG) * (H * W);
 #if WT
     /* weights stored K × M (a Gemm's B without transB): adjacent work-items take
        adjacent m, so the loads are coalesced */
@@ -161,7 +186,7 @@ void conv_gemm(__global const float* restrict x, int x_off,
     const int ka = tid % TK;
     const int ma0 = tid / TK;
 #endif
-    const __global float* wg = w + (g * MG) * KT;
+    const __global W_T* wg = w + (g * MG) * KT;
 
     /* Registers carry the next K slice from global memory across the multiply of the
        current one; the slice is stored to local memory at the top of the next step. With
@@ -230,9 +255,9 @@ void conv_gemm(__global const float* restrict x, int x_off,
                         const int idx = (n * M + mm) * OHW + (p - n * OHW);
 #if SPLITK == 1
                         const float v = vals[e] + BIAS(mm) + RES(idx);
-                        y[idx + n * (YN - M * OHW)] = APPLY_ACT(v);
+                        STORE_Y(y, idx + n * (YN - M * OHW), APPLY_ACT(v));
 #else
-                        y[s * TOTAL + idx] = vals[e];
+                        STORE_Y(y, s * TOTAL + idx, vals[e]);
 #endif
                     }
                 }
@@ -243,7 +268,7 @@ void conv_gemm(__global const float* restrict x, int x_off,
 
 #if TAPMAJOR
 /* wp = the weights with K reordered tap-major: wp[m][r·CG + c] = w[m][c·KH·KW + r]. */
-__kernel void conv_gemm_pack(__global const float* restrict w, int w_off,
+__kernel void conv_gemm_pack(__global const DATA_T* restrict w, int w_off,
                              __global float* restrict wp, int wp_off)
 {
     w += w_off;
@@ -255,13 +280,13 @@ __kernel void conv_gemm_pack(__global const float* restrict w, int w_off,
     }
     const int c = k / (KH * KW);
     const int r = k - c * (KH * KW);
-    wp[m * KT + r * CG + c] = w[m * KT + k];
+    wp[m * KT + r * CG + c] = LOAD_DATA(w, m * KT + k);
 }
 #endif
 
 #if SPLITK > 1
 __kernel void conv_gemm_reduce(__global const float* restrict part, int part_off BIAS_ARG RES_ARG,
-                               __global float* restrict y, int y_off)
+                               __global DATA_T* restrict y, int y_off)
 {
     part += part_off;
     y += y_off;
@@ -277,6 +302,6 @@ __kernel void conv_gemm_reduce(__global const float* restrict part, int part_off
     }
     const int mm = (idx / OHW) % M;
     v += BIAS(mm) + RES(idx);
-    y[idx + idx / (M * OHW) * (YN - M * OHW)] = APPLY_ACT(v);
+    STORE_DATA(y, idx + idx / (M * OHW) * (YN - M * OHW), APPLY_ACT(v));
 }
 #endif

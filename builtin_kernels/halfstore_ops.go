@@ -1,9 +1,10 @@
 package builtinkernels
 
 // The ops that store half (HalfStorer): the layers of the large CNNs. Each runs its
-// portable kernel (conv.cl's direct convolution, pool.cl, gemm.cl, ...) with the
-// storage macros switched to half; the CPU- and GPU-specific kernels of their float
-// plans keep float storage for now.
+// kernels with the storage macros switched to half: the GPU's implicit GEMM and the
+// CPU's block kernels (inverted residuals, fire modules) where the float plan runs them,
+// else the portable kernels (conv.cl's direct convolution, pool.cl, gemm.cl, ...); the
+// CPU's vectorised and Winograd convolutions keep float storage for now.
 
 func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
 	p = paramsOr(p)
@@ -27,6 +28,14 @@ func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 			return nil, false, nil
 		}
 		plan, err := convMaxPoolPlan(g, dev)
+		if err != nil {
+			return nil, false, err
+		}
+		return halfPlan(plan), true, nil
+	}
+	if depthwise := g.cg == 1 && g.g > 1; dev.IsGPU && !depthwise && g.nsp == 2 {
+		tile, splitK := heuristicTile(g, dev)
+		plan, err := implicitGemmTiled(g, false, tile, splitK, dev)
 		if err != nil {
 			return nil, false, err
 		}
@@ -125,6 +134,17 @@ func (o gemmOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 		return nil, false, err
 	}
 	g, _ := o.geometry(p, in)
+	if dev.IsGPU && fullyConnected(g, p) {
+		// A fully connected layer: the implicit GEMM, as gemmGPUPlan runs it in float.
+		cg := gemmAsConv(g)
+		cg.half = true
+		tile, splitK := heuristicTile(cg, dev)
+		plan, err := implicitGemmTiled(cg, !g.transB, tile, splitK, dev)
+		if err != nil {
+			return nil, false, err
+		}
+		return halfPlan(plan), true, nil
+	}
 	plan, err := g.plan(dev)
 	if err != nil {
 		return nil, false, err

@@ -181,3 +181,36 @@ func runConverted(t *testing.T, env *testEnv, c opCase, plan *Plan, st Storage) 
 	}
 	compareHalf(t, c.name, got[0], want[0])
 }
+
+// TestHalfImplicitGemm runs conv_gpu.cl's implicit GEMM with half storage over tiles,
+// K splits and the tap-major packing, on the test device as a GPU would run it.
+func TestHalfImplicitGemm(t *testing.T) {
+	env := deviceEnv(t)
+	gpu := DeviceInfo{IsGPU: true, ComputeUnits: 8, MaxWorkGroupSize: 256, LocalMemBytes: 48 << 10}
+	for _, c := range []opCase{
+		{typ: "Conv", name: "3x3 residual relu", gen: "rrrr", attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu},
+			in: shapes(sh(2, 32, 9, 9), sh(24, 32, 3, 3), sh(24), sh(2, 24, 9, 9)), out: shapes(sh(2, 24, 9, 9))},
+		{typ: "Conv", name: "1x1 deep", in: shapes(sh(1, 256, 5, 5), sh(16, 256, 1, 1), sh(16)), out: shapes(sh(1, 16, 5, 5))},
+		{typ: "Conv", name: "grouped s2", attrs: Attrs{"group": 2, "strides": []int{2, 2}, "pads": []int{1, 1, 1, 1}},
+			in: shapes(sh(1, 8, 11, 11), sh(6, 4, 3, 3)), out: shapes(sh(1, 6, 6, 6))},
+	} {
+		g, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.half = true
+		plans, err := gemmCandidates(g, false, gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]bool{}
+		for _, plan := range plans {
+			if len(plan.Launches) == 0 || plan.Launches[len(plan.Launches)-1].Kernel == "" || strings.Contains(plan.Source, "mma") {
+				continue
+			}
+			kinds[fmt.Sprintf("splitk %v tapmajor %v", len(plan.Launches) > 1, len(plan.Setup) > 0)] = true
+			runHalf(t, env, c, halfPlan(plan), nil)
+		}
+		t.Logf("%s: %d plans (%v)", c.name, len(plans), kinds)
+	}
+}

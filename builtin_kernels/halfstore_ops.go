@@ -34,6 +34,10 @@ func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 		return halfPlan(plan), true, nil
 	}
 	if depthwise := g.cg == 1 && g.g > 1; dev.IsGPU && !depthwise && g.nsp == 2 {
+		// Tensor cores where the device took the probe (fp16 operands).
+		if plan, ok, err := mmaPlanHalf(g, false, dev); ok || err != nil {
+			return plan, ok, err
+		}
 		tile, splitK := heuristicTile(g, dev)
 		plan, err := implicitGemmTiled(g, false, tile, splitK, dev)
 		if err != nil {
@@ -138,6 +142,9 @@ func (o gemmOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 		// A fully connected layer: the implicit GEMM, as gemmGPUPlan runs it in float.
 		cg := gemmAsConv(g)
 		cg.half = true
+		if plan, ok, err := mmaPlanHalf(cg, !g.transB, dev); ok || err != nil {
+			return plan, ok, err
+		}
 		tile, splitK := heuristicTile(cg, dev)
 		plan, err := implicitGemmTiled(cg, !g.transB, tile, splitK, dev)
 		if err != nil {

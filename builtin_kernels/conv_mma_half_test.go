@@ -65,8 +65,15 @@ func TestMMAPlanHalf(t *testing.T) {
 	if err != nil || !ok || plan.Launches[0].Kernel != "conv_mma" || plan.Source != halfPlan(&Plan{Source: plan.Source}).Source {
 		t.Errorf("MMA fp16: ok %v, err %v, plan %v", ok, err, plan != nil && plan.Launches[0].Kernel == "conv_mma")
 	}
+	in, out := shapes(sh(16, 64, 28, 28), sh(64, 64, 3, 3), sh(64)), shapes(sh(16, 64, 28, 28))
+	if p, ok, err := (convOp{}).PlanHalf(Attrs{"pads": []int{1, 1, 1, 1}}, in, out, h100); err != nil || !ok || p.Launches[0].Kernel != "conv_mma" {
+		t.Errorf("Conv's PlanHalf with MMA: ok %v, err %v, not conv_mma", ok, err)
+	}
 	h100.MMA = false
 	if _, ok, err := mmaPlanHalf(geo, false, h100); ok || err != nil {
 		t.Errorf("without MMA: ok %v, err %v", ok, err)
+	}
+	if p, _, err := (convOp{}).PlanHalf(Attrs{"pads": []int{1, 1, 1, 1}}, in, out, h100); err != nil || p.Launches[0].Kernel == "conv_mma" {
+		t.Errorf("Conv's PlanHalf without MMA: err %v, or conv_mma", err)
 	}
 }

@@ -73,7 +73,7 @@ func (n *Network) floatPlan(l *model.Layer, op builtinkernels.Op, inShapes, outS
 	if tun, ok := op.(builtinkernels.Tunable); ok && n.engine.opts.Tune != Off {
 		plan, err = n.engine.tuner.plan(l, op, tun, inShapes, outShapes)
 	} else {
-		plan, err = op.Plan(l, inShapes, outShapes, builtinkernels.DeviceInfoOf(n.engine.device))
+		plan, err = op.Plan(l, inShapes, outShapes, n.engine.planDevice())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("layer %q (%s): %w", l.Name, l.Type, err)

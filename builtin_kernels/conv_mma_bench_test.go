@@ -20,8 +20,10 @@ func BenchmarkConvMMA(b *testing.B) {
 		b.Skip("no NVIDIA GPU: the tensor cores are only emulated here")
 	}
 	type layer struct{ c, m, k, hw, s int }
-	for _, l := range []layer{{3, 64, 7, 224, 2}, {64, 64, 3, 56, 1}, {64, 128, 3, 56, 2}, {64, 128, 1, 56, 2}, {128, 128, 3, 28, 1},
-		{128, 256, 3, 28, 2}, {256, 256, 3, 14, 1}, {256, 512, 3, 14, 2}, {512, 512, 3, 7, 1}} {
+	// The 3×3 stride-1 layers first, which hold most of the arithmetic (and the issue's
+	// 40 % of peak), then the strided ones, the 1×1 shortcut and the 7×7 stem.
+	for _, l := range []layer{{64, 64, 3, 56, 1}, {128, 128, 3, 28, 1}, {256, 256, 3, 14, 1}, {512, 512, 3, 7, 1},
+		{64, 128, 3, 56, 2}, {128, 256, 3, 28, 2}, {256, 512, 3, 14, 2}, {64, 128, 1, 56, 2}, {3, 64, 7, 224, 2}} {
 		o := (l.hw+2*(l.k/2)-l.k)/l.s + 1
 		c := opCase{attrs: Attrs{"pads": []int{l.k / 2, l.k / 2, l.k / 2, l.k / 2}, "strides": []int{l.s, l.s}, opspec.FusedActivationAttr: opspec.ActRelu},
 			in: shapes(sh(16, l.c, l.hw, l.hw), sh(l.m, l.c, l.k, l.k), sh(l.m)), out: shapes(sh(16, l.m, o, o))}

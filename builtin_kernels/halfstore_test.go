@@ -105,15 +105,22 @@ func TestHalfFusedBlocks(t *testing.T) {
 		{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 2, groupRows: 2, projChannels: 16, projPixels: 3, outLanes: true, claimGroups: true},
 	} {
 		plan, err := invResOp{}.planStored(block.attrs, block.in, block.out, env.dev, tile, true)
-		if err != nil || plan == nil {
+		if err != nil {
 			t.Fatalf("%+v: %v", tile, err)
+		}
+		if plan == nil && tile == nil {
+			t.Log("no tiled kernel for this device: the plain launches, which store float")
+			continue
 		}
 		runHalf(t, env, block, halfPlan(plan), nil)
 	}
-	plan, ok, err := invResOp{}.PlanHalf(stem.attrs, stem.in, stem.out, env.dev)
-	if err != nil || !ok {
-		t.Fatalf("stem: %v %v", ok, err)
+	// The stem reading a float graph input, with the tile of the device's vector width.
+	tile := invResTile{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 3}
+	plan, err := invResOp{}.planStored(stem.attrs, stem.in, stem.out, env.dev, &tile, true)
+	if err != nil {
+		t.Fatalf("stem: %v", err)
 	}
+	plan = halfPlan(plan)
 	runHalf(t, env, stem, plan, nil)
 	floatX, ok := ReadInputAsFloat(plan)
 	if !ok {

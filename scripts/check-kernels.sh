@@ -40,12 +40,12 @@ netpid=$!
 # builtin_kernels takes longer than the rest together; its slowest tests run in a
 # process of their own beside the others, so that both of a 2-core machine's cores
 # stay busy (oclgrind spreads a launch's work-groups over threads, not a small launch's).
-slow='TestGemmTilesAllCorrect|TestConvWinogradCPUPlan|TestFirePlan|TestRollingClaims|TestConvMaxPoolCPUPlan'
+slow='TestGemmTilesAllCorrect|TestConvWinogradCPUPlan|TestFirePlan|TestRollingClaims|TestConvMaxPoolCPUPlan|TestHalfImplicitGemm'
 log3=$(mktemp)
 trap 'rm -rf "$vendors" "$log" "$log2" "$log3"' EXIT
 gotest -run "^($slow)\$" ./builtin_kernels >"$log3" 2>&1 &
 slowpid=$!
-rest='TestOclgrindCanary|TestOpsMatchReference|TestConv3D|TestPool3D|TestPoolLargeWindow|TestConvGPUPlan|TestConvCPUPlan|TestConvCPUPaddedCopy|TestConvDepthwiseCPUPlan|TestConvWindowCPUPlan|TestConv1x1CPUPlan|TestConv1x1PooledCPUPlan|TestConv1x1BlockedCPUPlan|TestCPULaunchGroups|TestInvertedResidualPlan|TestMaxPoolCPUPlan|TestConcatCPUPlan|TestGemmCPUPlan|TestGlobalConfig.*|TestCustom.*|TestSample.*|TestDiamond.*|TestLayerNormStatistics|TestRowGroupPlans|TestGoodKernel|TestYoloHead|TestSampleAgainstReference'
+rest='TestOclgrindCanary|TestOpsMatchReference|TestHalfPlansMatchReference|TestHalfFusedBlocks|TestConvertAround|TestConv3D|TestPool3D|TestPoolLargeWindow|TestConvGPUPlan|TestConvCPUPlan|TestConvCPUPaddedCopy|TestConvDepthwiseCPUPlan|TestConvWindowCPUPlan|TestConv1x1CPUPlan|TestConv1x1PooledCPUPlan|TestConv1x1BlockedCPUPlan|TestCPULaunchGroups|TestInvertedResidualPlan|TestMaxPoolCPUPlan|TestConcatCPUPlan|TestGemmCPUPlan|TestGlobalConfig.*|TestCustom.*|TestSample.*|TestDiamond.*|TestLayerNormStatistics|TestRowGroupPlans|TestGoodKernel|TestYoloHead|TestSampleAgainstReference'
 gotest -p 1 \
 	-run "^($rest)\$" \
 	./cl ./host ./builtin_kernels ./samples/custom_layers ./samples/custom_relu ./samples/onnx_custom_op ./samples/yolo_head 2>&1 | tee "$log" | grep --line-buffered -E '^(ok|FAIL|--- FAIL)'

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 )
 
@@ -20,6 +21,9 @@ func parseRequest(b []byte, req *restRequest) error {
 	}
 	return json.Unmarshal(b, req)
 }
+
+// maxFastKeys is the most keys an object the fast path reads may have.
+const maxFastKeys = 32
 
 // jsonScanner reads the subset of JSON fastRequest takes. Each method reports false on
 // anything outside it, and the caller gives up.
@@ -158,10 +162,10 @@ func (s *jsonScanner) object(field func(key string) bool) bool {
 			return false
 		}
 		key := string(k)
-		for _, old := range seen {
-			if old == key {
-				return false
-			}
+		// A repeated key is encoding/json's to settle; so is an object of many keys,
+		// whose check against every earlier key would take quadratic time.
+		if len(seen) == maxFastKeys || slices.Contains(seen, key) {
+			return false
 		}
 		seen = append(seen, key)
 		if !field(key) {

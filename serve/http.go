@@ -160,6 +160,9 @@ func (s *Server) inferHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
+		if err := h.take(jsonStructBytes(header)); err != nil {
+			return nil, err
+		}
 		if err := parseRequest(header, &req); err != nil {
 			return nil, errorf(KindInvalid, "request JSON: %v", err)
 		}

@@ -102,9 +102,11 @@ func TestInflightBudget(t *testing.T) {
 	body, headers := binaryRequest(t, map[string]any{"parameters": map[string]any{paramBinaryAll: true},
 		"inputs": []map[string]any{{"name": "image", "datatype": "FP32",
 			"shape": []int{1, imgC, imgH, imgW}, "parameters": map[string]any{paramBinarySize: 4 * len(img)}}}}, float32Bytes(img))
-	// One item: its body, its binary FP32 input read where it lies, and its outputs
+	// One item: its body, what its JSON decodes to, its binary FP32 input read where
+	// it lies, and its outputs
 	// (features 4×8×8, pooled 4×4×4), sent as binary where they lie.
-	each := int64(len(body)) + 4*(convF*imgH*imgW+convF*imgH*imgW/4)
+	jsonLen, _ := strconv.Atoi(headers[headerJSONLength])
+	each := int64(len(body)) + jsonStructBytes(body[:jsonLen]) + 4*(convF*imgH*imgW+convF*imgH*imgW/4)
 	ts := startServer(t, []Source{reluSource()}, 1, Options{MaxBatch: 4, MaxInflightBytes: 2*each + each/2})
 	url := ts.httpURL + "/v2/models/relu/infer"
 	_, want := reluReference(img)

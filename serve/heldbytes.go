@@ -1,5 +1,7 @@
 package serve
 
+import "bytes"
+
 // answerBytes is the most memory a REST answer's encoding takes beyond the outputs'
 // values, which the request already holds: JSON text of up to 16 bytes a float32
 // value and 21 an integer, and the bytes of binary outputs of a datatype other than
@@ -33,4 +35,15 @@ func jsonDataBytes(inputs []restInput) int64 {
 		n += int64(len(inputs[i].Data))
 	}
 	return n
+}
+
+// structCost is what an object or a key of a request's JSON decodes to beyond its
+// text, generously: a restInput or restOutput, a map entry, with the slices' growth.
+const structCost = 192
+
+// jsonStructBytes is the memory a request's JSON decodes to beyond its bytes: a
+// struct or map entry for each object and key. Three bytes of "{}," make a restInput
+// of 88; a million of them took 180 MB before any check could refuse them.
+func jsonStructBytes(header []byte) int64 {
+	return structCost * int64(bytes.Count(header, []byte("{"))+bytes.Count(header, []byte(":")))
 }

@@ -119,8 +119,8 @@ func (s *Server) modelReady(w http.ResponseWriter, r *http.Request) {
 type restRequest struct {
 	ID         *string                    `json:"id"`
 	Parameters map[string]json.RawMessage `json:"parameters"`
-	Inputs     []restInput                `json:"inputs"`
-	Outputs    []restOutput               `json:"outputs"`
+	Inputs     restInputList              `json:"inputs"`
+	Outputs    restOutputList             `json:"outputs"`
 }
 
 type restInput struct {

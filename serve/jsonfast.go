@@ -231,16 +231,22 @@ func (s *jsonScanner) request(req *restRequest) bool {
 		case "parameters":
 			return s.params(&req.Parameters)
 		case "inputs":
-			req.Inputs = []restInput{}
+			req.Inputs = restInputList{}
 			return s.array(func() bool {
+				if len(req.Inputs) == maxRequestTensors {
+					return false // encoding/json's reading names the problem
+				}
 				var in restInput
 				ok := s.input(&in)
 				req.Inputs = append(req.Inputs, in)
 				return ok
 			})
 		case "outputs":
-			req.Outputs = []restOutput{}
+			req.Outputs = restOutputList{}
 			return s.array(func() bool {
+				if len(req.Outputs) == maxRequestTensors {
+					return false
+				}
 				var o restOutput
 				ok := s.object(func(key string) bool {
 					switch key {

@@ -174,6 +174,9 @@ func (n *Network) run(ctx context.Context, inputs map[string]*Tensor) (map[strin
 	useEvents := q.OutOfOrder || q.Profiling || timed
 	events, err := n.submit(q, useEvents)
 	defer func() {
+		if n.stuck != nil {
+			return // a read still to be enqueued after a late kernel waits on them
+		}
 		for _, evs := range events {
 			for _, e := range evs {
 				e.Release()
@@ -196,29 +199,43 @@ func (n *Network) run(ctx context.Context, inputs map[string]*Tensor) (map[strin
 	if err := q.Flush(); err != nil {
 		return nil, err
 	}
-	if timed {
-		if err := n.awaitDeadline(q, events, started, deadline); err != nil {
-			return nil, err
-		}
-	}
 	outs := make(map[string]*Tensor, len(n.outputs))
-	for i, t := range n.outputs {
-		var wait []*cl.Event
-		if useEvents && t.ready >= 0 {
-			for li, e := range events[t.ready] {
-				if e != nil && n.steps[t.ready].isFinal(li) {
-					wait = append(wait, e)
+	// The blocking reads and the Finish after them are what waits for the kernels: a
+	// deadline bounds that wait itself rather than one for a marker before it, which
+	// cost a second round trip to the driver per inference.
+	readAll := func() error {
+		datas := make([][]float32, len(n.outputs))
+		for i, t := range n.outputs {
+			var wait []*cl.Event
+			if useEvents && t.ready >= 0 {
+				for li, e := range events[t.ready] {
+					if e != nil && n.steps[t.ready].isFinal(li) {
+						wait = append(wait, e)
+					}
 				}
 			}
+			data := make([]float32, elements(t.shape))
+			if err := n.readOutput(q, i, data, wait); err != nil {
+				_ = q.Finish()
+				return fmt.Errorf("output %q: %w", t.name, err)
+			}
+			datas[i] = data
+			outs[t.name] = &Tensor{Shape: append([]int(nil), t.shape...), Data: data}
 		}
-		data := make([]float32, elements(t.shape))
-		if err := n.readOutput(q, i, data, wait); err != nil {
-			_ = q.Finish()
-			return nil, fmt.Errorf("output %q: %w", t.name, err)
+		if err := q.Finish(); err != nil {
+			return err
 		}
-		outs[t.name] = &Tensor{Shape: append([]int(nil), t.shape...), Data: data}
+		for i, data := range datas {
+			n.copyStagedOutput(i, data)
+		}
+		return nil
 	}
-	if err := q.Finish(); err != nil {
+	if timed {
+		err = n.awaitDeadline(events, started, deadline, readAll)
+	} else {
+		err = readAll()
+	}
+	if err != nil {
 		return nil, err
 	}
 	finished = true

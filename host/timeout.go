@@ -55,18 +55,14 @@ func (e *StuckError) Error() string {
 	return fmt.Sprintf("the device is out of service: %s has not finished after %s, and OpenCL cannot stop a running kernel", what, e.Cause.After.Round(10*time.Millisecond))
 }
 
-// awaitDeadline waits until every command enqueued so far has completed or the deadline
-// passes; then it marks the network stuck and names the custom steps not finished.
-func (n *Network) awaitDeadline(q *cl.Queue, events [][]*cl.Event, started, deadline time.Time) error {
-	m, err := q.Marker()
-	if err != nil {
-		return err
-	}
+// awaitDeadline runs finish, which blocks until every command enqueued so far has
+// completed (the output reads and a Finish), until the deadline passes; then it marks
+// the network stuck and names the custom steps not finished. finish goes on in its own
+// goroutine, which a kernel that never ends holds for good.
+func (n *Network) awaitDeadline(events [][]*cl.Event, started, deadline time.Time, finish func() error) error {
+	q := n.engine.queue
 	done := make(chan error, 1)
-	go func() {
-		done <- m.Wait()
-		m.Release()
-	}()
+	go func() { done <- finish() }()
 	wait := time.Until(deadline)
 	timer := time.NewTimer(wait)
 	defer timer.Stop()

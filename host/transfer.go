@@ -158,20 +158,22 @@ func copyShares(n int) int {
 	return max(1, min(n>>20, runtime.GOMAXPROCS(0), 8))
 }
 
-// readOutput copies output i from the device into data once wait has completed.
+// readOutput enqueues the copy of output i from the device into data once wait has
+// completed. Through a pinned buffer the copy into data waits for the caller's Finish
+// (copyStagedOutput), so that several outputs take one round trip to the device.
 func (n *Network) readOutput(q *cl.Queue, i int, data []float32, wait []*cl.Event) error {
 	t := n.outputs[i]
 	dst := float32Bytes(data)
 	if n.stageOut == nil {
 		return q.Read(t.buf, t.byteOff(), dst, wait)
 	}
-	h := n.stageOut[i]
-	if err := q.ReadInto(h, 0, t.buf, t.byteOff(), len(dst), wait); err != nil {
-		return err
+	return q.ReadInto(n.stageOut[i], 0, t.buf, t.byteOff(), len(dst), wait)
+}
+
+// copyStagedOutput copies output i from its pinned buffer into data, once the queue has
+// finished the read readOutput enqueued.
+func (n *Network) copyStagedOutput(i int, data []float32) {
+	if n.stageOut != nil {
+		copy(float32Bytes(data), n.stageOut[i].Bytes)
 	}
-	if err := q.Finish(); err != nil {
-		return err
-	}
-	copy(dst, h.Bytes)
-	return nil
 }

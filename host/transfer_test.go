@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+	"time"
 
 	"github.com/clhost/clhost/model"
 )
@@ -12,8 +13,8 @@ import (
 // TestPinnedTransfers: inputs and outputs copied through pinned host buffers (in pieces,
 // from several goroutines, for an input of several MiB) give bit-identical results to
 // the direct copies (on a CPU device, writes through a map filled by several goroutines),
-// on in-order and out-of-order queues, inference after inference; Pinned Auto leaves a
-// CPU device on direct copies.
+// on in-order and out-of-order queues, inference after inference, with and without a
+// deadline; Pinned Auto leaves a CPU device on direct copies.
 func TestPinnedTransfers(t *testing.T) {
 	shape := []int{1, 4, 512, 300} // 2.4 MiB: more than one copying goroutine
 	b := model.NewBuilder("pinned")
@@ -56,8 +57,16 @@ func TestPinnedTransfers(t *testing.T) {
 			t.Fatalf("pinned buffers: %d in, %d out; want 1 and 2", len(n.stageIn), len(n.stageOut))
 		}
 		for rep := range 2 {
+			// The second pass has a deadline: its reads, both outputs' through their
+			// pinned buffers before one Finish, run under awaitDeadline.
+			ctx := context.Background()
+			if rep == 1 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, time.Minute)
+				defer cancel()
+			}
 			for i, in := range inputs {
-				got, err := n.Infer(context.Background(), map[string]*Tensor{"x": in})
+				got, err := n.Infer(ctx, map[string]*Tensor{"x": in})
 				if err != nil {
 					t.Fatal(err)
 				}

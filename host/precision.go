@@ -41,6 +41,11 @@ func (e *Engine) storeHalf() bool { return e.opts.Precision == builtinkernels.Pr
 func (e *Engine) planDevice() builtinkernels.DeviceInfo {
 	d := builtinkernels.DeviceInfoOf(e.device)
 	d.Precision = e.precision()
+	if d.Precision == builtinkernels.PrecisionFP16 {
+		// As precision() does for tf32: where an NVIDIA GPU failed the probe, the log
+		// says why once, and the half kernels run without tensor cores.
+		d.MMA = probeMMA(e)
+	}
 	return d
 }
 

@@ -93,12 +93,16 @@ func (n *Network) writeInputs(q *cl.Queue, inputs map[string]*Tensor) error {
 }
 
 // writePinned copies src into h and enqueues h's copy to dst at byte offset at, piece by
-// piece, from a few goroutines that each take a contiguous share.
+// piece, from a few goroutines that each take a contiguous share. Data already in h
+// (src is h's own memory, Network.InputStaging) is not copied.
 func writePinned(q *cl.Queue, dst *cl.Buffer, at int, h *cl.HostBuffer, src []byte) error {
+	inPlace := sameMemory(src, h.Bytes)
 	return inShares(len(src), func(lo, hi int) error {
 		for off := lo; off < hi; off += pinnedPiece {
 			end := min(off+pinnedPiece, hi)
-			copy(h.Bytes[off:end], src[off:end])
+			if !inPlace {
+				copy(h.Bytes[off:end], src[off:end])
+			}
 			if err := q.WriteFrom(dst, at+off, h, off, end-off, nil); err != nil {
 				return err
 			}

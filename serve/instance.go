@@ -24,6 +24,9 @@ type instance struct {
 	// dirty holds, per batch size and model input, how many leading values of the
 	// staged input may be other than zero.
 	dirty map[int][]int
+	// pinnedStaging says the staged inputs are the networks' pinned buffers, which an
+	// inference of other input data overwrites.
+	pinnedStaging bool
 
 	// series are the model's metrics on the device.
 	series *series
@@ -145,6 +148,9 @@ func (in *instance) runChunk(size int, segs []segment) (map[string]*host.Tensor,
 		stage := in.staging[size][t.name]
 		if whole || !m.batched {
 			inputs[t.name] = &host.Tensor{Shape: stage.Shape, Data: segs[0].r.inputs[i]}
+			if in.pinnedStaging {
+				in.dirty[size][i] = len(stage.Data) // the request's data is copied there
+			}
 			continue
 		}
 		srcs := make([][]float32, len(segs))

@@ -413,7 +413,15 @@ func (s *Server) compileOn(m *servedModel, src Source, d *device, byBatch map[in
 		in.nets[b] = n
 		st := map[string]*host.Tensor{}
 		for _, t := range n.Inputs() {
-			st[t.Name] = &host.Tensor{Shape: t.Shape, Data: make([]float32, elements(t.Shape))}
+			// Packed where the network's transfer starts (a GPU's pinned buffer), a
+			// batch is not copied a second time before it crosses.
+			data := n.InputStaging(t.Name)
+			if data == nil {
+				data = make([]float32, elements(t.Shape))
+			} else {
+				in.pinnedStaging = true
+			}
+			st[t.Name] = &host.Tensor{Shape: t.Shape, Data: data}
 		}
 		in.staging[b] = st
 		in.dirty[b] = make([]int, len(m.inputs))

@@ -377,7 +377,15 @@ func (s *step) isFinal(li int) bool {
 // events (an in-order queue, no profiling) it returns nil. On error the caller still
 // releases what it returns.
 func (n *Network) submit(q *cl.Queue, useEvents bool) ([][]*cl.Event, error) {
-	evs, failed, err := q.SubmitChain(n.chain, useEvents)
+	var evs []*cl.Event
+	failed, err := -1, error(nil)
+	if useEvents && !q.OutOfOrder && !q.Profiling {
+		// Events for a deadline's report and the reads alone: in order, the queue runs
+		// each launch after the one before without an event and a wait list for each.
+		evs, failed, err = q.SubmitChainKept(n.chain)
+	} else {
+		evs, failed, err = q.SubmitChain(n.chain, useEvents)
+	}
 	var events [][]*cl.Event
 	if evs != nil {
 		if n.events == nil {

@@ -8,22 +8,14 @@ import (
 	"github.com/clhost/clhost/model"
 )
 
-// TestHalfStorageConversionsExact holds both kinds of storage macros of half plans to
-// IEEE half:
+// TestHalfStorageConversionsExact holds the storage macros of half plans (vload_half,
+// vstore_half) to IEEE half on the test device:
 // LOAD_DATA widens every one of the 65,536 halves exactly, and STORE_DATA rounds floats
 // (ties, subnormals, the overflow edge, infinities, NaN, random values) to nearest even,
 // as model.Float32ToHalf does.
 func TestHalfStorageConversionsExact(t *testing.T) {
-	for _, dev := range []DeviceInfo{{}, {IsGPU: true}} {
-		testHalfConversions(t, dev)
-	}
-}
-
-// testHalfConversions is TestHalfStorageConversionsExact for the macros of dev's kind
-// (integer operations on CPUs, vload_half / vstore_half on GPUs).
-func testHalfConversions(t *testing.T, dev DeviceInfo) {
 	env := deviceEnv(t)
-	src := halfDefines(dev) + `
+	src := halfDefines + `
 __kernel void widen(__global const half* restrict x, int x_off, __global float* restrict y, int y_off, int n)
 {
     x += x_off;

@@ -18,75 +18,24 @@ type HalfStorer interface {
 	PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (plan *Plan, ok bool, err error)
 }
 
-// halfHeader opens every half plan's source: IsHalfPlan knows them by it.
-const halfHeader = "#define STORAGE_HALF 1\n"
-
 // halfDefines switch a kernel source written with DATA_T and the LOAD_DATA /
 // STORE_DATA macros to half storage; each such .cl file defines the float forms itself
-// when DATA_T is not defined, so its float program text needs nothing from Go. GPUs
-// convert with vload_half and vstore_half, one instruction each there; on CPUs those
-// are a library call per value in PoCL, which keeps PoCL from vectorising the loop
-// across work-items, so the scalar forms are integer operations and selects instead
-// (exact: TestHalfStorageConversionsExact), which took SqueezeNet's fused 1×1 expand
-// with its MaxPool from 197 to 15 ms on the 2-core development machine.
-func halfDefines(dev DeviceInfo) string {
-	if dev.IsGPU {
-		return halfHeader + gpuHalfMacros
-	}
-	return halfHeader + cpuHalfMacros
-}
-
-const gpuHalfMacros = `#define DATA_T half
+// when DATA_T is not defined, so its float program text needs nothing from Go.
+const halfDefines = `#define STORAGE_HALF 1
+#define DATA_T half
 #define LOAD_DATA(p, i) vload_half((i), (p))
 #define STORE_DATA(p, i, v) vstore_half((v), (i), (p))
 #define LOAD_DATA16(i, p) vload_half16((i), (p))
 #define STORE_DATA16(v, i, p) vstore_half16((v), (i), (p))
 `
 
-const cpuHalfMacros = `#define DATA_T half
-/* clhost_h2f widens the bits of a half, exactly. */
-inline float clhost_h2f(const uint h)
-{
-    const uint e = h & 0x7c00u;
-    const float normal = as_float(((h & 0x7fffu) << 13) + 0x38000000u);
-    const float sub = (float)(h & 0x3ffu) * 0x1p-24f;
-    const float special = as_float(0x7f800000u | ((h & 0x3ffu) << 13));
-    const float f = e == 0u ? sub : (e == 0x7c00u ? special : normal);
-    return as_float(as_uint(f) | ((h & 0x8000u) << 16));
-}
-/* clhost_f2h rounds a float to the nearest half, ties to even, as vstore_half does:
-   zero and subnormals through an exact scaling and rint, normals by rebiasing the
-   exponent and rounding the mantissa, infinities from 65520 on, NaN a quiet NaN. */
-inline ushort clhost_f2h(const float f)
-{
-    const uint x = as_uint(f);
-    const uint ax = x & 0x7fffffffu;
-    const uint m = ax - 0x38000000u;
-    const uint normal = (m + 0x0fffu + ((m >> 13) & 1u)) >> 13;
-    const uint sub = (uint)rint(as_float(ax) * 0x1p24f);
-    uint h = ax < 0x38800000u ? sub : normal;
-    h = ax >= 0x47800000u ? 0x7c00u : h;
-    h = ax > 0x7f800000u ? 0x7e00u : h;
-    return (ushort)(((x >> 16) & 0x8000u) | h);
-}
-#define LOAD_DATA(p, i) clhost_h2f(((const __global ushort*)(p))[i])
-#define STORE_DATA(p, i, v) (((__global ushort*)(p))[i] = clhost_f2h(v))
-#define LOAD_DATA16(i, p) vload_half16((i), (p))
-#define STORE_DATA16(v, i, p) vstore_half16((v), (i), (p))
-`
-
 // halfPlan turns a plan whose source uses the storage macros into its half-storage
-// form with vload_half and vstore_half (a GPU's: see halfDefines).
-func halfPlan(plan *Plan) *Plan { return halfPlanFor(plan, DeviceInfo{IsGPU: true}) }
-
-// halfPlanFor turns a plan whose source uses the storage macros into its half-storage
-// form for dev. Scratch sizes stay as the plan gave them: they are the kernels' own
-// buffers.
-func halfPlanFor(plan *Plan, dev DeviceInfo) *Plan {
-	if plan == nil || IsHalfPlan(plan) {
+// form. Scratch sizes stay as the plan gave them: they are the kernels' own buffers.
+func halfPlan(plan *Plan) *Plan {
+	if plan == nil || strings.HasPrefix(plan.Source, halfDefines) {
 		return plan
 	}
-	plan.Source = halfDefines(dev) + plan.Source
+	plan.Source = halfDefines + plan.Source
 	return plan
 }
 
@@ -107,7 +56,7 @@ func (Storage) half(list []bool, i int) bool { return i < len(list) && list[i] }
 
 // IsHalfPlan says whether a plan's kernels store half (PlanHalf's plans).
 func IsHalfPlan(plan *Plan) bool {
-	return plan != nil && strings.HasPrefix(plan.Source, halfHeader)
+	return plan != nil && strings.HasPrefix(plan.Source, halfDefines)
 }
 
 // PlanStorage is the storage of a plan's own tensors: all half for a half plan, all
@@ -152,6 +101,6 @@ func ReadInputAsFloat(plan *Plan) (*Plan, bool) {
 		return plan, false
 	}
 	q := *plan
-	q.Source = halfHeader + "#define X_FLOAT 1\n" + strings.TrimPrefix(plan.Source, halfHeader)
+	q.Source = halfDefines + "#define X_FLOAT 1\n" + strings.TrimPrefix(plan.Source, halfDefines)
 	return &q, true
 }

@@ -31,7 +31,7 @@ func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 		if err != nil {
 			return nil, false, err
 		}
-		return halfPlanFor(plan, dev), true, nil
+		return halfPlan(plan), true, nil
 	}
 	if depthwise := g.cg == 1 && g.g > 1; dev.IsGPU && !depthwise && g.nsp == 2 {
 		// Tensor cores where the device took the probe (fp16 operands).
@@ -43,13 +43,13 @@ func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 		if err != nil {
 			return nil, false, err
 		}
-		return halfPlanFor(plan, dev), true, nil
+		return halfPlan(plan), true, nil
 	}
 	plan, err := directConvPlan(g, 4, 4, dev)
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlanFor(plan, dev), true, nil
+	return halfPlan(plan), true, nil
 }
 
 func (o poolOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -69,7 +69,7 @@ func (o poolOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlanFor(plan, dev), true, nil
+	return halfPlan(plan), true, nil
 }
 
 func (o globalPoolOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -77,7 +77,7 @@ func (o globalPoolOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlanFor(plan, dev), true, nil
+	return halfPlan(plan), true, nil
 }
 
 func (o concatOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -85,7 +85,7 @@ func (o concatOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bo
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlanFor(plan, dev), true, nil
+	return halfPlan(plan), true, nil
 }
 
 func (o unaryOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -93,7 +93,7 @@ func (o unaryOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, boo
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlanFor(plan, dev), true, nil
+	return halfPlan(plan), true, nil
 }
 
 // PlanHalf stores half where Clip's bounds are attributes (elementwise.cl); bounds
@@ -110,7 +110,7 @@ func (o binaryOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bo
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlanFor(plan, dev), true, nil
+	return halfPlan(plan), true, nil
 }
 
 func (o softmaxOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -125,7 +125,7 @@ func (o softmaxOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, b
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlanFor(plan, dev), true, nil
+	return halfPlan(plan), true, nil
 }
 
 func (o gemmOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -150,7 +150,7 @@ func (o gemmOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 		if err != nil {
 			return nil, false, err
 		}
-		return halfPlanFor(plan, dev), true, nil
+		return halfPlan(plan), true, nil
 	}
 	plan, err := g.plan(dev)
 	if err != nil {
@@ -158,7 +158,7 @@ func (o gemmOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 	}
 	l := &plan.Launches[0]
 	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: p.Float("alpha", 1)}, Arg{Kind: ArgFloat, Float: p.Float("beta", 1)})
-	return halfPlanFor(plan, dev), true, nil
+	return halfPlan(plan), true, nil
 }
 
 func (o matmulOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -175,7 +175,7 @@ func (o matmulOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bo
 	}
 	l := &plan.Launches[0]
 	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: matmulScale(p)}, Arg{Kind: ArgFloat, Float: 1})
-	return halfPlanFor(plan, dev), true, nil
+	return halfPlan(plan), true, nil
 }
 
 // PlanHalf stores half where the fused block runs its tiled kernels (pwdw, pwdwp,
@@ -185,7 +185,7 @@ func (o invResOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bo
 	if err != nil || plan == nil {
 		return nil, false, err
 	}
-	return halfPlanFor(plan, dev), true, nil
+	return halfPlan(plan), true, nil
 }
 
 func (o fireOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -193,7 +193,7 @@ func (o fireOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlanFor(plan, dev), true, nil
+	return halfPlan(plan), true, nil
 }
 
 // convMaxPoolPlan is conv.cl's conv2d_maxpool: the conv's output never in memory, each

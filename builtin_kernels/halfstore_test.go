@@ -112,7 +112,7 @@ func TestHalfFusedBlocks(t *testing.T) {
 			t.Log("no tiled kernel for this device: the plain launches, which store float")
 			continue
 		}
-		runHalf(t, env, block, halfPlanFor(plan, env.dev), nil)
+		runHalf(t, env, block, halfPlan(plan), nil)
 	}
 	// The stem reading a float graph input, with the tile of the device's vector width.
 	tile := invResTile{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 3}
@@ -120,7 +120,7 @@ func TestHalfFusedBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stem: %v", err)
 	}
-	plan = halfPlanFor(plan, env.dev)
+	plan = halfPlan(plan)
 	runHalf(t, env, stem, plan, nil)
 	floatX, ok := ReadInputAsFloat(plan)
 	if !ok {
@@ -216,7 +216,7 @@ func TestHalfImplicitGemm(t *testing.T) {
 				continue
 			}
 			kinds[fmt.Sprintf("splitk %v tapmajor %v", len(plan.Launches) > 1, len(plan.Setup) > 0)] = true
-			runHalf(t, env, c, halfPlanFor(plan, gpu), nil)
+			runHalf(t, env, c, halfPlan(plan), nil)
 		}
 		t.Logf("%s: %d plans (%v)", c.name, len(plans), kinds)
 	}

@@ -396,9 +396,7 @@ func (n *Network) bindCustom(l *model.Layer, cfg *customlayer.Layer) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range prog.Warnings {
-		n.warnings = append(n.warnings, w)
-	}
+	n.warnings = append(n.warnings, prog.Warnings...)
 	cp, err := n.engine.programs.get(l.Type, prog.Source, prog.Options)
 	if err != nil {
 		return buildErrorf(l.Name, l.Type+", custom layer from "+cfg.Where(), err)

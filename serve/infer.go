@@ -83,22 +83,15 @@ func (s *Server) modelNames() string {
 	return string(b)
 }
 
-// infer runs one request: it finds the model, counts the request in (unless the server
-// drains), lets parse read the request's inputs, checks and decodes them, queues the
-// request and waits for its answer. The reply's outputs follow the model's output order.
-// While parse runs, the model's batches know a request is arriving.
-func (s *Server) infer(ctx context.Context, name, version string, parse func(m *servedModel) ([]wireInput, error)) (*servedModel, *reply, error) {
-	h := s.hold()
-	defer h.release()
-	return s.inferHeld(ctx, h, name, version, parse)
-}
-
 // hold is a new request's empty hold on the server's budget of bytes in flight.
 func (s *Server) hold() *hold { return &hold{b: s.budget} }
 
-// inferHeld is infer for a request that holds h, which its caller releases once the
-// answer is written (the answer's encoding may refer to the request's memory): the
-// request's decoded inputs and its outputs are added to it.
+// inferHeld runs one request that holds h, which its caller releases once the answer is
+// written (the answer's encoding may refer to the request's memory): it finds the model,
+// counts the request in (unless the server drains), lets parse read the request's
+// inputs, checks and decodes them (adding them and the outputs to h), queues the request
+// and waits for its answer. The reply's outputs follow the model's output order. While
+// parse runs, the model's batches know a request is arriving.
 func (s *Server) inferHeld(ctx context.Context, h *hold, name, version string, parse func(m *servedModel) ([]wireInput, error)) (*servedModel, *reply, error) {
 	m, err := s.lookup(name, version)
 	if err != nil {

@@ -213,14 +213,6 @@ func (a arr) ints() []int64 {
 	return out
 }
 
-func (a arr) floats() []float32 {
-	out := make([]float32, len(a.v))
-	for i, v := range a.v {
-		out[i] = float32(v)
-	}
-	return out
-}
-
 func elements(shape []int) int {
 	n := 1
 	for _, d := range shape {

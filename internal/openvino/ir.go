@@ -257,17 +257,6 @@ func (l *xmlLayer) desc() string {
 	return fmt.Sprintf("layer %s %q (%s)", l.ID, l.Name, l.Type)
 }
 
-// decompression says whether the layer is marked as the decompression of compressed
-// weights (a Convert after a Const f16).
-func (l *xmlLayer) decompression() bool {
-	for _, a := range l.RT {
-		if a.Name == "decompression" {
-			return true
-		}
-	}
-	return false
-}
-
 // needsWeights says whether some Const reads the .bin.
 func (n *xmlNet) needsWeights() bool {
 	for i := range n.Layers {

@@ -120,12 +120,12 @@ func (in *includer) expand(text, p string, depth int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&b, "#line 1 %s\n", quoteLineFile(hp))
+		fmt.Fprintf(&b, "#line 1 %s\n", QuoteLineFile(hp))
 		b.WriteString(inner)
 		if inner != "" && !strings.HasSuffix(inner, "\n") {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "#line %d %s\n", i+2, quoteLineFile(p))
+		fmt.Fprintf(&b, "#line %d %s\n", i+2, QuoteLineFile(p))
 	}
 	return b.String(), nil
 }
@@ -148,7 +148,7 @@ func blankLine(text string, i int) string {
 }
 
 // quoteLineFile writes a #line file name as a C string literal.
-func quoteLineFile(s string) string {
+func QuoteLineFile(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {

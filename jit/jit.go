@@ -270,7 +270,7 @@ func Generate(l *customlayer.Layer, inst Instance) (*Program, error) {
 	b.WriteString(user.String())
 	for _, s := range l.Sources {
 		b.WriteString("#line 1 ")
-		b.WriteString(quoteFileName(s.Path))
+		b.WriteString(customlayer.QuoteLineFile(s.Path))
 		b.WriteString("\n")
 		b.WriteString(s.Text)
 		if s.Text != "" && !strings.HasSuffix(s.Text, "\n") {
@@ -316,25 +316,6 @@ func defineArray(b *strings.Builder, name, ctype string, v []int) {
 		elems[i] = strconv.Itoa(x)
 	}
 	define(b, name, arrayLiteral(ctype, elems))
-}
-
-// quoteFileName writes a #line file name as a C string literal.
-func quoteFileName(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			b.WriteByte('?')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // defaultedParam describes a Define whose param the instance lacks while its default is

@@ -14,12 +14,52 @@
 // conv2d_vec: global = (ceil(OW/PXT), OH, N*G*MB).  Arguments: x, packed w, [bias],
 //   [residual], y.
 // conv2d_maxpool (with the MP_ defines of a folded MaxPool): see below.
+//
+// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
+// vstore_half; the tensors are read and written through them, the arithmetic and the
+// packed weights stay float. X_FLOAT reads a float x (a graph input) in a half plan.
 
 #ifndef YN
 #define YN (M * OH * OW)
 #endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+/* n-lane loads and stores of the storage type (n a literal: 2, 4, 8, 16). */
+#ifdef STORAGE_HALF
+#define LOAD_N(n, i, p) LOAD_HALF_N(n, i, p)
+#define STORE_N(n, v, i, p) STORE_HALF_N(n, v, i, p)
+#else
+#define LOAD_N(n, i, p) CAT(vload, n)((i), (p))
+#define STORE_N(n, v, i, p) CAT(vstore, n)((v), (i), (p))
+#endif
+#ifdef X_FLOAT
+#define XDATA_T float
+#define LOAD_X(p, i) ((p)[i])
+#else
+#define XDATA_T DATA_T
+#define LOAD_X(p, i) LOAD_DATA(p, i)
+#endif
+/* The x the convolution kernels read: conv_pad's padded copy where there is one, in the
+   storage type; XK_HALF where that is half. */
+#ifdef XPT
+#define XK_T DATA_T
+#define LOAD_XK(p, i) LOAD_DATA(p, i)
+#else
+#define XK_T XDATA_T
+#define LOAD_XK(p, i) LOAD_X(p, i)
+#endif
+#if defined(STORAGE_HALF) && (defined(XPT) || !defined(X_FLOAT))
+#define XK_HALF 1
+#else
+#define XK_HALF 0
+#endif
 #define floatV CAT(float, VEC)
 #define KK (CG * KH * KW)
 #define TILE (VEC * NV)
@@ -39,7 +79,7 @@
 #define KCH CG
 #endif
 
-__kernel void conv_pack(__global const float* restrict w, int w_off, __global float* restrict wp, int wp_off)
+__kernel void conv_pack(__global const DATA_T* restrict w, int w_off, __global float* restrict wp, int wp_off)
 {
     w += w_off;
     wp += wp_off;
@@ -53,9 +93,9 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
     const int g = z / MB;
 #if PACK_KN
     /* W as (KK, G*MG): a MatMul's or an untransposed Gemm's B, K rows of N columns. */
-    wp[(z * KK + k) * TILE + i] = mg < MG ? w[k * (G * MG) + g * MG + mg] : 0.0f;
+    wp[(z * KK + k) * TILE + i] = mg < MG ? LOAD_DATA(w, k * (G * MG) + g * MG + mg) : 0.0f;
 #else
-    wp[(z * KK + k) * TILE + i] = mg < MG ? w[(g * MG + mg) * KK + k] : 0.0f;
+    wp[(z * KK + k) * TILE + i] = mg < MG ? LOAD_DATA(w, (g * MG + mg) * KK + k) : 0.0f;
 #endif
 }
 
@@ -75,7 +115,36 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
         }                                                                         \
     } while (0)
 
-#define XV_IN(p) row[ixk + (p) * SW]
+#define XV_IN(p) LOAD_XK(row, ixk + (p) * SW)
+
+// STEP_IN is STEP for a tap whose PXT pixels all lie inside the row. Half rows are
+// converted 8 (or 4) values at a time first, the span's last chunk overlapping the one
+// before rather than reading past it: a scalar conversion per value cost more than the
+// tap's multiply-adds.
+#define XSPAN ((PXT - 1) * SW + 1)
+#if XK_HALF && XSPAN >= 4
+#define XV_ROW(p) xs_[(p) * SW]
+#define STEP_IN()                                                                 \
+    do {                                                                          \
+        float xs_[XSPAN];                                                         \
+        if (XSPAN >= 8) {                                                         \
+            _Pragma("unroll") for (int q_ = 0; q_ + 8 <= XSPAN; q_ += 8) {        \
+                vstore8(LOAD_HALF_N(8, 0, row + ixk + q_), 0, xs_ + q_);          \
+            }                                                                     \
+            if (XSPAN % 8) {                                                      \
+                vstore8(LOAD_HALF_N(8, 0, row + ixk + (XSPAN - 8)), 0, xs_ + (XSPAN - 8)); \
+            }                                                                     \
+        } else {                                                                  \
+            vstore4(LOAD_HALF_N(4, 0, row + ixk), 0, xs_);                        \
+            if (XSPAN % 4) {                                                      \
+                vstore4(LOAD_HALF_N(4, 0, row + ixk + (XSPAN - 4)), 0, xs_ + (XSPAN - 4)); \
+            }                                                                     \
+        }                                                                         \
+        STEP(XV_ROW);                                                             \
+    } while (0)
+#else
+#define STEP_IN() STEP(XV_IN)
+#endif
 
 #if VEC == 16
 // TRANSPOSE16x8(a, r): a[p] holds 16 channels of pixel p (p < 8); r[k] gets channel 2k
@@ -116,28 +185,28 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
 // STORE_ROW(v, i, r) stores the first PXT lanes of the float8 v at y[i..], after the
 // residual at res[r..] and the activation, in as few vector stores as PXT allows.
 #if HAS_RESIDUAL
-#define ROW_OUT(part, r, n) APPLY_ACT((part) + CAT(vload, n)(0, res + (r)))
-#define ROW_OUT1(part, r) APPLY_ACT((part) + res[r])
+#define ROW_OUT(part, r, n) APPLY_ACT((part) + LOAD_N(n, 0, res + (r)))
+#define ROW_OUT1(part, r) APPLY_ACT((part) + LOAD_DATA(res, r))
 #else
 #define ROW_OUT(part, r, n) APPLY_ACT(part)
 #define ROW_OUT1(part, r) APPLY_ACT(part)
 #endif
 #if PXT == 8
-#define STORE_ROW(v, i, r) vstore8(ROW_OUT((v), (r), 8), 0, y + (i))
+#define STORE_ROW(v, i, r) STORE_N(8, ROW_OUT((v), (r), 8), 0, y + (i))
 #elif PXT == 7
-#define STORE_ROW(v, i, r) do { vstore4(ROW_OUT((v).s0123, (r), 4), 0, y + (i)); vstore2(ROW_OUT((v).s45, (r) + 4, 2), 0, y + (i) + 4); y[(i) + 6] = ROW_OUT1((v).s6, (r) + 6); } while (0)
+#define STORE_ROW(v, i, r) do { STORE_N(4, ROW_OUT((v).s0123, (r), 4), 0, y + (i)); STORE_N(2, ROW_OUT((v).s45, (r) + 4, 2), 0, y + (i) + 4); STORE_DATA(y, (i) + 6, ROW_OUT1((v).s6, (r) + 6)); } while (0)
 #elif PXT == 6
-#define STORE_ROW(v, i, r) do { vstore4(ROW_OUT((v).s0123, (r), 4), 0, y + (i)); vstore2(ROW_OUT((v).s45, (r) + 4, 2), 0, y + (i) + 4); } while (0)
+#define STORE_ROW(v, i, r) do { STORE_N(4, ROW_OUT((v).s0123, (r), 4), 0, y + (i)); STORE_N(2, ROW_OUT((v).s45, (r) + 4, 2), 0, y + (i) + 4); } while (0)
 #elif PXT == 5
-#define STORE_ROW(v, i, r) do { vstore4(ROW_OUT((v).s0123, (r), 4), 0, y + (i)); y[(i) + 4] = ROW_OUT1((v).s4, (r) + 4); } while (0)
+#define STORE_ROW(v, i, r) do { STORE_N(4, ROW_OUT((v).s0123, (r), 4), 0, y + (i)); STORE_DATA(y, (i) + 4, ROW_OUT1((v).s4, (r) + 4)); } while (0)
 #elif PXT == 4
-#define STORE_ROW(v, i, r) vstore4(ROW_OUT((v).s0123, (r), 4), 0, y + (i))
+#define STORE_ROW(v, i, r) STORE_N(4, ROW_OUT((v).s0123, (r), 4), 0, y + (i))
 #elif PXT == 3
-#define STORE_ROW(v, i, r) do { vstore2(ROW_OUT((v).s01, (r), 2), 0, y + (i)); y[(i) + 2] = ROW_OUT1((v).s2, (r) + 2); } while (0)
+#define STORE_ROW(v, i, r) do { STORE_N(2, ROW_OUT((v).s01, (r), 2), 0, y + (i)); STORE_DATA(y, (i) + 2, ROW_OUT1((v).s2, (r) + 2)); } while (0)
 #elif PXT == 2
-#define STORE_ROW(v, i, r) vstore2(ROW_OUT((v).s01, (r), 2), 0, y + (i))
+#define STORE_ROW(v, i, r) STORE_N(2, ROW_OUT((v).s01, (r), 2), 0, y + (i))
 #else
-#define STORE_ROW(v, i, r) (y[i] = ROW_OUT1((v).s0, (r)))
+#define STORE_ROW(v, i, r) STORE_DATA(y, i, ROW_OUT1((v).s0, (r)))
 #endif
 #endif
 
@@ -161,7 +230,7 @@ __kernel void conv_pack(__global const float* restrict w, int w_off, __global fl
 // H × W plane at row XPT, column XPL: the padded input conv2d_vec then reads without
 // edge checks (H, W and the zero PT, PL are the padded geometry's).
 //   global = (H, N*C): one padded row per work-item.
-__kernel void conv_pad(__global const float* restrict x, int x_off, __global float* restrict xp, int xp_off)
+__kernel void conv_pad(__global const XDATA_T* restrict x, int x_off, __global DATA_T* restrict xp, int xp_off)
 {
     x += x_off;
     xp += xp_off;
@@ -170,18 +239,18 @@ __kernel void conv_pad(__global const float* restrict x, int x_off, __global flo
     if (py >= H || nc >= N * C) {
         return;
     }
-    __global float* out = xp + ((long)nc * H + py) * W;
+    __global DATA_T* out = xp + ((long)nc * H + py) * W;
     const int iy = py - XPT;
     if (iy < 0 || iy >= XH) {
         for (int px = 0; px < W; px++) {
-            out[px] = 0.0f;
+            STORE_DATA(out, px, 0.0f);
         }
         return;
     }
-    const __global float* row = x + ((long)nc * XH + iy) * XW;
+    const __global XDATA_T* row = x + ((long)nc * XH + iy) * XW;
     for (int px = 0; px < W; px++) {
         const int ix = px - XPL;
-        out[px] = ix >= 0 && ix < XW ? row[ix] : 0.0f;
+        STORE_DATA(out, px, ix >= 0 && ix < XW ? LOAD_X(row, ix) : 0.0f);
     }
 }
 #endif
@@ -189,7 +258,7 @@ __kernel void conv_pad(__global const float* restrict x, int x_off, __global flo
 /* convTile adds the taps of input channels c0 .. c1-1 for output row oy, pixels ox0 ..
    ox0+PXT-1 (those past OW read zeros), of one channel tile into acc: xg is the image's
    first input plane of the group, wt the tile's packed weights. */
-static inline void convTile(const __global float* xg, const __global floatV* wt, const int oy,
+static inline void convTile(const __global XK_T* xg, const __global floatV* wt, const int oy,
                             const int ox0, floatV (*acc)[NV], const int c0, const int c1)
 {
     const int iy0 = oy * SH - PT;
@@ -202,14 +271,14 @@ static inline void convTile(const __global float* xg, const __global floatV* wt,
 #if ALL_INSIDE
     {
         for (int c = c0; c < c1; c++) {
-            const __global float* xc = xg + c * (H * W);
+            const __global XK_T* xc = xg + c * (H * W);
             const __global floatV* wc = wt + c * (KH * KW * NV);
             _Pragma("unroll") for (int ky = 0; ky < KH; ky++) {
-                const __global float* row = xc + (iy0 + ky * DH) * W;
+                const __global XK_T* row = xc + (iy0 + ky * DH) * W;
                 _Pragma("unroll") for (int kx = 0; kx < KW; kx++) {
                     const __global floatV* wtap = wc + (ky * KW + kx) * NV;
                     const int ixk = ix0 + kx * DW;
-                    STEP(XV_IN);
+                    STEP_IN();
                 }
             }
         }
@@ -218,39 +287,39 @@ static inline void convTile(const __global float* xg, const __global floatV* wt,
 #if KH * KW <= 9
     if (ix0 >= 0 && ix0 + (PXT - 1) * SW + (KW - 1) * DW < W) {
         for (int c = c0; c < c1; c++) {
-            const __global float* xc = xg + c * (H * W);
+            const __global XK_T* xc = xg + c * (H * W);
             const __global floatV* wc = wt + c * (KH * KW * NV);
             _Pragma("unroll") for (int ky = 0; ky < KH; ky++) {
                 const int iy = iy0 + ky * DH;
                 if (iy < 0 || iy >= H) {
                     continue;
                 }
-                const __global float* row = xc + iy * W;
+                const __global XK_T* row = xc + iy * W;
                 _Pragma("unroll") for (int kx = 0; kx < KW; kx++) {
                     const __global floatV* wtap = wc + (ky * KW + kx) * NV;
                     const int ixk = ix0 + kx * DW;
-                    STEP(XV_IN);
+                    STEP_IN();
                 }
             }
         }
     } else
 #endif
     for (int c = c0; c < c1; c++) {
-        const __global float* xc = xg + c * (H * W);
+        const __global XK_T* xc = xg + c * (H * W);
         const __global floatV* wc = wt + c * (KH * KW * NV);
         _Pragma("unroll") for (int ky = 0; ky < KH; ky++) {
             const int iy = iy0 + ky * DH;
             if (iy < 0 || iy >= H) {
                 continue;
             }
-            const __global float* row = xc + iy * W;
+            const __global XK_T* row = xc + iy * W;
             _Pragma("unroll") for (int kx = 0; kx < KW; kx++) {
                 const __global floatV* wtap = wc + (ky * KW + kx) * NV;
                 const int ixk = ix0 + kx * DW;
                 if (ixk >= 0 && ixk + (PXT - 1) * SW < W) {
-                    STEP(XV_IN);
+                    STEP_IN();
                 } else {
-#define XV_EDGE(p) (ixk + (p) * SW >= 0 && ixk + (p) * SW < W ? row[ixk + (p) * SW] : 0.0f)
+#define XV_EDGE(p) (ixk + (p) * SW >= 0 && ixk + (p) * SW < W ? LOAD_XK(row, ixk + (p) * SW) : 0.0f)
                     STEP(XV_EDGE);
                 }
             }
@@ -259,9 +328,9 @@ static inline void convTile(const __global float* xg, const __global floatV* wt,
 #endif
 }
 
-__kernel void conv2d_vec(__global const float* restrict x, int x_off,
+__kernel void conv2d_vec(__global const XK_T* restrict x, int x_off,
                          __global const floatV* restrict wp, int wp_off BIAS_ARG RES_ARG,
-                         __global float* restrict y, int y_off)
+                         __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     wp = (const __global floatV*)((const __global float*)wp + wp_off);
@@ -329,7 +398,7 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
                 _Pragma("unroll") for (int v = 0; v < NV; v++) {
                     float16 t[8];
 #if HAS_BIAS
-                    const float16 bv = vload16(0, bias + g * MG + mb * TILE + v * 16);
+                    const float16 bv = LOAD_N(16, 0, bias + g * MG + mb * TILE + v * 16);
 #else
                     const float16 bv = (float16)(0.0f);
 #endif
@@ -364,7 +433,7 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
                 }
                 const int m = g * MG + mg;
 #if HAS_BIAS
-                const float bv = bias[m];
+                const float bv = LOAD_DATA(bias, m);
 #else
                 const float bv = 0.0f;
 #endif
@@ -373,9 +442,9 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
                 for (int p = 0; p < np; p++) {
                     float v = out[p][i] + bv;
 #if HAS_RESIDUAL
-                    v += res[row0 + p];
+                    v += LOAD_DATA(res, row0 + p);
 #endif
-                    y[yrow0 + p] = APPLY_ACT(v);
+                    STORE_DATA(y, yrow0 + p, APPLY_ACT(v));
                 }
             }
         }
@@ -402,9 +471,9 @@ __kernel void conv2d_vec(__global const float* restrict x, int x_off,
 #define MP_SHARE ((MP_KH - 1) * MP_DH == MP_SH)
 #define MP_PLANE (MP_OH * MP_OW)
 
-__kernel void conv2d_maxpool(__global const float* restrict x, int x_off,
+__kernel void conv2d_maxpool(__global const XK_T* restrict x, int x_off,
                              __global const floatV* restrict wp, int wp_off BIAS_ARG,
-                             __global float* restrict y, int y_off)
+                             __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     wp = (const __global floatV*)((const __global float*)wp + wp_off);
@@ -418,7 +487,7 @@ __kernel void conv2d_maxpool(__global const float* restrict x, int x_off,
     const int mb = z % MB;
     const int g = (z / MB) % G;
     const int n = z / (MB * G);
-    const __global float* xg = x + (n * C + g * CG) * (H * W);
+    const __global XK_T* xg = x + (n * C + g * CG) * (H * W);
     const __global floatV* wt = wp + (g * MB + mb) * KK * NV;
 
     floatV bv[NV];
@@ -427,7 +496,7 @@ __kernel void conv2d_maxpool(__global const float* restrict x, int x_off,
         _Pragma("unroll") for (int i = 0; i < VEC; i++) {
 #if HAS_BIAS
             const int mg = mb * TILE + v * VEC + i;
-            lanes[i] = mg < MG ? bias[g * MG + mg] : 0.0f;
+            lanes[i] = mg < MG ? LOAD_DATA(bias, g * MG + mg) : 0.0f;
 #else
             lanes[i] = 0.0f;
 #endif
@@ -508,14 +577,14 @@ __kernel void conv2d_maxpool(__global const float* restrict x, int x_off,
                     t[p] = m;
                 }
                 const int m0 = mb * TILE + v * VEC; /* the vector's first channel in the group */
-                __global float* yv = y + n * YN + (g * MG + m0) * MP_PLANE + py * MP_OW + px0;
+                __global DATA_T* yv = y + n * YN + (g * MG + m0) * MP_PLANE + py * MP_OW + px0;
 #if VEC == 16
                 if (np == 8 && m0 + VEC <= MG) {
                     float16 r[8];
                     TRANSPOSE16x8(t, r);
                     _Pragma("unroll") for (int k = 0; k < 8; k++) {
-                        vstore8(r[k].lo, 0, yv + 2 * k * MP_PLANE);
-                        vstore8(r[k].hi, 0, yv + (2 * k + 1) * MP_PLANE);
+                        STORE_N(8, r[k].lo, 0, yv + 2 * k * MP_PLANE);
+                        STORE_N(8, r[k].hi, 0, yv + (2 * k + 1) * MP_PLANE);
                     }
                     continue;
                 }
@@ -526,7 +595,7 @@ __kernel void conv2d_maxpool(__global const float* restrict x, int x_off,
                 }
                 for (int i = 0; i < VEC && m0 + i < MG; i++) {
                     for (int p = 0; p < np; p++) {
-                        yv[i * MP_PLANE + p] = out[p][i];
+                        STORE_DATA(yv, i * MP_PLANE + p, out[p][i]);
                     }
                 }
             }
@@ -543,9 +612,9 @@ __kernel void conv2d_maxpool(__global const float* restrict x, int x_off,
 // feeding FC_ROWS of them, and the weights are read ceil(N/FC_ROWS) times instead of N.
 // Lanes are output channels, which Y holds contiguous per image: whole tiles are stored
 // as vectors.  global = (ceil(N/FC_ROWS), MB).
-__kernel void fc_vec(__global const float* restrict x, int x_off,
+__kernel void fc_vec(__global const XDATA_T* restrict x, int x_off,
                      __global const floatV* restrict wp, int wp_off BIAS_ARG,
-                     __global float* restrict y, int y_off)
+                     __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     wp = (const __global floatV*)((const __global float*)wp + wp_off);
@@ -557,7 +626,7 @@ __kernel void fc_vec(__global const float* restrict x, int x_off,
         return;
     }
     /* Images past N (a partial last group) read the last one's row and are not stored. */
-    const __global float* xr[FC_ROWS];
+    const __global XDATA_T* xr[FC_ROWS];
     _Pragma("unroll") for (int p = 0; p < FC_ROWS; p++) {
         xr[p] = x + min(n0 + p, N - 1) * C;
     }
@@ -574,7 +643,7 @@ __kernel void fc_vec(__global const float* restrict x, int x_off,
             wv[v] = wt[c * NV + v];
         }
         _Pragma("unroll") for (int p = 0; p < FC_ROWS; p++) {
-            const floatV xb = (floatV)(xr[p][c]);
+            const floatV xb = (floatV)(LOAD_X(xr[p], c));
             _Pragma("unroll") for (int v = 0; v < NV; v++) {
                 acc[p][v] = fma(xb, wv[v], acc[p][v]);
             }
@@ -588,11 +657,11 @@ __kernel void fc_vec(__global const float* restrict x, int x_off,
 #if HAS_BIAS
         floatV bv;
         if (m0 + VEC <= M) {
-            bv = CAT(vload, VEC)(0, bias + m0);
+            bv = LOAD_N(VEC, 0, bias + m0);
         } else {
             float b_[VEC];
             _Pragma("unroll") for (int i = 0; i < VEC; i++) {
-                b_[i] = m0 + i < M ? bias[m0 + i] : 0.0f;
+                b_[i] = m0 + i < M ? LOAD_DATA(bias, m0 + i) : 0.0f;
             }
             bv = CAT(vload, VEC)(0, b_);
         }
@@ -602,14 +671,14 @@ __kernel void fc_vec(__global const float* restrict x, int x_off,
         _Pragma("unroll") for (int p = 0; p < FC_ROWS; p++) {
             if (n0 + p < N) {
                 const floatV r = APPLY_ACT(acc[p][v] + bv);
-                __global float* yr = y + (n0 + p) * M + m0;
+                __global DATA_T* yr = y + (n0 + p) * M + m0;
                 if (m0 + VEC <= M) {
-                    CAT(vstore, VEC)(r, 0, yr);
+                    STORE_N(VEC, r, 0, yr);
                 } else {
                     float out[VEC];
                     CAT(vstore, VEC)(r, 0, out);
                     for (int i = 0; i < M - m0; i++) {
-                        yr[i] = out[i];
+                        STORE_DATA(yr, i, out[i]);
                     }
                 }
             }

@@ -204,7 +204,13 @@ func paddedConvPlan(g convGeom, t cpuConvTile, kernel string, global []int, more
 	if err != nil {
 		return nil, err
 	}
-	plan.Scratch = append(plan.Scratch, 4*g.n*g.c*conv.in[0]*conv.in[1])
+	elem := 4
+	if g.half {
+		// The copy is in the storage type.
+		elem = 2
+		plan.HalfScratch = append(plan.HalfScratch, len(plan.Scratch))
+	}
+	plan.Scratch = append(plan.Scratch, elem*g.n*g.c*conv.in[0]*conv.in[1])
 	pg, pl := launchSize([]int{conv.in[0], g.n * g.c}, dev)
 	pad := Launch{Kernel: "conv_pad", Global: pg, Local: pl,
 		Args: []Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 1}}}
@@ -217,10 +223,12 @@ func paddedConvPlan(g convGeom, t cpuConvTile, kernel string, global []int, more
 // (conv_pad) rather than checking each tap against the edges: for windows above 3 × 3
 // (ResNet's 7×7 stem), whose edge checks convTile cannot hoist out of its unrolled
 // loop (see there). The copy costs one pass over the input, small against the window's
-// KH*KW multiply-adds per input value and output channel.
+// KH*KW multiply-adds per input value and output channel. Half storage pads every
+// padded layer: reads inside the plane convert whole vectors of halves, where the
+// edge checks read and convert one value at a time.
 func (g convGeom) padsCopy() bool {
 	w := g.win
-	return w.k[0]*w.k[1] > 9 && (w.pb != [2]int{} || w.pe != [2]int{})
+	return (w.k[0]*w.k[1] > 9 || g.half) && (w.pb != [2]int{} || w.pe != [2]int{})
 }
 
 // paddedGeom is g over its input padded with zeros: no padding left, and a plane large

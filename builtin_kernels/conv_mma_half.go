@@ -14,5 +14,5 @@ func mmaPlanHalf(g convGeom, wt bool, dev DeviceInfo) (*Plan, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
 }

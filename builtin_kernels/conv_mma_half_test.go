@@ -41,7 +41,7 @@ func TestConvMMAHalfStorage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan = halfPlan(plan)
+			plan = halfPlan(plan, dev)
 			got, err := RunPlan(env.ctx, q, plan, placeholders(t, plan, ins, c.omit), c.out)
 			if err != nil {
 				t.Fatalf("%s %v: %v", c.name, prec, err)
@@ -62,7 +62,7 @@ func TestMMAPlanHalf(t *testing.T) {
 	}
 	h100 := DeviceInfo{IsGPU: true, ComputeUnits: 132, MaxWorkGroupSize: 1024, LocalMemBytes: 49152, MMA: true, Precision: PrecisionFP16}
 	plan, ok, err := mmaPlanHalf(geo, false, h100)
-	if err != nil || !ok || plan.Launches[0].Kernel != "conv_mma" || plan.Source != halfPlan(&Plan{Source: plan.Source}).Source {
+	if err != nil || !ok || plan.Launches[0].Kernel != "conv_mma" || plan.Source != halfPlan(&Plan{Source: plan.Source}, h100).Source {
 		t.Errorf("MMA fp16: ok %v, err %v, plan %v", ok, err, plan != nil && plan.Launches[0].Kernel == "conv_mma")
 	}
 	in, out := shapes(sh(16, 64, 28, 28), sh(64, 64, 3, 3), sh(64)), shapes(sh(16, 64, 28, 28))

@@ -45,8 +45,8 @@
 #define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
 #endif
 #ifdef STORAGE_HALF
-#define LOAD_DATAV(i, p) CAT(vload_half, VEC)((i), (p))
-#define STORE_DATAV(v, i, p) CAT(vstore_half, VEC)((v), (i), (p))
+#define LOAD_DATAV(i, p) LOAD_HALF_N(VEC, i, p)
+#define STORE_DATAV(v, i, p) STORE_HALF_N(VEC, v, i, p)
 #else
 #define LOAD_DATAV vloadV
 #define STORE_DATAV vstoreV

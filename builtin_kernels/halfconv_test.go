@@ -1,6 +1,7 @@
 package builtinkernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -8,21 +9,43 @@ import (
 	"github.com/clhost/clhost/model"
 )
 
-// TestHalfStorageConversionsExact holds the storage macros of half plans (vload_half,
-// vstore_half) to IEEE half on the test device:
-// LOAD_DATA widens every one of the 65,536 halves exactly, and STORE_DATA rounds floats
-// (ties, subnormals, the overflow edge, infinities, NaN, random values) to nearest even,
-// as model.Float32ToHalf does.
+// TestHalfStorageConversionsExact holds the storage macros of half plans, both forms
+// (the GPU's vload_half / vstore_half, the CPU's bit conversions), scalar and 16 lanes,
+// to IEEE half on the test device: LOAD_DATA widens every one of the 65,536 halves
+// exactly, and STORE_DATA rounds floats (ties, subnormals, the overflow edge,
+// infinities, NaN, random values) to nearest even, as model.Float32ToHalf does.
 func TestHalfStorageConversionsExact(t *testing.T) {
 	env := deviceEnv(t)
-	src := halfDefines + `
+	for _, gpu := range []bool{false, true} {
+		for _, lanes := range []int{1, 16} {
+			t.Run(fmt.Sprintf("gpu=%v,lanes=%d", gpu, lanes), func(t *testing.T) {
+				testHalfConversions(t, env, halfDefines(DeviceInfo{IsGPU: gpu}), lanes)
+			})
+		}
+	}
+}
+
+func testHalfConversions(t *testing.T, env *testEnv, defines string, lanes int) {
+	src := defines + fmt.Sprintf("#define LANES %d\n", lanes) + `
+#if LANES == 1
+#define LOAD_L(i, p) LOAD_DATA(p, i)
+#define STORE_L(v, i, p) STORE_DATA(p, i, v)
+#define CAT_L(i, y, v) ((y)[i] = (v))
+#define FLOAT_L(i, x) ((x)[i])
+#else
+#define CAT_L(i, y, v) vstore16((v), (i), (y))
+#define FLOAT_L(i, x) vload16((i), (x))
+#define LOAD_L(i, p) LOAD_HALF_N(16, i, p)
+#define STORE_L(v, i, p) STORE_HALF_N(16, v, i, p)
+#define floatL float16
+#endif
 __kernel void widen(__global const half* restrict x, int x_off, __global float* restrict y, int y_off, int n)
 {
     x += x_off;
     y += y_off;
     const int i = get_global_id(0);
-    if (i < n) {
-        y[i] = LOAD_DATA(x, i);
+    if ((i + 1) * LANES <= n) {
+        CAT_L(i, y, LOAD_L(i, x));
     }
 }
 __kernel void narrow(__global const float* restrict x, int x_off, __global half* restrict y, int y_off, int n)
@@ -30,8 +53,8 @@ __kernel void narrow(__global const float* restrict x, int x_off, __global half*
     x += x_off;
     y += y_off;
     const int i = get_global_id(0);
-    if (i < n) {
-        STORE_DATA(y, i, x[i]);
+    if ((i + 1) * LANES <= n) {
+        STORE_L(FLOAT_L(i, x), i, y);
     }
 }
 `
@@ -48,7 +71,7 @@ __kernel void narrow(__global const float* restrict x, int x_off, __global half*
 	for h := range halves {
 		halves[h] = model.HalfToFloat32(uint16(h))
 	}
-	widen := &Plan{Source: src, AliasInput: -1, Launches: []Launch{{Kernel: "widen", Global: []int{len(halves)},
+	widen := &Plan{Source: src, AliasInput: -1, Launches: []Launch{{Kernel: "widen", Global: []int{len(halves) / lanes},
 		Args: []Arg{{Kind: ArgInput}, {Kind: ArgOutput}, {Kind: ArgInt, Int: int32(len(halves))}}}}}
 	got, err := RunPlanStored(env.ctx, q, widen, []*HostTensor{{Shape: []int{len(halves)}, Data: halves}}, [][]int{{len(halves)}},
 		Storage{Inputs: []bool{true}, Outputs: []bool{false}})
@@ -77,7 +100,8 @@ __kernel void narrow(__global const float* restrict x, int x_off, __global half*
 	for range 100000 {
 		fs = append(fs, float32(rng.NormFloat64()*math.Pow(2, float64(rng.IntN(40)-25))))
 	}
-	narrow := &Plan{Source: src, AliasInput: -1, Launches: []Launch{{Kernel: "narrow", Global: []int{len(fs)},
+	fs = fs[:len(fs)/lanes*lanes]
+	narrow := &Plan{Source: src, AliasInput: -1, Launches: []Launch{{Kernel: "narrow", Global: []int{len(fs) / lanes},
 		Args: []Arg{{Kind: ArgInput}, {Kind: ArgOutput}, {Kind: ArgInt, Int: int32(len(fs))}}}}}
 	got, err = RunPlanStored(env.ctx, q, narrow, []*HostTensor{{Shape: []int{len(fs)}, Data: fs}}, [][]int{{len(fs)}},
 		Storage{Inputs: []bool{false}, Outputs: []bool{true}})

@@ -1,10 +1,13 @@
 package builtinkernels
 
+import "strings"
+
 // The ops that store half (HalfStorer): the layers of the large CNNs. Each runs its
-// kernels with the storage macros switched to half: the GPU's implicit GEMM and the
-// CPU's block kernels (inverted residuals, fire modules) where the float plan runs them,
-// else the portable kernels (conv.cl's direct convolution, pool.cl, gemm.cl, ...); the
-// CPU's vectorised and Winograd convolutions keep float storage for now.
+// kernels with the storage macros switched to half: the GPU's implicit GEMM, the CPU's
+// block kernels (inverted residuals, fire modules), channel-vectorised tiles
+// (conv_cpu.cl) and row-vectorised windows (window_cpu.cl) where the float plan runs them, else the portable kernels (conv.cl's
+// direct convolution, pool.cl, gemm.cl, ...); the CPU's Winograd and 1×1 GEMM kernels
+// keep float storage for now, and their layers take the next candidate.
 
 func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
 	p = paramsOr(p)
@@ -27,13 +30,17 @@ func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 		if g.hasResidual || g.yn != 0 || g.nsp != 2 {
 			return nil, false, nil
 		}
+		if plan, ok, err := cpuConvMaxPoolPlan(g, heuristicCPUTile(g, dev), dev); ok || err != nil {
+			return halfPlan(plan, dev), ok, err
+		}
 		plan, err := convMaxPoolPlan(g, dev)
 		if err != nil {
 			return nil, false, err
 		}
-		return halfPlan(plan), true, nil
+		return halfPlan(plan, dev), true, nil
 	}
-	if depthwise := g.cg == 1 && g.g > 1; dev.IsGPU && !depthwise && g.nsp == 2 {
+	depthwise := g.cg == 1 && g.g > 1
+	if dev.IsGPU && !depthwise && g.nsp == 2 {
 		// Tensor cores where the device took the probe (fp16 operands).
 		if plan, ok, err := mmaPlanHalf(g, false, dev); ok || err != nil {
 			return plan, ok, err
@@ -43,13 +50,33 @@ func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 		if err != nil {
 			return nil, false, err
 		}
-		return halfPlan(plan), true, nil
+		return halfPlan(plan, dev), true, nil
+	}
+	if !dev.IsGPU && !depthwise && g.nsp == 2 {
+		// The CPU's candidates in the float plan's order, the first whose kernels read
+		// and write through the storage macros (conv_cpu.cl's tiles; not yet Winograd's
+		// or conv1x1's GEMMs).
+		plans, err := cpuConvCandidatePlans(g, dev, 0)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, plan := range plans {
+			if storesThroughMacros(plan) {
+				return halfPlan(plan, dev), true, nil
+			}
+		}
 	}
 	plan, err := directConvPlan(g, 4, 4, dev)
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
+}
+
+// storesThroughMacros says whether a plan's program reads and writes its tensors through
+// the storage macros, which every such .cl file defines for float under #ifndef DATA_T.
+func storesThroughMacros(plan *Plan) bool {
+	return strings.Contains(plan.Source, "#ifndef DATA_T")
 }
 
 func (o poolOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -65,11 +92,17 @@ func (o poolOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 		return nil, false, nil
 	}
 	g, _ := o.geometry(p, in)
+	if o.max && !dev.IsGPU && g.nsp == 2 {
+		plan, ok, err := cpuMaxPoolPlan(g, windowRows(g.win.out[0]), windowVec(g.win.out[1], dev), dev)
+		if ok || err != nil {
+			return halfPlan(plan, dev), ok, err
+		}
+	}
 	plan, err := o.portablePlan(g, dev)
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
 }
 
 func (o globalPoolOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -77,7 +110,7 @@ func (o globalPoolOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
 }
 
 func (o concatOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -85,7 +118,7 @@ func (o concatOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bo
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
 }
 
 func (o unaryOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -93,7 +126,7 @@ func (o unaryOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, boo
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
 }
 
 // PlanHalf stores half where Clip's bounds are attributes (elementwise.cl); bounds
@@ -110,7 +143,7 @@ func (o binaryOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bo
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
 }
 
 func (o softmaxOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -125,7 +158,7 @@ func (o softmaxOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, b
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
 }
 
 func (o gemmOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -150,7 +183,17 @@ func (o gemmOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 		if err != nil {
 			return nil, false, err
 		}
-		return halfPlan(plan), true, nil
+		return halfPlan(plan, dev), true, nil
+	}
+	if !dev.IsGPU && fullyConnected(g, p) {
+		// conv_cpu.cl's fc_vec, as the float plan runs it.
+		cg := gemmAsConv(g)
+		cg.half = true
+		plan, err := cpuFCPlan(cg, !g.transB, dev)
+		if err != nil {
+			return nil, false, err
+		}
+		return halfPlan(plan, dev), true, nil
 	}
 	plan, err := g.plan(dev)
 	if err != nil {
@@ -158,7 +201,7 @@ func (o gemmOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 	}
 	l := &plan.Launches[0]
 	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: p.Float("alpha", 1)}, Arg{Kind: ArgFloat, Float: p.Float("beta", 1)})
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
 }
 
 func (o matmulOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -175,7 +218,7 @@ func (o matmulOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bo
 	}
 	l := &plan.Launches[0]
 	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: matmulScale(p)}, Arg{Kind: ArgFloat, Float: 1})
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
 }
 
 // PlanHalf stores half where the fused block runs its tiled kernels (pwdw, pwdwp,
@@ -185,7 +228,7 @@ func (o invResOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bo
 	if err != nil || plan == nil {
 		return nil, false, err
 	}
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
 }
 
 func (o fireOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
@@ -193,7 +236,7 @@ func (o fireOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 	if err != nil {
 		return nil, false, err
 	}
-	return halfPlan(plan), true, nil
+	return halfPlan(plan, dev), true, nil
 }
 
 // convMaxPoolPlan is conv.cl's conv2d_maxpool: the conv's output never in memory, each

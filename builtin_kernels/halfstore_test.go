@@ -33,7 +33,7 @@ func compareHalf(t *testing.T, what string, got, want *HostTensor) {
 // otherwise) against op's reference.
 func runHalf(t *testing.T, env *testEnv, c opCase, plan *Plan, st *Storage) {
 	t.Helper()
-	if !IsHalfPlan(plan) || !strings.Contains(plan.Source, "vload_half") {
+	if !IsHalfPlan(plan) || !strings.Contains(plan.Source, "#define DATA_T half") {
 		t.Fatalf("%s %s: not a half plan", c.typ, c.name)
 	}
 	op, _ := Lookup(c.typ)
@@ -112,7 +112,7 @@ func TestHalfFusedBlocks(t *testing.T) {
 			t.Log("no tiled kernel for this device: the plain launches, which store float")
 			continue
 		}
-		runHalf(t, env, block, halfPlan(plan), nil)
+		runHalf(t, env, block, halfPlan(plan, env.dev), nil)
 	}
 	// The stem reading a float graph input, with the tile of the device's vector width.
 	tile := invResTile{vec: 8, chanVecs: 1, stepPixels: 8, bandRows: 3}
@@ -120,7 +120,7 @@ func TestHalfFusedBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stem: %v", err)
 	}
-	plan = halfPlan(plan)
+	plan = halfPlan(plan, env.dev)
 	runHalf(t, env, stem, plan, nil)
 	floatX, ok := ReadInputAsFloat(plan)
 	if !ok {
@@ -216,8 +216,81 @@ func TestHalfImplicitGemm(t *testing.T) {
 				continue
 			}
 			kinds[fmt.Sprintf("splitk %v tapmajor %v", len(plan.Launches) > 1, len(plan.Setup) > 0)] = true
-			runHalf(t, env, c, halfPlan(plan), nil)
+			runHalf(t, env, c, halfPlan(plan, env.dev), nil)
 		}
 		t.Logf("%s: %d plans (%v)", c.name, len(plans), kinds)
 	}
+}
+
+// TestCPUConvCandidatesHalf runs every CPU convolution candidate that stores through the
+// macros (conv_cpu.cl's tiles, with and without conv_pad's copy, window_cpu.cl's rows,
+// fc_vec) with half storage against the reference: residuals, activations, strides, the
+// row widths of each pixel tile, a float graph input (X_FLOAT) and conv2d_vec's
+// MaxPool-fused form.
+func TestCPUConvCandidatesHalf(t *testing.T) {
+	env := deviceEnv(t)
+	if env.dev.IsGPU {
+		t.Skip("CPU plans")
+	}
+	relu := Attrs{opspec.FusedActivationAttr: opspec.ActRelu}
+	cases := []opCase{
+		{typ: "Conv", name: "3x3 s1 residual", gen: "rwrr", attrs: mergeAttrs(relu, Attrs{"pads": []int{1, 1, 1, 1}}),
+			in: shapes(sh(1, 20, 9, 21), sh(40, 20, 3, 3), sh(40), sh(1, 40, 9, 21)), out: shapes(sh(1, 40, 9, 21))},
+		{typ: "Conv", name: "3x3 s2 width 7", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}},
+			in: shapes(sh(2, 16, 14, 14), sh(48, 16, 3, 3), sh(48)), out: shapes(sh(2, 48, 7, 7))},
+		{typ: "Conv", name: "7x7 s2 stem", attrs: Attrs{"pads": []int{3, 3, 3, 3}, "strides": []int{2, 2}},
+			in: shapes(sh(1, 3, 30, 30), sh(16, 3, 7, 7), sh(16)), out: shapes(sh(1, 16, 15, 15))},
+		{typ: "Conv", name: "3x3 s2 three channels", attrs: mergeAttrs(relu, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}}),
+			in: shapes(sh(1, 3, 23, 29), sh(16, 3, 3, 3), sh(16)), out: shapes(sh(1, 16, 12, 15))},
+		{typ: "Conv", name: "1x1 unpadded", in: shapes(sh(1, 24, 5, 13), sh(33, 24, 1, 1)), out: shapes(sh(1, 33, 5, 13))},
+		{typ: "Conv", name: "3x3 grouped", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 2},
+			in: shapes(sh(1, 16, 6, 10), sh(32, 8, 3, 3), sh(32)), out: shapes(sh(1, 32, 6, 10))},
+	}
+	ran := map[string]bool{}
+	for _, c := range cases {
+		g, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.half = true
+		plans, err := cpuConvCandidatePlans(g, env.dev, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range plans {
+			if !storesThroughMacros(p) {
+				continue
+			}
+			kernel := p.Launches[len(p.Launches)-1].Kernel
+			ran[kernel] = true
+			hp := halfPlan(p, env.dev)
+			runHalf(t, env, opCase{typ: c.typ, name: c.name + " " + kernel, gen: c.gen, attrs: c.attrs, in: c.in, out: c.out}, hp, nil)
+			if fx, ok := ReadInputAsFloat(hp); ok {
+				st := PlanStorage(hp, len(c.in), 1)
+				st.Inputs[0] = false
+				runHalf(t, env, opCase{typ: c.typ, name: c.name + " " + kernel + " float x", gen: c.gen, attrs: c.attrs, in: c.in, out: c.out}, fx, &st)
+			}
+		}
+	}
+	fc := opCase{typ: "Gemm", name: "fc", attrs: Attrs{"transB": 1}, in: shapes(sh(3, 40), sh(21, 40), sh(21)), out: shapes(sh(3, 21))}
+	p, ok, err := gemmOp{}.PlanHalf(fc.attrs, fc.in, fc.out, env.dev)
+	if err != nil || !ok || p.Launches[0].Kernel != "fc_vec" {
+		t.Fatalf("Gemm: %v %v, %v", ok, err, p.Launches)
+	}
+	runHalf(t, env, fc, p, nil)
+	for _, k := range []string{"conv2d_vec", "conv2d_window"} {
+		if !ran[k] {
+			t.Errorf("no case ran %s with half storage", k)
+		}
+	}
+	pooled := opCase{typ: "Conv", name: "3x3 with its max pool", attrs: Attrs{"pads": []int{1, 1, 1, 1}, opspec.FusedActivationAttr: opspec.ActRelu,
+		opspec.FusedMaxPoolPrefix + "kernel_shape": []int{3, 3}, opspec.FusedMaxPoolPrefix + "strides": []int{2, 2}, opspec.FusedMaxPoolPrefix + "pads": []int{1, 1, 1, 1}},
+		in: shapes(sh(1, 3, 20, 20), sh(24, 3, 3, 3), sh(24)), out: shapes(sh(1, 24, 10, 10))}
+	gp, _ := convOp{}.geometry(pooled.attrs, pooled.in)
+	gp.half = true
+	mp, ok, err := cpuConvMaxPoolPlan(gp, heuristicCPUTile(gp, env.dev), env.dev)
+	if err != nil || !ok {
+		t.Fatalf("conv2d_maxpool: %v %v", ok, err)
+	}
+	runHalf(t, env, pooled, halfPlan(mp, env.dev), nil)
 }

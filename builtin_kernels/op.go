@@ -131,6 +131,9 @@ type Plan struct {
 	Source  string
 	Options string
 	Scratch []int // scratch buffer sizes in bytes
+	// HalfScratch lists the scratch buffers (by number) a half plan's kernels hold as
+	// half, such as a padded copy of a half input: their element offsets count halves.
+	HalfScratch []int
 	// Setup launches prepare scratch buffers from inputs that are usually constants
 	// (weights packed into the layout the main kernel reads). They read inputs and write
 	// only scratch buffers. When every input they read is a constant of the model, the

@@ -79,8 +79,8 @@
 #define vloadV CAT(vload, V)
 #define vstoreV CAT(vstore, V)
 #ifdef STORAGE_HALF
-#define LOAD_DATAV(i, p) CAT(vload_half, V)((i), (p))
-#define STORE_DATAV(v, i, p) CAT(vstore_half, V)((v), (i), (p))
+#define LOAD_DATAV(i, p) LOAD_HALF_N(V, i, p)
+#define STORE_DATAV(v, i, p) STORE_HALF_N(V, v, i, p)
 #else
 #define LOAD_DATAV vloadV
 #define STORE_DATAV vstoreV

@@ -28,6 +28,10 @@
 //   APPLY_ACT) plus MT (at most MG) and MB = ceil(MG / MT). Arguments: x, w, [bias],
 //   [residual], y.
 // MAXPOOL: max pooling over NC planes. Arguments: x, y.
+//
+// Storage (halfstore.go): a half plan defines DATA_T half and the storage macros; rows are
+// converted to float as they are copied into the row buffer, so the taps are the float
+// kernel's. X_FLOAT reads a float x (a graph input) in a half plan.
 
 #ifndef YN
 #define YN (M * OH * OW)
@@ -38,6 +42,29 @@
 #define vloadV CAT(vload, VEC)
 #define vstoreV CAT(vstore, VEC)
 #define ROWBUF (SW * LB)
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+#ifdef STORAGE_HALF
+#define LOAD_N(n, i, p) LOAD_HALF_N(n, i, p)
+#define STORE_N(n, v, i, p) STORE_HALF_N(n, v, i, p)
+#else
+#define LOAD_N(n, i, p) CAT(vload, n)((i), (p))
+#define STORE_N(n, v, i, p) CAT(vstore, n)((v), (i), (p))
+#endif
+#ifdef X_FLOAT
+#define XDATA_T float
+#define LOAD_X(p, i) ((p)[i])
+#define LOAD_XN(n, i, p) CAT(vload, n)((i), (p))
+#else
+#define XDATA_T DATA_T
+#define LOAD_X(p, i) LOAD_DATA(p, i)
+#define LOAD_XN(n, i, p) LOAD_N(n, i, p)
+#endif
 
 #ifdef MAXPOOL
 #define PAD (-INFINITY)
@@ -66,16 +93,16 @@
 
 /* (No restrict on the helpers' pointers: inlined, it becomes an LLVM intrinsic that
    oclgrind cannot run.) */
-static inline void load_row(const __global float* src, float* dst)
+static inline void load_row(const __global XDATA_T* src, float* dst)
 {
     int q = 0;
 #if defined(CB) && SW <= 2
     for (int b = 0; b < W / CB + (W % CB != 0); b++) {
         q = min(b * CB, (W - CB) / SW * SW);
 #if SW == 1
-        CAT(vstore, CB)(CAT(vload, CB)(0, src + q), 0, dst + PL + q);
+        CAT(vstore, CB)(LOAD_XN(CB, 0, src + q), 0, dst + PL + q);
 #else
-        const CAT(float, CB) v = CAT(vload, CB)(0, src + q);
+        const CAT(float, CB) v = LOAD_XN(CB, 0, src + q);
         CAT(vstore, CBH)(v.even, 0, dst + ((q + PL) % 2) * LB + (q + PL) / 2);
         CAT(vstore, CBH)(v.odd, 0, dst + ((q + PL + 1) % 2) * LB + (q + PL + 1) / 2);
 #endif
@@ -84,7 +111,7 @@ static inline void load_row(const __global float* src, float* dst)
 #endif
     for (; q < W; q++) {
         const int p = q + PL;
-        dst[(p % SW) * LB + p / SW] = src[q];
+        dst[(p % SW) * LB + p / SW] = LOAD_X(src, q);
     }
 }
 
@@ -100,7 +127,7 @@ static inline void load_row(const __global float* src, float* dst)
    not hold yet (next is the first such row; the new one is returned), of the XCH
    channels from xu, the unit's first input plane. Rows above or below the input are
    never copied: the taps read the PAD row for them. */
-static inline int copy_rows(float buf[XCH][RING + 1][ROWBUF], const __global float* xu,
+static inline int copy_rows(float buf[XCH][RING + 1][ROWBUF], const __global XDATA_T* xu,
                             int oy, int next)
 {
     next = max(next, oy * SH - PT);
@@ -152,37 +179,37 @@ static inline int copy_rows(float buf[XCH][RING + 1][ROWBUF], const __global flo
    vector) or FINISH (pixel p). */
 #define STORE(v, yrow, FINISH_V, FINISH)                                                  \
     if (OW >= VEC) {                                                                      \
-        vstoreV(FINISH_V(v), 0, (yrow) + ox0);                                            \
+        STORE_N(VEC, FINISH_V(v), 0, (yrow) + ox0);                                       \
     } else {                                                                              \
         float out_[VEC];                                                                  \
         vstoreV(v, 0, out_);                                                              \
         for (int p = 0; p < OW; p++) {                                                    \
-            (yrow)[p] = FINISH(out_[p], p);                                               \
+            STORE_DATA((yrow), p, FINISH(out_[p], p));                                    \
         }                                                                                 \
     }
 
 #ifndef MAXPOOL
 #if HAS_RESIDUAL
-#define FINISH_V(v) APPLY_ACT((v) + vloadV(0, rrow + ox0))
-#define FINISH(v, p) APPLY_ACT((v) + rrow[p])
+#define FINISH_V(v) APPLY_ACT((v) + LOAD_N(VEC, 0, rrow + ox0))
+#define FINISH(v, p) APPLY_ACT((v) + LOAD_DATA(rrow, p))
 #else
 #define FINISH_V(v) APPLY_ACT(v)
 #define FINISH(v, p) APPLY_ACT(v)
 #endif
 #if HAS_BIAS
-#define BIAS(m) bias[m]
+#define BIAS(m) LOAD_DATA(bias, m)
 #else
 #define BIAS(m) 0.0f
 #endif
 
 #define CONV_TAP(r, c, ky, kx, xv)                                                        \
     _Pragma("unroll") for (int t = 0; t < MT; t++) {                                      \
-        acc[t][r] = fma(xv, (floatV)(wu[((t * CG + (c)) * KH + (ky)) * KW + (kx)]), acc[t][r]); \
+        acc[t][r] = fma(xv, (floatV)(LOAD_DATA(wu, ((t * CG + (c)) * KH + (ky)) * KW + (kx))), acc[t][r]); \
     }
 
-__kernel void conv2d_window(__global const float* restrict x, int x_off,
-                            __global const float* restrict w, int w_off BIAS_ARG RES_ARG,
-                            __global float* restrict y, int y_off)
+__kernel void conv2d_window(__global const XDATA_T* restrict x, int x_off,
+                            __global const DATA_T* restrict w, int w_off BIAS_ARG RES_ARG,
+                            __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     w += w_off;
@@ -194,7 +221,7 @@ __kernel void conv2d_window(__global const float* restrict x, int x_off,
         const int mb = z % MB;
         const int g = (z / MB) % G;
         const int n = z / (MB * G);
-        const __global float* xu = x + (n * C + g * CG) * (H * W);
+        const __global XDATA_T* xu = x + (n * C + g * CG) * (H * W);
         /* A partial last block moves back to end at channel MG (MT <= MG), so that every
            lane reads weights inside w; its lanes below mb*MT repeat channels the block
            before stored, and are not stored again. */
@@ -203,7 +230,7 @@ __kernel void conv2d_window(__global const float* restrict x, int x_off,
         _Pragma("unroll") for (int t = 0; t < MT; t++) {
             m[t] = g * MG + c0 + t;
         }
-        const __global float* wu = w + m[0] * (CG * KH * KW);
+        const __global DATA_T* wu = w + m[0] * (CG * KH * KW);
         FOR_BAND_ROWS(oy, band) {
             next = copy_rows(buf, xu, oy, next);
             FOR_SEGMENTS(ox0) {
@@ -218,9 +245,9 @@ __kernel void conv2d_window(__global const float* restrict x, int x_off,
                     _Pragma("unroll") for (int r = 0; r < NR; r++) {
                         if (c0 + t >= mb * MT && oy + r < BAND_END(band)) {
                             const int at = ((n * M + m[t]) * OH + oy + r) * OW;
-                            __global float* yrow = y + n * YN + (m[t] * OH + oy + r) * OW;
+                            __global DATA_T* yrow = y + n * YN + (m[t] * OH + oy + r) * OW;
 #if HAS_RESIDUAL
-                            const __global float* rrow = res + at;
+                            const __global DATA_T* rrow = res + at;
 #endif
                             STORE(acc[t][r], yrow, FINISH_V, FINISH);
                         }
@@ -241,14 +268,14 @@ __kernel void conv2d_window(__global const float* restrict x, int x_off,
 #define KEEP_V(v) (v)
 #define KEEP(v, p) (v)
 
-__kernel void maxpool2d_vec(__global const float* restrict x, int x_off, __global float* restrict y, int y_off)
+__kernel void maxpool2d_vec(__global const XDATA_T* restrict x, int x_off, __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     y += y_off;
     ROW_BUFFER(buf);
     FOR_UNITS {
         UNIT_BAND(band, z, next);
-        const __global float* xu = x + z * (H * W);
+        const __global XDATA_T* xu = x + z * (H * W);
         FOR_BAND_ROWS(oy, band) {
             next = copy_rows(buf, xu, oy, next);
             FOR_SEGMENTS(ox0) {

@@ -35,13 +35,36 @@ func (c *checker) read(name string) (*builtinkernels.HostTensor, error) {
 		c.device[name] = v
 		return v, nil
 	}
-	data := make([]float32, elements(t.shape))
-	if err := n.engine.queue.Read(t.buf, t.byteOff(), float32Bytes(data), nil); err != nil {
+	data, err := n.readFloats(t)
+	if err != nil {
 		return nil, fmt.Errorf("reading %q: %w", name, err)
 	}
 	v := &builtinkernels.HostTensor{Shape: t.shape, Data: data}
 	c.device[name] = v
 	return v, nil
+}
+
+// readAsLayer is read for layer l's input: a constant that l's half plan reads is
+// rounded to half first, as the device holds it (fp16), so that the layer's reference
+// computes on the weights its kernels had.
+func (c *checker) readAsLayer(l *model.Layer, name string) (*builtinkernels.HostTensor, error) {
+	v, err := c.read(name)
+	if err != nil || !c.n.halfLayers[l.Name] {
+		return v, err
+	}
+	if mt := c.n.Model.Tensor(name); mt == nil || !mt.IsConst() || !(mt.Type == model.Float32 || mt.Type == model.Float16) {
+		return v, nil
+	}
+	key := "\x00half\x00" + name
+	if h, ok := c.device[key]; ok {
+		return h, nil
+	}
+	h := &builtinkernels.HostTensor{Shape: v.Shape, Data: make([]float32, len(v.Data))}
+	for i, f := range v.Data {
+		h.Data[i] = model.HalfToFloat32(model.Float32ToHalf(f))
+	}
+	c.device[key] = h
+	return h, nil
 }
 
 // refJob is one built-in layer's CPU reference with the device's values of its inputs
@@ -66,7 +89,7 @@ func (c *checker) referenceJob(l *model.Layer, at int) (*refJob, error) {
 		if name == "" {
 			continue
 		}
-		v, err := c.read(name)
+		v, err := c.readAsLayer(l, name)
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +207,7 @@ func (c *checker) wholeNetwork(r *CheckReport, inputs, outs map[string]*Tensor, 
 		if !ok {
 			return fmt.Errorf("output %q: no CPU reference value", t.name)
 		}
-		r.Outputs = append(r.Outputs, compare(t.name, outs[t.name].Data, ref.Data, t.shape, c.tol))
+		r.Outputs = append(r.Outputs, compare(t.name, outs[t.name].Data, ref.Data, t.shape, r.OutputTolerance))
 	}
 	return nil
 }

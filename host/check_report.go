@@ -122,6 +122,9 @@ func (r *CheckReport) Write(w io.Writer) error {
 
 func (r *CheckReport) writeWhole(b *strings.Builder) {
 	b.WriteString("graph outputs against the whole network on the CPU")
+	if r.OutputTolerance != r.Tolerance {
+		fmt.Fprintf(b, " (tolerance %s: every fp16 layer rounds its output to half)", r.OutputTolerance)
+	}
 	if len(r.FromExpected) > 0 {
 		fmt.Fprintf(b, "; taking the expected values of %s", strings.Join(r.FromExpected, ", "))
 	}

@@ -113,6 +113,11 @@ func (n *Network) planStorage(layers []*preparedLayer) error {
 		}
 		if p.halfPlan {
 			n.halfLayers[l.Name] = true
+			for _, i := range p.plan.HalfScratch {
+				for lane := range 2 {
+					n.halfScratch[scratchKey(l.Name, i, lane)] = true
+				}
+			}
 		}
 	}
 	converted := map[string]int{}
@@ -155,7 +160,8 @@ func (n *Network) planStorage(layers []*preparedLayer) error {
 			return fmt.Errorf("layer %q (%s): %w", p.l.Name, p.l.Type, err)
 		}
 		if p.halfPlan {
-			// The copies a half plan reads and writes are half; its own scratch is not.
+			// The copies a half plan reads and writes are half; its own scratch is half
+			// where the plan says so (HalfScratch, above).
 			for i := len(p.plan.Scratch); i < len(plan.Scratch); i++ {
 				n.halfScratch[scratchKey(p.l.Name, i, 0)] = true
 			}

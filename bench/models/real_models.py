@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Exports the real networks of the model suite (segmentation, MobileNetV3, a vision
+"""Exports the real networks of the model suite (the three classifiers, segmentation, MobileNetV3, a vision
 transformer, a TransformerEncoder, ShuffleNetV2's channel shuffles, ConvNeXt's
 channels-last LayerNorm and 7×7 depthwise blocks) to ONNX with seeded random weights,
-and writes for each model and batch an input, ONNX Runtime's output for it, and the p50
-times of ONNX Runtime (CPU) and PyTorch eager (CUDA when there is a GPU) in one JSON line.
+and writes for each model and batch an input, the fp32 reference output for it (ONNX
+Runtime's; PyTorch's on the CPU where ONNX Runtime is not installed), and the p50 times of
+ONNX Runtime (CPU) and PyTorch eager (CUDA when there is a GPU) in one JSON line.
 
     python3 bench/models/real_models.py OUTDIR [--batch 1 8] [--only NAME ...]
 
-writes OUTDIR/NAME_bB.onnx, NAME_bB.in.npy, NAME_bB.ort.npy and OUTDIR/peers.jsonl.
+writes OUTDIR/NAME_bB.onnx, NAME_bB.in.npy, NAME_bB.ref.npy and OUTDIR/peers.jsonl.
 """
 import argparse
 import inspect
@@ -47,6 +48,9 @@ def seg(ctor):
 
 
 MODELS = {
+    "resnet18": (lambda: torchvision.models.resnet18(weights=None), (3, 224, 224)),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), (3, 224, 224)),
+    "squeezenet1_1": (lambda: torchvision.models.squeezenet1_1(weights=None), (3, 224, 224)),
     "lraspp_mobilenet_v3_large": (lambda: seg(torchvision.models.segmentation.lraspp_mobilenet_v3_large), (3, 224, 224)),
     "deeplabv3_mobilenet_v3_large": (lambda: seg(torchvision.models.segmentation.deeplabv3_mobilenet_v3_large), (3, 224, 224)),
     "mobilenet_v3_large": (lambda: torchvision.models.mobilenet_v3_large(weights=None), (3, 224, 224)),
@@ -108,7 +112,10 @@ def main():
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--runs", type=int, default=20)
     args = ap.parse_args()
-    import onnxruntime as ort
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        ort = None
 
     # The exporter cannot write the fused attention kernel PyTorch's fast path calls in eval
     # mode; with it off, attention is exported as MatMul, Softmax and friends.
@@ -128,14 +135,21 @@ def main():
         for b in args.batch:
             stem = os.path.join(args.out, f"{name}_b{b}")
             x = torch.randn(b, *shape)
-            with torch.no_grad():
-                export(model, x, stem + ".onnx", args.opset)
+            # Traced with gradients on: PyTorch releases without the switch above take
+            # the fast path only under no_grad.
+            export(model, x, stem + ".onnx", args.opset)
             xn = x.numpy()
             np.save(stem + ".in.npy", xn)
-            sess = ort.InferenceSession(stem + ".onnx", providers=["CPUExecutionProvider"])
-            y = sess.run(None, {"input": xn})[0]
-            np.save(stem + ".ort.npy", y)
-            rec = {"model": name, "batch": b, "ort_cpu_ms": p50(lambda: sess.run(None, {"input": xn}), args.runs)}
+            if ort is not None:
+                sess = ort.InferenceSession(stem + ".onnx", providers=["CPUExecutionProvider"])
+                y = sess.run(None, {"input": xn})[0]
+                rec = {"model": name, "batch": b, "reference": "onnxruntime",
+                       "ort_cpu_ms": p50(lambda: sess.run(None, {"input": xn}), args.runs)}
+            else:
+                with torch.no_grad():
+                    y = model(x).numpy()
+                rec = {"model": name, "batch": b, "reference": "torch-cpu"}
+            np.save(stem + ".ref.npy", y)
             if cuda:
                 g = model.cuda()
                 with torch.no_grad():

@@ -21,8 +21,44 @@
 //   Each work-item runs one channel tile (MTI = 1) over the whole plane (TPI tiles),
 //   adds each tile's finished values of a channel into one running sum, and writes each
 //   channel's mean to y[n * YN + m] (YN = M for a contiguous (N, M, 1, 1) output).
+// Storage (halfstore.go): a half plan defines DATA_T half and the storage macros; the
+// tensors are read and written through them (the subsampled copy in the storage type
+// too), the packed weights and the arithmetic stay float. X_FLOAT reads a float x.
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+#ifdef STORAGE_HALF
+#define LOAD_N(n, i, p) LOAD_HALF_N(n, i, p)
+#define STORE_N(n, v, i, p) STORE_HALF_N(n, v, i, p)
+#else
+#define LOAD_N(n, i, p) CAT(vload, n)((i), (p))
+#define STORE_N(n, v, i, p) CAT(vstore, n)((v), (i), (p))
+#endif
+#ifdef X_FLOAT
+#define XDATA_T float
+#define LOAD_X(p, i) ((p)[i])
+#define LOAD_XN(n, i, p) CAT(vload, n)((i), (p))
+#else
+#define XDATA_T DATA_T
+#define LOAD_X(p, i) LOAD_DATA(p, i)
+#define LOAD_XN(n, i, p) LOAD_N(n, i, p)
+#endif
+/* The x the GEMM reads: conv1x1_subsample's copy (storage type) where there is one. */
+#ifdef SUBSAMPLED
+#define XK_T DATA_T
+#define LOAD_XK(p, i) LOAD_DATA(p, i)
+#define LOAD_XKN(n, i, p) LOAD_N(n, i, p)
+#else
+#define XK_T XDATA_T
+#define LOAD_XK(p, i) LOAD_X(p, i)
+#define LOAD_XKN(n, i, p) LOAD_XN(n, i, p)
+#endif
 #define floatV CAT(float, VEC)
 
 #define PT1 (VEC * NP)
@@ -67,7 +103,7 @@ static inline float lane_sum(floatV v)
 }
 #endif
 
-__kernel void conv1x1_pack(__global const float* restrict w, int w_off, __global float* restrict wp, int wp_off,
+__kernel void conv1x1_pack(__global const DATA_T* restrict w, int w_off, __global float* restrict wp, int wp_off,
                            int G, int CG, int MG, int MT1)
 {
     w += w_off;
@@ -80,7 +116,7 @@ __kernel void conv1x1_pack(__global const float* restrict w, int w_off, __global
     }
     const int mg = (z % MT1) * MT + i;
     const int g = z / MT1;
-    wp[(z * CG + c) * MT + i] = mg < MG ? w[(g * MG + mg) * CG + c] : 0.0f;
+    wp[(z * CG + c) * MT + i] = mg < MG ? LOAD_DATA(w, (g * MG + mg) * CG + c) : 0.0f;
 }
 
 // conv1x1_subsample: a 1×1 convolution at a stride (ResNet's downsampling shortcuts) is
@@ -90,8 +126,8 @@ __kernel void conv1x1_pack(__global const float* restrict w, int w_off, __global
 // on that. XH × XW is the input plane, XSH × XSW the stride, H × W the GEMM's plane, NC
 // the images' planes (N*C).
 //   global = (H, N*C): one output row per work-item.
-__kernel void conv1x1_subsample(__global const float* restrict x, int x_off,
-                                __global float* restrict xs, int xs_off,
+__kernel void conv1x1_subsample(__global const XDATA_T* restrict x, int x_off,
+                                __global DATA_T* restrict xs, int xs_off,
                                 int NC, int H, int W, int XH, int XW, int XSH, int XSW)
 {
     x += x_off;
@@ -101,16 +137,16 @@ __kernel void conv1x1_subsample(__global const float* restrict x, int x_off,
     if (oy >= H || nc >= NC) {
         return;
     }
-    const __global float* row = x + ((long)nc * XH + oy * XSH) * XW;
-    __global float* out = xs + ((long)nc * H + oy) * W;
+    const __global XDATA_T* row = x + ((long)nc * XH + oy * XSH) * XW;
+    __global DATA_T* out = xs + ((long)nc * H + oy) * W;
     for (int ox = 0; ox < W; ox++) {
-        out[ox] = row[ox * XSW];
+        STORE_DATA(out, ox, LOAD_X(row, ox * XSW));
     }
 }
 
-__kernel void conv1x1(__global const float* restrict x, int x_off,
+__kernel void conv1x1(__global const XK_T* restrict x, int x_off,
                       __global const float* restrict wp, int wp_off BIAS_ARG RES_ARG,
-                      __global float* restrict y, int y_off, SHAPE_PARAMS)
+                      __global DATA_T* restrict y, int y_off, SHAPE_PARAMS)
 {
     x += x_off;
     wp += wp_off;
@@ -152,7 +188,7 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
 #else
             const int p0 = min(done, P - PT1);
 #endif
-            const __global float* xg = x + (n * C + g * CG) * P + p0;
+            const __global XK_T* xg = x + (n * C + g * CG) * P + p0;
 #ifdef KC
             /* The partial sums of the tile's channel tiles between chunks of input channels. */
             floatV part[PARTS][MT][NP];
@@ -180,7 +216,7 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
                         floatV xv[NP];
                         _Pragma("unroll") for (int j = 0; j < NP; j++) {
                             PREFETCH(xg + c * P + PF * PT1 + j * VEC);
-                            xv[j] = CAT(vload, VEC)(j, xg + c * P);
+                            xv[j] = LOAD_XKN(VEC, j, xg + c * P);
                         }
                         _Pragma("unroll") for (int i = 0; i < MT; i++) {
                             const floatV wv = (floatV)(wt[c * MT + i]);
@@ -193,7 +229,7 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
                     for (int c = c0; c < c1; c++) {
                         float xs[PT1];
                         _Pragma("unroll") for (int q = 0; q < PT1; q++) {
-                            xs[q] = q < P ? xg[c * P + q] : 0.0f;
+                            xs[q] = q < P ? LOAD_XK(xg, c * P + q) : 0.0f;
                         }
                         _Pragma("unroll") for (int i = 0; i < MT; i++) {
                             const floatV wv = (floatV)(wt[c * MT + i]);
@@ -220,15 +256,15 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
                         if (mg < MG) {
                             const int m = g * MG + mg;
 #if HAS_BIAS
-                            const float bv = bias[m];
+                            const float bv = LOAD_DATA(bias, m);
 #else
                             const float bv = 0.0f;
 #endif
 #if !POOL_AVG
-                            __global float* yrow = y + n * YN + m * P + p0;
+                            __global DATA_T* yrow = y + n * YN + m * P + p0;
 #endif
 #if HAS_RESIDUAL
-                            const __global float* rrow = res + (n * M + m) * P + p0;
+                            const __global DATA_T* rrow = res + (n * M + m) * P + p0;
 #endif
                             if (whole) {
 #if POOL_AVG
@@ -237,12 +273,12 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
                                 _Pragma("unroll") for (int j = 0; j < NP; j++) {
                                     floatV v = acc[i][j] + bv;
 #if HAS_RESIDUAL
-                                    v += CAT(vload, VEC)(j, rrow);
+                                    v += LOAD_N(VEC, j, rrow);
 #endif
 #if POOL_AVG
                                     tsum += APPLY_ACT(v);
 #else
-                                    CAT(vstore, VEC)(APPLY_ACT(v), j, yrow);
+                                    STORE_N(VEC, APPLY_ACT(v), j, yrow);
 #endif
                                 }
 #if POOL_AVG
@@ -256,12 +292,12 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
                                 for (int q = done - p0; q < min(PT1, P - p0); q++) {
                                     float v = out[q] + bv;
 #if HAS_RESIDUAL
-                                    v += rrow[q];
+                                    v += LOAD_DATA(rrow, q);
 #endif
 #if POOL_AVG
                                     psum[i] += APPLY_ACT(v);
 #else
-                                    yrow[q] = APPLY_ACT(v);
+                                    STORE_DATA(yrow, q, APPLY_ACT(v));
 #endif
                                 }
                             }
@@ -274,7 +310,7 @@ __kernel void conv1x1(__global const float* restrict x, int x_off,
         _Pragma("unroll") for (int i = 0; i < MT; i++) {
             const int mg = mtb * MT + i;
             if (mg < MG) {
-                y[n * YN + g * MG + mg] = psum[i] / (float)P;
+                STORE_DATA(y, n * YN + g * MG + mg, psum[i] / (float)P);
             }
         }
 #endif

@@ -190,6 +190,10 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 		}
 	}
 	d.bool("PREFETCH_BUILTIN", dev.Prefetch)
+	if g.half && g.strided1x1() {
+		// The GEMM reads the subsampled copy in the storage type, not a float x.
+		d.int("SUBSAMPLED", 1)
+	}
 	g.defineEpilogue(&d)
 	src, err := d.program("conv1x1_cpu.cl")
 	if err != nil {
@@ -210,7 +214,13 @@ func cpu1x1Plan(g convGeom, t cpu1x1Tile, dev DeviceInfo) (*Plan, error) {
 		OutputBatchStride: g.yn,
 	}
 	if g.strided1x1() {
-		plan.Scratch = append(plan.Scratch, 4*g.n*g.c*p)
+		elem := 4
+		if g.half {
+			// The copy is in the storage type (SUBSAMPLED, defined above).
+			elem = 2
+			plan.HalfScratch = append(plan.HalfScratch, len(plan.Scratch))
+		}
+		plan.Scratch = append(plan.Scratch, elem*g.n*g.c*p)
 		sg, sl := launchSize([]int{gemm.in[0], g.n * g.c}, dev)
 		plan.Launches = append(plan.Launches, Launch{Kernel: "conv1x1_subsample", Global: sg, Local: sl,
 			Args: append([]Arg{{Kind: ArgInput, Index: 0}, {Kind: ArgScratch, Index: 1}},

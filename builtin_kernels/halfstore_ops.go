@@ -5,9 +5,9 @@ import "strings"
 // The ops that store half (HalfStorer): the layers of the large CNNs. Each runs its
 // kernels with the storage macros switched to half: the GPU's implicit GEMM, the CPU's
 // block kernels (inverted residuals, fire modules), channel-vectorised tiles
-// (conv_cpu.cl) and row-vectorised windows (window_cpu.cl) where the float plan runs them, else the portable kernels (conv.cl's
-// direct convolution, pool.cl, gemm.cl, ...); the CPU's Winograd and 1×1 GEMM kernels
-// keep float storage for now, and their layers take the next candidate.
+// (conv_cpu.cl), row-vectorised windows (window_cpu.cl), Winograd (wino_cpu.cl) and 1×1
+// GEMMs (conv1x1_cpu.cl) where the float plan runs them, else the portable kernels
+// (conv.cl's direct convolution, pool.cl, gemm.cl, ...).
 
 func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
 	p = paramsOr(p)
@@ -22,10 +22,18 @@ func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 		return nil, false, nil
 	}
 	g, _ := o.geometry(p, in)
-	if g.pool {
-		return nil, false, nil
-	}
 	g.half = true
+	if g.pool {
+		// The GlobalAveragePool folded in: conv1x1's POOL_AVG epilogue on CPUs.
+		if !pooledIn1x1(g, dev) {
+			return nil, false, nil
+		}
+		plan, err := cpu1x1Plan(g, heuristic1x1Tile(g, dev), dev)
+		if err != nil {
+			return nil, false, err
+		}
+		return halfPlan(plan, dev), true, nil
+	}
 	if g.mpool != nil {
 		if g.hasResidual || g.yn != 0 || g.nsp != 2 {
 			return nil, false, nil
@@ -54,8 +62,7 @@ func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 	}
 	if !dev.IsGPU && !depthwise && g.nsp == 2 {
 		// The CPU's candidates in the float plan's order, the first whose kernels read
-		// and write through the storage macros (conv_cpu.cl's tiles; not yet Winograd's
-		// or conv1x1's GEMMs).
+		// and write through the storage macros.
 		plans, err := cpuConvCandidatePlans(g, dev, 0)
 		if err != nil {
 			return nil, false, err

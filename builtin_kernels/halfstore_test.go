@@ -224,7 +224,7 @@ func TestHalfImplicitGemm(t *testing.T) {
 
 // TestCPUConvCandidatesHalf runs every CPU convolution candidate that stores through the
 // macros (conv_cpu.cl's tiles, with and without conv_pad's copy, window_cpu.cl's rows,
-// fc_vec) with half storage against the reference: residuals, activations, strides, the
+// Winograd, fc_vec) with half storage against the reference: residuals, activations, strides, the
 // row widths of each pixel tile, a float graph input (X_FLOAT) and conv2d_vec's
 // MaxPool-fused form.
 func TestCPUConvCandidatesHalf(t *testing.T) {
@@ -242,6 +242,8 @@ func TestCPUConvCandidatesHalf(t *testing.T) {
 			in: shapes(sh(1, 3, 30, 30), sh(16, 3, 7, 7), sh(16)), out: shapes(sh(1, 16, 15, 15))},
 		{typ: "Conv", name: "3x3 s2 three channels", attrs: mergeAttrs(relu, Attrs{"pads": []int{1, 1, 1, 1}, "strides": []int{2, 2}}),
 			in: shapes(sh(1, 3, 23, 29), sh(16, 3, 3, 3), sh(16)), out: shapes(sh(1, 16, 12, 15))},
+		{typ: "Conv", name: "3x3 s1 28x28", attrs: mergeAttrs(relu, Attrs{"pads": []int{1, 1, 1, 1}}),
+			in: shapes(sh(1, 32, 28, 28), sh(32, 32, 3, 3), sh(32)), out: shapes(sh(1, 32, 28, 28))},
 		{typ: "Conv", name: "1x1 unpadded", in: shapes(sh(1, 24, 5, 13), sh(33, 24, 1, 1)), out: shapes(sh(1, 33, 5, 13))},
 		{typ: "Conv", name: "3x3 grouped", attrs: Attrs{"pads": []int{1, 1, 1, 1}, "group": 2},
 			in: shapes(sh(1, 16, 6, 10), sh(32, 8, 3, 3), sh(32)), out: shapes(sh(1, 32, 6, 10))},
@@ -278,7 +280,7 @@ func TestCPUConvCandidatesHalf(t *testing.T) {
 		t.Fatalf("Gemm: %v %v, %v", ok, err, p.Launches)
 	}
 	runHalf(t, env, fc, p, nil)
-	for _, k := range []string{"conv2d_vec", "conv2d_window"} {
+	for _, k := range []string{"conv2d_vec", "conv2d_window", "wino"} {
 		if !ran[k] {
 			t.Errorf("no case ran %s with half storage", k)
 		}
@@ -293,4 +295,41 @@ func TestCPUConvCandidatesHalf(t *testing.T) {
 		t.Fatalf("conv2d_maxpool: %v %v", ok, err)
 	}
 	runHalf(t, env, pooled, halfPlan(mp, env.dev), nil)
+}
+
+// TestCPU1x1Half runs conv1x1_cpu.cl's GEMM with half storage: plain, strided (its
+// subsampled copy held as half), with a residual, and with the folded
+// GlobalAveragePool (POOL_AVG), x held as float too where the plan can read it so.
+func TestCPU1x1Half(t *testing.T) {
+	env := deviceEnv(t)
+	if env.dev.IsGPU {
+		t.Skip("CPU plans")
+	}
+	relu := Attrs{opspec.FusedActivationAttr: opspec.ActRelu}
+	cases := []opCase{
+		{typ: "Conv", name: "1x1", attrs: relu, in: shapes(sh(2, 24, 9, 13), sh(40, 24, 1, 1), sh(40)), out: shapes(sh(2, 40, 9, 13))},
+		{typ: "Conv", name: "1x1 residual", gen: "rwrr", in: shapes(sh(1, 16, 12, 12), sh(16, 16, 1, 1), sh(16), sh(1, 16, 12, 12)), out: shapes(sh(1, 16, 12, 12))},
+		{typ: "Conv", name: "1x1 s2", attrs: Attrs{"strides": []int{2, 2}}, in: shapes(sh(1, 16, 14, 14), sh(32, 16, 1, 1)), out: shapes(sh(1, 32, 7, 7))},
+		{typ: "Conv", name: "1x1 pooled", attrs: mergeAttrs(relu, Attrs{opspec.FusedGlobalAveragePoolAttr: 1}),
+			in: shapes(sh(2, 32, 7, 7), sh(48, 32, 1, 1), sh(48)), out: shapes(sh(2, 48, 1, 1))},
+	}
+	for _, c := range cases {
+		g, err := convOp{}.geometry(c.attrs, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.half = true
+		plan, err := cpu1x1Plan(g, heuristic1x1Tile(g, env.dev), env.dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hp := halfPlan(plan, env.dev)
+		runHalf(t, env, c, hp, nil)
+		if fx, ok := ReadInputAsFloat(hp); ok {
+			st := PlanStorage(hp, len(c.in), 1)
+			st.Inputs[0] = false
+			c.name += " float x"
+			runHalf(t, env, c, fx, &st)
+		}
+	}
 }

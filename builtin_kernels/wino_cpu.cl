@@ -30,6 +30,11 @@
 //   [residual], y.
 // Defines as conv.cl (the geometry, HAS_BIAS, HAS_RESIDUAL, APPLY_ACT) plus TS, VEC, TWL,
 // NS, TRB, BANDS, NT, KB, KBLK, CB, RK, NTR and PW (the padded row buffer's width).
+//
+// Storage (halfstore.go): a half plan defines DATA_T half and the storage macros; input
+// rows are converted to float as they are copied into the row buffer and outputs as they
+// are stored, so the transforms and the GEMM are the float kernel's. X_FLOAT reads a
+// float x (a graph input) in a half plan.
 
 #ifndef YN
 #define YN (M * OH * OW)
@@ -39,6 +44,29 @@
 #define floatV CAT(float, VEC)
 #define vloadV CAT(vload, VEC)
 #define vstoreV CAT(vstore, VEC)
+#ifndef DATA_T
+#define DATA_T float
+#define LOAD_DATA(p, i) ((p)[i])
+#define STORE_DATA(p, i, v) ((p)[i] = (v))
+#define LOAD_DATA16(i, p) vload16((i), (p))
+#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
+#endif
+#ifdef STORAGE_HALF
+#define LOAD_N(n, i, p) LOAD_HALF_N(n, i, p)
+#define STORE_N(n, v, i, p) STORE_HALF_N(n, v, i, p)
+#else
+#define LOAD_N(n, i, p) CAT(vload, n)((i), (p))
+#define STORE_N(n, v, i, p) CAT(vstore, n)((v), (i), (p))
+#endif
+#ifdef X_FLOAT
+#define XDATA_T float
+#define LOAD_X(p, i) ((p)[i])
+#define LOAD_XN(n, i, p) CAT(vload, n)((i), (p))
+#else
+#define XDATA_T DATA_T
+#define LOAD_X(p, i) LOAD_DATA(p, i)
+#define LOAD_XN(n, i, p) LOAD_N(n, i, p)
+#endif
 
 #define PS (TS + 2)
 #define NX (PS * PS)
@@ -107,7 +135,7 @@
 #endif
 #define TROWS (N * TH) // tile rows of all images
 
-__kernel void wino_pack(__global const float* restrict w, int w_off, __global float* restrict u, int u_off)
+__kernel void wino_pack(__global const DATA_T* restrict w, int w_off, __global float* restrict u, int u_off)
 {
     w += w_off;
     u += u_off;
@@ -119,7 +147,7 @@ __kernel void wino_pack(__global const float* restrict w, int w_off, __global fl
     float g[3][3];
     _Pragma("unroll") for (int i = 0; i < 3; i++) {
         _Pragma("unroll") for (int j = 0; j < 3; j++) {
-            g[i][j] = m < M ? w[((m * C + c) * 3 + i) * 3 + j] : 0.0f;
+            g[i][j] = m < M ? LOAD_DATA(w, ((m * C + c) * 3 + i) * 3 + j) : 0.0f;
         }
     }
     // (G g) Gᵀ: G on each column of g, then on each row of the result.
@@ -203,9 +231,9 @@ __kernel void wino_pack(__global const float* restrict w, int w_off, __global fl
 #define UNROLL_OUTPUT_LANES
 #endif
 
-__kernel void wino(__global const float* restrict x, int x_off,
+__kernel void wino(__global const XDATA_T* restrict x, int x_off,
                    __global const float* restrict u, int u_off BIAS_ARG RES_ARG,
-                   __global float* restrict y, int y_off)
+                   __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
     u += u_off;
@@ -238,16 +266,16 @@ __kernel void wino(__global const float* restrict x, int x_off,
                     }
                     continue;
                 }
-                const __global float* xr = x + (((tr / TH) * C + c0 + cc) * H + iy) * W;
+                const __global XDATA_T* xr = x + (((tr / TH) * C + c0 + cc) * H + iy) * W;
                 for (int q = 0; q < PL; q++) {
                     pr[q] = 0.0f;
                 }
                 int ix = 0;
                 for (; ix + VEC <= W; ix += VEC) {
-                    vstoreV(vloadV(0, xr + ix), 0, pr + PL + ix);
+                    vstoreV(LOAD_XN(VEC, 0, xr + ix), 0, pr + PL + ix);
                 }
                 for (; ix < W; ix++) {
-                    pr[PL + ix] = xr[ix];
+                    pr[PL + ix] = LOAD_X(xr, ix);
                 }
                 for (int q = PL + W; q < PW; q++) {
                     pr[q] = 0.0f;
@@ -318,7 +346,7 @@ __kernel void wino(__global const float* restrict x, int x_off,
             break;
         }
 #if HAS_BIAS
-        const float bv = bias[m];
+        const float bv = LOAD_DATA(bias, m);
 #else
         const float bv = 0.0f;
 #endif
@@ -362,25 +390,25 @@ __kernel void wino(__global const float* restrict x, int x_off,
                         continue;
                     }
                     const float* zp = z[a] + TS * TWL * l;
-                    __global float* yr = y + n * YN + (m * OH + oy) * OW + x0;
+                    __global DATA_T* yr = y + n * YN + (m * OH + oy) * OW + x0;
 #if HAS_RESIDUAL
-                    const __global float* rr = res + ((n * M + m) * OH + oy) * OW + x0;
+                    const __global DATA_T* rr = res + ((n * M + m) * OH + oy) * OW + x0;
 #endif
                     if (x0 + TS * TWL <= OW) {
                         _Pragma("unroll") for (int e = 0; e < SN; e++) {
                             floatS v = vloadS(e, zp);
 #if HAS_RESIDUAL
-                            v += vloadS(e, rr);
+                            v += LOAD_N(SWID, e, rr);
 #endif
-                            vstoreS(APPLY_ACT(v), e, yr);
+                            STORE_N(SWID, APPLY_ACT(v), e, yr);
                         }
                     } else {
                         for (int q = 0; q < OW - x0; q++) {
                             float v = zp[q];
 #if HAS_RESIDUAL
-                            v += rr[q];
+                            v += LOAD_DATA(rr, q);
 #endif
-                            yr[q] = APPLY_ACT(v);
+                            STORE_DATA(yr, q, APPLY_ACT(v));
                         }
                     }
                 }

@@ -209,10 +209,8 @@ func (e *Engine) optimize(m *model.Model, res *resolver) error {
 	// fire modules) run on CPUs only: each saves a launch and an intermediate tensor's
 	// trip through memory, where GPUs run the parts apart, each with the whole device's
 	// parallelism (docs/runtime.md#fusion-policy).
-	// A conv's folded GlobalAveragePool stores float only, so fp16 storage (storage.go)
-	// runs it as a layer of its own.
 	cpu := e.device.IsCPU()
-	opts := graph.FuseOptions{Keep: custom, InvertedResidual: cpu, GlobalAveragePool: cpu && !e.storeHalf(),
+	opts := graph.FuseOptions{Keep: custom, InvertedResidual: cpu, GlobalAveragePool: cpu,
 		MaxPool: cpu, Fire: cpu && !e.opts.KeepFires}
 	if cu := e.device.ComputeUnits; e.device.IsCPU() && cu >= 8 {
 		// Whole blocks where a launch costs more than the rows a band recomputes, and only

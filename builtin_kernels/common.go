@@ -22,8 +22,22 @@ func kernelSource(name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("builtin kernel source %s: %w", name, err)
 	}
-	return string(b), nil
+	src := string(b)
+	if strings.Contains(src, storageInclude) {
+		// The storage macros live in one file; drivers compile a program from its text
+		// alone, so the include is expanded here (storage.cl guards against a second
+		// copy where programs are joined).
+		macros, err := kernelFS.ReadFile("storage.cl")
+		if err != nil {
+			return "", fmt.Errorf("builtin kernel source storage.cl: %w", err)
+		}
+		src = strings.Replace(src, storageInclude, string(macros), 1)
+	}
+	return src, nil
 }
+
+// storageInclude is the line of a kernel source that takes storage.cl's macros.
+const storageInclude = "#include \"storage.cl\"\n"
 
 // ShapeInferrer is implemented by ops that can compute their output shapes from their
 // input shapes and attributes alone; every built-in op does, except Reshape without a

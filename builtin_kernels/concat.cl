@@ -3,15 +3,8 @@
 // `outer` rows of `dst_chunk` values, the input's part starting at `offset` in each row.
 //   global = (outer * chunk)
 
-// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
-// vstore_half; without them tensors are float and the macros plain indexing.
-#ifndef DATA_T
-#define DATA_T float
-#define LOAD_DATA(p, i) ((p)[i])
-#define STORE_DATA(p, i, v) ((p)[i] = (v))
-#define LOAD_DATA16(i, p) vload16((i), (p))
-#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
-#endif
+// Storage: storage.cl (DATA_T, LOAD_DATA, STORE_DATA and their n-lane forms).
+#include "storage.cl"
 
 __kernel void concat_copy(__global const DATA_T* restrict src, int src_off, __global DATA_T* restrict dst, int dst_off,
                           int total, int chunk, int dst_chunk, int offset)

@@ -19,23 +19,9 @@
 // computes PXT pixels of one output channel, which reads one input plane.
 //   global = (ceil(OW/PXT), OH, N*M)
 
-// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
-// vstore_half; without them tensors are float and the macros plain indexing.
-#ifndef DATA_T
-#define DATA_T float
-#define LOAD_DATA(p, i) ((p)[i])
-#define STORE_DATA(p, i, v) ((p)[i] = (v))
-#define LOAD_DATA16(i, p) vload16((i), (p))
-#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
-#endif
-/* X_FLOAT: a half plan whose input x is held as float (a graph input) reads it so. */
-#ifdef X_FLOAT
-#define XDATA_T float
-#define LOAD_X(p, i) ((p)[i])
-#else
-#define XDATA_T DATA_T
-#define LOAD_X(p, i) LOAD_DATA(p, i)
-#endif
+// Storage: storage.cl (DATA_T, LOAD_DATA, STORE_DATA and their n-lane forms).
+#include "storage.cl"
+#define TAKES_FLOAT_X 1
 
 #ifndef YN
 #define YN (M * OH * OW)

@@ -26,29 +26,8 @@
 // too), the packed weights and the arithmetic stay float. X_FLOAT reads a float x.
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
-#ifndef DATA_T
-#define DATA_T float
-#define LOAD_DATA(p, i) ((p)[i])
-#define STORE_DATA(p, i, v) ((p)[i] = (v))
-#define LOAD_DATA16(i, p) vload16((i), (p))
-#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
-#endif
-#ifdef STORAGE_HALF
-#define LOAD_N(n, i, p) LOAD_HALF_N(n, i, p)
-#define STORE_N(n, v, i, p) STORE_HALF_N(n, v, i, p)
-#else
-#define LOAD_N(n, i, p) CAT(vload, n)((i), (p))
-#define STORE_N(n, v, i, p) CAT(vstore, n)((v), (i), (p))
-#endif
-#ifdef X_FLOAT
-#define XDATA_T float
-#define LOAD_X(p, i) ((p)[i])
-#define LOAD_XN(n, i, p) CAT(vload, n)((i), (p))
-#else
-#define XDATA_T DATA_T
-#define LOAD_X(p, i) LOAD_DATA(p, i)
-#define LOAD_XN(n, i, p) LOAD_N(n, i, p)
-#endif
+#include "storage.cl"
+#define TAKES_FLOAT_X 1
 /* The x the GEMM reads: conv1x1_subsample's copy (storage type) where there is one. */
 #ifdef SUBSAMPLED
 #define XK_T DATA_T

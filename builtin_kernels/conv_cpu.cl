@@ -24,28 +24,9 @@
 #endif
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
-#ifndef DATA_T
-#define DATA_T float
-#define LOAD_DATA(p, i) ((p)[i])
-#define STORE_DATA(p, i, v) ((p)[i] = (v))
-#define LOAD_DATA16(i, p) vload16((i), (p))
-#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
-#endif
+#include "storage.cl"
+#define TAKES_FLOAT_X 1
 /* n-lane loads and stores of the storage type (n a literal: 2, 4, 8, 16). */
-#ifdef STORAGE_HALF
-#define LOAD_N(n, i, p) LOAD_HALF_N(n, i, p)
-#define STORE_N(n, v, i, p) STORE_HALF_N(n, v, i, p)
-#else
-#define LOAD_N(n, i, p) CAT(vload, n)((i), (p))
-#define STORE_N(n, v, i, p) CAT(vstore, n)((v), (i), (p))
-#endif
-#ifdef X_FLOAT
-#define XDATA_T float
-#define LOAD_X(p, i) ((p)[i])
-#else
-#define XDATA_T DATA_T
-#define LOAD_X(p, i) LOAD_DATA(p, i)
-#endif
 /* The x the convolution kernels read: conv_pad's padded copy where there is one, in the
    storage type; XK_HALF where that is half. */
 #ifdef XPT

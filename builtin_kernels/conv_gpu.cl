@@ -24,15 +24,8 @@
 // tiles to fill the device); each chunk writes partial sums to a scratch buffer and
 // conv_gemm_reduce adds them up with the bias, the residual and the activation.
 
-// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
-// vstore_half; without them tensors are float and the macros plain indexing.
-#ifndef DATA_T
-#define DATA_T float
-#define LOAD_DATA(p, i) ((p)[i])
-#define STORE_DATA(p, i, v) ((p)[i] = (v))
-#define LOAD_DATA16(i, p) vload16((i), (p))
-#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
-#endif
+// Storage: storage.cl (DATA_T, LOAD_DATA, STORE_DATA and their n-lane forms).
+#include "storage.cl"
 /* Packed weights (TAPMAJOR) and split-K partial sums are the plan's own float buffers. */
 #if TAPMAJOR
 #define W_T float

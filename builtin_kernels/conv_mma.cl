@@ -42,13 +42,7 @@
 
 /* Tensors are float unless the plan stores them as half (DATA_T and its macros come
    first in the program then); the packed weights and partial sums are the plan's own. */
-#ifndef DATA_T
-#define DATA_T float
-#define LOAD_DATA(p, i) ((p)[i])
-#define STORE_DATA(p, i, v) ((p)[i] = (v))
-#define LOAD_DATA16(i, p) vload16((i), (p))
-#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
-#endif
+#include "storage.cl"
 #if SPLITK == 1
 #define OUT_T DATA_T
 #else

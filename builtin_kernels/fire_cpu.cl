@@ -35,22 +35,10 @@
 #define floatV CAT(float, VEC)
 #define vloadV CAT(vload, VEC)
 #define vstoreV CAT(vstore, VEC)
-// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
-// vstore_half; without them tensors are float and the macros plain indexing.
-#ifndef DATA_T
-#define DATA_T float
-#define LOAD_DATA(p, i) ((p)[i])
-#define STORE_DATA(p, i, v) ((p)[i] = (v))
-#define LOAD_DATA16(i, p) vload16((i), (p))
-#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
-#endif
-#ifdef STORAGE_HALF
-#define LOAD_DATAV(i, p) LOAD_HALF_N(VEC, i, p)
-#define STORE_DATAV(v, i, p) STORE_HALF_N(VEC, v, i, p)
-#else
-#define LOAD_DATAV vloadV
-#define STORE_DATAV vstoreV
-#endif
+// Storage: storage.cl (DATA_T, LOAD_DATA, STORE_DATA and their n-lane forms).
+#include "storage.cl"
+#define LOAD_DATAV(i, p) LOAD_N(VEC, i, p)
+#define STORE_DATAV(v, i, p) STORE_N(VEC, v, i, p)
 #define HW (H * W)
 #define PT (VEC * NP)
 #define ST1 ((S + MT - 1) / MT)

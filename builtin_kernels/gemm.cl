@@ -13,15 +13,8 @@
 // NB); ASBk / BSBk are A's and B's element strides per batch index, 0 where that operand
 // is broadcast. C, Gemm's bias, is read at m*CSM + n*CSN (0 strides broadcast it).
 
-// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
-// vstore_half; without them tensors are float and the macros plain indexing.
-#ifndef DATA_T
-#define DATA_T float
-#define LOAD_DATA(p, i) ((p)[i])
-#define STORE_DATA(p, i, v) ((p)[i] = (v))
-#define LOAD_DATA16(i, p) vload16((i), (p))
-#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
-#endif
+// Storage: storage.cl (DATA_T, LOAD_DATA, STORE_DATA and their n-lane forms).
+#include "storage.cl"
 
 #if TRANS_A
 #define A_AT(m, k) LOAD_DATA(a, (k) * M + (m))

@@ -8,15 +8,8 @@
 // took SqueezeNet's 16 × 1000 planes of 169 values at batch 16 0.21 ms on the 16-core
 // Xeon, against 0.07 ms for ONNX Runtime.
 
-// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
-// vstore_half; without them tensors are float and the macros plain indexing.
-#ifndef DATA_T
-#define DATA_T float
-#define LOAD_DATA(p, i) ((p)[i])
-#define STORE_DATA(p, i, v) ((p)[i] = (v))
-#define LOAD_DATA16(i, p) vload16((i), (p))
-#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
-#endif
+// Storage: storage.cl (DATA_T, LOAD_DATA, STORE_DATA and their n-lane forms).
+#include "storage.cl"
 
 __kernel void global_avgpool(__global const DATA_T* restrict x, int x_off, __global DATA_T* restrict y, int y_off,
                              int planes, int size)

@@ -162,9 +162,9 @@ func halfBytesToFloats(b []byte) []float32 {
 
 // ReadInputAsFloat makes a half plan read its input 0 (x) as float, where its kernels
 // can (their X_FLOAT define): a graph input, which stays float, then needs no converted
-// copy. ok is false where they cannot.
+// copy. ok is false where they cannot (their source does not define TAKES_FLOAT_X).
 func ReadInputAsFloat(plan *Plan) (*Plan, bool) {
-	if !IsHalfPlan(plan) || !strings.Contains(plan.Source, "#ifdef X_FLOAT") {
+	if !IsHalfPlan(plan) || !strings.Contains(plan.Source, "#define TAKES_FLOAT_X 1") {
 		return plan, false
 	}
 	q := *plan

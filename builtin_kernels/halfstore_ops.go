@@ -81,9 +81,9 @@ func (o convOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool
 }
 
 // storesThroughMacros says whether a plan's program reads and writes its tensors through
-// the storage macros, which every such .cl file defines for float under #ifndef DATA_T.
+// the storage macros: its source took storage.cl.
 func storesThroughMacros(plan *Plan) bool {
-	return strings.Contains(plan.Source, "#ifndef DATA_T")
+	return strings.Contains(plan.Source, "#define CLHOST_STORAGE 1")
 }
 
 func (o poolOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {

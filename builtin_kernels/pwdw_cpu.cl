@@ -36,24 +36,10 @@
 // SW DH DW PT PL PB PR OH OW), HAS_PW_BIAS, HAS_DW_BIAS, PW_ACT(v), APPLY_ACT(v) (the
 // depthwise half's activation), [YN], [EKH EKW ESH ESW EPT EPL IH IW]; for pwdw V, CV,
 // PXT, ROWS, NB and MB.
-// Storage (halfstore.go): a half plan defines DATA_T half and the macros as vload_half /
-// vstore_half; without them tensors are float and the macros plain indexing.
-#ifndef DATA_T
-#define DATA_T float
-#define LOAD_DATA(p, i) ((p)[i])
-#define STORE_DATA(p, i, v) ((p)[i] = (v))
-#define LOAD_DATA16(i, p) vload16((i), (p))
-#define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
-#endif
+// Storage: storage.cl (DATA_T, LOAD_DATA, STORE_DATA and their n-lane forms).
+#include "storage.cl"
+#define TAKES_FLOAT_X 1
 
-/* X_FLOAT: a half plan whose input x is held as float (a graph input) reads it so. */
-#ifdef X_FLOAT
-#define XDATA_T float
-#define LOAD_X(p, i) ((p)[i])
-#else
-#define XDATA_T DATA_T
-#define LOAD_X(p, i) LOAD_DATA(p, i)
-#endif
 #ifndef DWN
 #define DWN (M * OH * OW)
 #endif
@@ -78,13 +64,8 @@
 #define floatV CAT(float, V)
 #define vloadV CAT(vload, V)
 #define vstoreV CAT(vstore, V)
-#ifdef STORAGE_HALF
-#define LOAD_DATAV(i, p) LOAD_HALF_N(V, i, p)
-#define STORE_DATAV(v, i, p) STORE_HALF_N(V, v, i, p)
-#else
-#define LOAD_DATAV vloadV
-#define STORE_DATAV vstoreV
-#endif
+#define LOAD_DATAV(i, p) LOAD_N(V, i, p)
+#define STORE_DATAV(v, i, p) STORE_N(V, v, i, p)
 #define VC (V * CV)
 #define PACK_ROWS (CK + KK + 2)
 #if V == 16

@@ -224,9 +224,9 @@ func TestHalfImplicitGemm(t *testing.T) {
 
 // TestCPUConvCandidatesHalf runs every CPU convolution candidate that stores through the
 // macros (conv_cpu.cl's tiles, with and without conv_pad's copy, window_cpu.cl's rows,
-// Winograd, fc_vec) with half storage against the reference: residuals, activations, strides, the
-// row widths of each pixel tile, a float graph input (X_FLOAT) and conv2d_vec's
-// MaxPool-fused form.
+// Winograd, fc_vec) with half storage against the reference: residuals, activations,
+// strides, the row widths of each pixel tile, a float graph input (X_FLOAT) and
+// conv2d_maxpool.
 func TestCPUConvCandidatesHalf(t *testing.T) {
 	env := deviceEnv(t)
 	if env.dev.IsGPU {
@@ -265,13 +265,9 @@ func TestCPUConvCandidatesHalf(t *testing.T) {
 			}
 			kernel := p.Launches[len(p.Launches)-1].Kernel
 			ran[kernel] = true
-			hp := halfPlan(p, env.dev)
-			runHalf(t, env, opCase{typ: c.typ, name: c.name + " " + kernel, gen: c.gen, attrs: c.attrs, in: c.in, out: c.out}, hp, nil)
-			if fx, ok := ReadInputAsFloat(hp); ok {
-				st := PlanStorage(hp, len(c.in), 1)
-				st.Inputs[0] = false
-				runHalf(t, env, opCase{typ: c.typ, name: c.name + " " + kernel + " float x", gen: c.gen, attrs: c.attrs, in: c.in, out: c.out}, fx, &st)
-			}
+			kc := c
+			kc.name += " " + kernel
+			runHalfAndFloatX(t, env, kc, halfPlan(p, env.dev))
 		}
 	}
 	fc := opCase{typ: "Gemm", name: "fc", attrs: Attrs{"transB": 1}, in: shapes(sh(3, 40), sh(21, 40), sh(21)), out: shapes(sh(3, 21))}
@@ -323,13 +319,19 @@ func TestCPU1x1Half(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hp := halfPlan(plan, env.dev)
-		runHalf(t, env, c, hp, nil)
-		if fx, ok := ReadInputAsFloat(hp); ok {
-			st := PlanStorage(hp, len(c.in), 1)
-			st.Inputs[0] = false
-			c.name += " float x"
-			runHalf(t, env, c, fx, &st)
-		}
+		runHalfAndFloatX(t, env, c, halfPlan(plan, env.dev))
+	}
+}
+
+// runHalfAndFloatX runs a half plan with every tensor held as half, then with x held as
+// float where the plan can read it so (ReadInputAsFloat).
+func runHalfAndFloatX(t *testing.T, env *testEnv, c opCase, plan *Plan) {
+	t.Helper()
+	runHalf(t, env, c, plan, nil)
+	if fx, ok := ReadInputAsFloat(plan); ok {
+		st := PlanStorage(plan, len(c.in), 1)
+		st.Inputs[0] = false
+		c.name += " float x"
+		runHalf(t, env, c, fx, &st)
 	}
 }

@@ -99,28 +99,15 @@ __kernel void conv_pack(__global const DATA_T* restrict w, int w_off, __global f
 #define XV_IN(p) LOAD_XK(row, ixk + (p) * SW)
 
 // STEP_IN is STEP for a tap whose PXT pixels all lie inside the row. Half rows are
-// converted 8 (or 4) values at a time first, the span's last chunk overlapping the one
-// before rather than reading past it: a scalar conversion per value cost more than the
-// tap's multiply-adds.
+// converted 8 (or 4) values at a time first (LOAD_SPAN): a scalar conversion per value
+// cost more than the tap's multiply-adds.
 #define XSPAN ((PXT - 1) * SW + 1)
 #if XK_HALF && XSPAN >= 4
 #define XV_ROW(p) xs_[(p) * SW]
 #define STEP_IN()                                                                 \
     do {                                                                          \
         float xs_[XSPAN];                                                         \
-        if (XSPAN >= 8) {                                                         \
-            _Pragma("unroll") for (int q_ = 0; q_ + 8 <= XSPAN; q_ += 8) {        \
-                vstore8(LOAD_HALF_N(8, 0, row + ixk + q_), 0, xs_ + q_);          \
-            }                                                                     \
-            if (XSPAN % 8) {                                                      \
-                vstore8(LOAD_HALF_N(8, 0, row + ixk + (XSPAN - 8)), 0, xs_ + (XSPAN - 8)); \
-            }                                                                     \
-        } else {                                                                  \
-            vstore4(LOAD_HALF_N(4, 0, row + ixk), 0, xs_);                        \
-            if (XSPAN % 4) {                                                      \
-                vstore4(LOAD_HALF_N(4, 0, row + ixk + (XSPAN - 4)), 0, xs_ + (XSPAN - 4)); \
-            }                                                                     \
-        }                                                                         \
+        LOAD_SPAN(xs_, row + ixk, XSPAN);                                         \
         STEP(XV_ROW);                                                             \
     } while (0)
 #else

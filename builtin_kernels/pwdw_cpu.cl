@@ -263,8 +263,22 @@ static inline void expandRows(const __global XDATA_T* restrict xn, const __globa
             _Pragma("unroll") for (int v = 0; v < CV; v++) {
                 wv[v] = vloadV(c * CV + v, wp);
             }
+#if defined(STORAGE_HALF) && !defined(X_FLOAT) && PXT >= 4
+            /* Half pixels convert in vectors (LOAD_SPAN) where the step's are all there. */
+            float xs[PXT];
+            if (p0 + PXT <= end) {
+                LOAD_SPAN(xs, xc + p0, PXT);
+            } else {
+                _Pragma("unroll") for (int j = 0; j < PXT; j++) {
+                    xs[j] = LOAD_X(xc, off[j]);
+                }
+            }
+#define XPIX(j) xs[j]
+#else
+#define XPIX(j) LOAD_X(xc, off[j])
+#endif
             _Pragma("unroll") for (int j = 0; j < PXT; j++) {
-                const floatV xv = (floatV)(LOAD_X(xc, off[j]));
+                const floatV xv = (floatV)(XPIX(j));
                 _Pragma("unroll") for (int v = 0; v < CV; v++) {
                     acc[j][v] = fma(xv, wv[v], acc[j][v]);
                 }

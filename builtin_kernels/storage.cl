@@ -23,6 +23,26 @@
 #define LOAD_N(n, i, p) CLHOST_CAT(vload, n)((i), (p))
 #define STORE_N(n, v, i, p) CLHOST_CAT(vstore, n)((v), (i), (p))
 #endif
+/* LOAD_SPAN(dst, p, n): n consecutive values (n a constant of at least 4) from p into
+   the float array dst, 8 (or 4) at a time, the last chunk overlapping the one before
+   rather than reading past p + n: a half row converts in vectors, where one value at a
+   time can cost more than the arithmetic on it. */
+#define LOAD_SPAN(dst, p, n)                                                                  \
+    do {                                                                                      \
+        if ((n) >= 8) {                                                                       \
+            _Pragma("unroll") for (int q_ = 0; q_ + 8 <= (n); q_ += 8) {                      \
+                vstore8(LOAD_N(8, 0, (p) + q_), 0, (dst) + q_);                               \
+            }                                                                                 \
+            if ((n) % 8) {                                                                    \
+                vstore8(LOAD_N(8, 0, (p) + ((n) - 8)), 0, (dst) + ((n) - 8));                 \
+            }                                                                                 \
+        } else {                                                                              \
+            vstore4(LOAD_N(4, 0, (p)), 0, (dst));                                             \
+            if ((n) % 4) {                                                                    \
+                vstore4(LOAD_N(4, 0, (p) + ((n) - 4)), 0, (dst) + ((n) - 4));                 \
+            }                                                                                 \
+        }                                                                                     \
+    } while (0)
 #ifdef X_FLOAT
 #define XDATA_T float
 #define LOAD_X(p, i) ((p)[i])

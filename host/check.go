@@ -24,7 +24,7 @@ type Tolerance struct{ Abs, Rel float64 }
 var DefaultTolerance = Tolerance{Abs: 1e-3, Rel: 1e-3}
 
 // FP16OutputTolerance is the default of the graph outputs' comparison with the whole
-// network on the CPU at precision fp16: each layer's check holds its own rounding to
+// network on the CPU where precision fp16 stores activations as half: each layer's check holds its own rounding to
 // DefaultTolerance, but a network's outputs carry every layer's rounding to half (up to
 // 2^-11 of each value), which add up over its depth.
 var FP16OutputTolerance = Tolerance{Abs: 1e-2, Rel: 1e-2}
@@ -120,7 +120,8 @@ func (c *LayerCheck) ValuesChecked() bool { return len(c.Reference)+len(c.Expect
 // order, and the graph outputs against a CPU reference of the whole network.
 type CheckReport struct {
 	// Tolerance is each layer's; OutputTolerance the graph outputs' against the whole
-	// network on the CPU (FP16OutputTolerance at fp16 unless CheckOptions gave one).
+	// network on the CPU (FP16OutputTolerance where fp16 stores activations as half,
+	// unless CheckOptions gave a tolerance).
 	Tolerance, OutputTolerance Tolerance
 	// References says whether the CPU references ran (CheckOptions.NoReferences).
 	References bool
@@ -178,7 +179,7 @@ func (n *Network) Check(ctx context.Context, inputs map[string]*Tensor, opts Che
 	outTol := opts.Tolerance
 	if opts.Tolerance == (Tolerance{}) {
 		opts.Tolerance, outTol = DefaultTolerance, DefaultTolerance
-		if n.engine.storeHalf() {
+		if n.storesHalf() {
 			outTol = FP16OutputTolerance
 		}
 	}

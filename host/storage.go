@@ -251,3 +251,13 @@ func (n *Network) layerStorage(p *preparedLayer) builtinkernels.Storage {
 	}
 	return st
 }
+
+// storesHalf says whether any activation of the network is stored as half.
+func (n *Network) storesHalf() bool {
+	for _, half := range n.half {
+		if half {
+			return true
+		}
+	}
+	return false
+}

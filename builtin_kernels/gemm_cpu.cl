@@ -8,13 +8,15 @@
 // Batches index A and B as gemm.cl does (BD1..3, ASB0..3, BSB0..3). HAS_C adds a bias
 // [N] (the Add host/graph folds into a MatMul); APPLY_ACT (v) for none. SCALE, when
 // defined, multiplies the product before the bias (opspec.MatMulScaleAttr).
+// Storage: storage.cl; a half plan's rows of B convert as vectors as they are loaded.
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
+#include "storage.cl"
 #define floatV CAT(float, VEC)
 #define TILE (VEC * NV)
 #if HAS_C
-#define C_ARG , __global const float* restrict c, int c_off
+#define C_ARG , __global const DATA_T* restrict c, int c_off
 #else
 #define C_ARG
 #endif
@@ -23,36 +25,36 @@
 // vector v of the tile from B's row.
 #define STEP_K(LOAD_B)                                                            \
     for (int k = 0; k < K; k++) {                                                 \
-        const __global float* brow = b + k * N + n0;                              \
+        const __global DATA_T* brow = b + k * N + n0;                             \
         floatV bv[NV];                                                            \
         _Pragma("unroll") for (int v = 0; v < NV; v++) {                          \
             bv[v] = LOAD_B(v, brow);                                              \
         }                                                                         \
         _Pragma("unroll") for (int i = 0; i < TM; i++) {                          \
-            const floatV av = (floatV)(ar[i][k]);                                 \
+            const floatV av = (floatV)(LOAD_DATA(ar[i], k));                      \
             _Pragma("unroll") for (int v = 0; v < NV; v++) {                      \
                 acc[i][v] = fma(av, bv[v], acc[i][v]);                            \
             }                                                                     \
         }                                                                         \
     }
 
-#define LOAD_FULL(v, row) CAT(vload, VEC)(v, row)
+#define LOAD_FULL(v, row) LOAD_N(VEC, v, row)
 
 // load_edge reads VEC values of a row from column from on, zeros past N: the last,
 // partial tile.
-inline floatV load_edge(const __global float* row, int from)
+inline floatV load_edge(const __global DATA_T* row, int from)
 {
     float t[VEC];
     _Pragma("unroll") for (int l = 0; l < VEC; l++) {
-        t[l] = from + l < N ? row[l] : 0.0f;
+        t[l] = from + l < N ? LOAD_DATA(row, l) : 0.0f;
     }
     return CAT(vload, VEC)(0, t);
 }
 #define LOAD_EDGE(v, row) load_edge(row + (v) * VEC, n0 + (v) * VEC)
 
-__kernel void gemm_vec(__global const float* restrict a, int a_off,
-                       __global const float* restrict b, int b_off C_ARG,
-                       __global float* restrict y, int y_off)
+__kernel void gemm_vec(__global const DATA_T* restrict a, int a_off,
+                       __global const DATA_T* restrict b, int b_off C_ARG,
+                       __global DATA_T* restrict y, int y_off)
 {
     a += a_off;
     b += b_off;
@@ -77,7 +79,7 @@ __kernel void gemm_vec(__global const float* restrict a, int a_off,
         y += z * (M * N);
     }
     /* Rows past M (a partial last group) read the last row and are not stored. */
-    const __global float* ar[TM];
+    const __global DATA_T* ar[TM];
     _Pragma("unroll") for (int i = 0; i < TM; i++) {
         ar[i] = a + min(m0 + i, M - 1) * K;
     }
@@ -98,7 +100,7 @@ __kernel void gemm_vec(__global const float* restrict a, int a_off,
             break;
         }
 #if HAS_C
-        const floatV bias = nv + VEC <= N ? CAT(vload, VEC)(0, c + nv) : load_edge(c + nv, nv);
+        const floatV bias = nv + VEC <= N ? LOAD_N(VEC, 0, c + nv) : load_edge(c + nv, nv);
 #else
         const floatV bias = (floatV)(0.0f);
 #endif
@@ -109,14 +111,14 @@ __kernel void gemm_vec(__global const float* restrict a, int a_off,
 #else
                 const floatV r = APPLY_ACT(acc[i][v] + bias);
 #endif
-                __global float* yr = y + (m0 + i) * N + nv;
+                __global DATA_T* yr = y + (m0 + i) * N + nv;
                 if (nv + VEC <= N) {
-                    CAT(vstore, VEC)(r, 0, yr);
+                    STORE_N(VEC, r, 0, yr);
                 } else {
                     float out[VEC];
                     CAT(vstore, VEC)(r, 0, out);
                     for (int l = 0; l < N - nv; l++) {
-                        yr[l] = out[l];
+                        STORE_DATA(yr, l, out[l]);
                     }
                 }
             }

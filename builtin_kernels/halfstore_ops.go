@@ -219,12 +219,31 @@ func (o matmulOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bo
 	if err := checkOut("MatMul", out, [][]int{s.out}); err != nil {
 		return nil, false, err
 	}
+	scale := matmulScale(p)
+	if !dev.IsGPU {
+		// The CPU's float plans: fc_vec for a Linear layer, else gemm_vec.
+		if s.flat && scale == 1 {
+			cg := gemmAsConv(s.flatGemm())
+			cg.half = true
+			plan, err := cpuFCPlan(cg, true, dev)
+			if err != nil {
+				return nil, false, err
+			}
+			return halfPlan(plan, dev), true, nil
+		}
+		s.geom.scale = scale
+		plan, err := s.geom.cpuVecPlan(dev)
+		if err != nil {
+			return nil, false, err
+		}
+		return halfPlan(plan, dev), true, nil
+	}
 	plan, err := s.geom.plan(dev)
 	if err != nil {
 		return nil, false, err
 	}
 	l := &plan.Launches[0]
-	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: matmulScale(p)}, Arg{Kind: ArgFloat, Float: 1})
+	l.Args = append(l.Args, Arg{Kind: ArgFloat, Float: scale}, Arg{Kind: ArgFloat, Float: 1})
 	return halfPlan(plan, dev), true, nil
 }
 

@@ -21,6 +21,9 @@ type HalfStorer interface {
 // storageHalfLine opens every half plan's program: the mark IsHalfPlan looks for.
 const storageHalfLine = "#define STORAGE_HALF 1\n"
 
+// halfCopy is both forms' COPY_DATA: a half moves as its 16 bits.
+const halfCopy = "#define COPY_DATA(y, i, x, j) (((__global ushort*)(y))[i] = ((const __global ushort*)(x))[j])\n"
+
 // halfDefines switch a kernel source written with DATA_T and the LOAD_DATA /
 // STORE_DATA macros (LOAD_HALF_N / STORE_HALF_N for n lanes) to half storage; each such
 // .cl file defines the float forms itself when DATA_T is not defined, so its float
@@ -30,9 +33,9 @@ const storageHalfLine = "#define STORAGE_HALF 1\n"
 // float form), so CPUs get halfBitsSource's conversions, which vectorise.
 func halfDefines(dev DeviceInfo) string {
 	if dev.IsGPU {
-		return storageHalfLine + gpuHalfMacros
+		return storageHalfLine + gpuHalfMacros + halfCopy
 	}
-	return storageHalfLine + cpuHalfMacros + halfBitsSource
+	return storageHalfLine + cpuHalfMacros + halfCopy + halfBitsSource
 }
 
 const gpuHalfMacros = `#define DATA_T half

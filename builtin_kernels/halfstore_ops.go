@@ -286,3 +286,33 @@ func convMaxPoolPlan(g convGeom, dev DeviceInfo) (*Plan, error) {
 		AliasInput: -1,
 	}, nil
 }
+
+// The layout ops move elements without arithmetic (strided_copy's COPY_DATA): half
+// tensors keep their bits. A view that moves nothing is an alias, stored as its input.
+func (o copyOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	plan, err := o.Plan(p, in, out, dev)
+	return halfCopyPlan(plan, err, dev)
+}
+
+func (o depthSpaceOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	plan, err := o.Plan(p, in, out, dev)
+	return halfCopyPlan(plan, err, dev)
+}
+
+func (o splitOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	plan, err := o.Plan(p, in, out, dev)
+	return halfCopyPlan(plan, err, dev)
+}
+
+// halfCopyPlan is a layout plan's half form, for dev; an alias plan takes none.
+func halfCopyPlan(plan *Plan, err error, dev DeviceInfo) (*Plan, bool, error) {
+	if err != nil || plan.AliasInput >= 0 {
+		return nil, false, err
+	}
+	for _, l := range plan.Launches {
+		if l.Kernel != "strided_copy" {
+			return nil, false, nil
+		}
+	}
+	return halfPlan(plan, dev), true, nil
+}

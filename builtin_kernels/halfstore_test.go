@@ -79,7 +79,8 @@ func TestHalfPlansMatchReference(t *testing.T) {
 			runHalf(t, env, c, plan, nil)
 		}
 	}
-	for _, typ := range []string{"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Concat", "Relu", "Clip", "Add", "Gemm", "MatMul", "Softmax"} {
+	for _, typ := range []string{"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Concat", "Relu", "Clip", "Add", "Gemm", "MatMul", "Softmax",
+		"Transpose", "Slice", "Split", "Expand", "Tile", "DepthToSpace"} {
 		if !ran[typ] {
 			t.Errorf("no case ran %s's half plan", typ)
 		}
@@ -270,12 +271,19 @@ func TestCPUConvCandidatesHalf(t *testing.T) {
 			runHalfAndFloatX(t, env, kc, halfPlan(p, env.dev))
 		}
 	}
-	fc := opCase{typ: "Gemm", name: "fc", attrs: Attrs{"transB": 1}, in: shapes(sh(3, 40), sh(21, 40), sh(21)), out: shapes(sh(3, 21))}
+	// fc_vec and gemm_vec convert 8 channels at a time and the rest one by one.
+	fc := opCase{typ: "Gemm", name: "fc", attrs: Attrs{"transB": 1}, in: shapes(sh(3, 43), sh(21, 43), sh(21)), out: shapes(sh(3, 21))}
 	p, ok, err := gemmOp{}.PlanHalf(fc.attrs, fc.in, fc.out, env.dev)
 	if err != nil || !ok || p.Launches[0].Kernel != "fc_vec" {
 		t.Fatalf("Gemm: %v %v, %v", ok, err, p.Launches)
 	}
 	runHalf(t, env, fc, p, nil)
+	bmm := opCase{typ: "MatMul", name: "batched", in: shapes(sh(2, 3, 5, 19), sh(2, 3, 19, 21)), out: shapes(sh(2, 3, 5, 21))}
+	p, ok, err = matmulOp{}.PlanHalf(nil, bmm.in, bmm.out, env.dev)
+	if err != nil || !ok || p.Launches[0].Kernel != "gemm_vec" {
+		t.Fatalf("MatMul: %v %v, %v", ok, err, p.Launches)
+	}
+	runHalf(t, env, bmm, p, nil)
 	for _, k := range []string{"conv2d_vec", "conv2d_window", "wino"} {
 		if !ran[k] {
 			t.Errorf("no case ran %s with half storage", k)

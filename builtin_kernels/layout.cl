@@ -1,13 +1,15 @@
 // The shape family: copies that move elements (Transpose, Slice, Split, Expand, Tile,
 // DepthToSpace, SpaceToDepth), Pad, Gather and Resize. One program; shapes, strides and
 // modes are arguments (layout.go).
+// Storage: storage.cl; strided_copy moves DATA_T elements (a half plan's bits as they are).
+#include "storage.cl"
 
 // y[i] = x[base + sum_k (i_k % m_k) * s_k] over the output's dimensions d0..d5 (d0 implied
 // by n): a stride is 0 along a broadcast dimension, negative for a reversed slice, and m_k
 // the input's size along a tiled one (the output size elsewhere).
 //   global = (n)
-__kernel void strided_copy(__global const float* restrict x, int x_off,
-                           __global float* restrict y, int y_off,
+__kernel void strided_copy(__global const DATA_T* restrict x, int x_off,
+                           __global DATA_T* restrict y, int y_off,
                            int n, int base,
                            int d1, int d2, int d3, int d4, int d5,
                            int m0, int m1, int m2, int m3, int m4, int m5,
@@ -26,7 +28,7 @@ __kernel void strided_copy(__global const float* restrict x, int x_off,
     src += ((r % d2) % m2) * s2; r /= d2;
     src += ((r % d1) % m1) * s1; r /= d1;
     src += (r % m0) * s0;
-    y[i] = x[src];
+    COPY_DATA(y, i, x, src);
 }
 
 // pad_index maps output coordinate o of a padded axis (pre elements before the input's

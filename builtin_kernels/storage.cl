@@ -16,6 +16,10 @@
 #define LOAD_DATA16(i, p) vload16((i), (p))
 #define STORE_DATA16(v, i, p) vstore16((v), (i), (p))
 #endif
+/* COPY_DATA(y, i, x, j): y[i] = x[j] without arithmetic (a half plan copies the bits). */
+#ifndef COPY_DATA
+#define COPY_DATA(y, i, x, j) ((y)[i] = (x)[j])
+#endif
 #ifdef STORAGE_HALF
 #define LOAD_N(n, i, p) LOAD_HALF_N(n, i, p)
 #define STORE_N(n, v, i, p) STORE_HALF_N(n, v, i, p)

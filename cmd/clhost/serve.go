@@ -119,7 +119,7 @@ func runServe(args []string) error {
 		SharedMemory:     *allowShm,
 		MaxInflightBytes: inflight, ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout,
 		MaxConnections: *maxConns, Strict: *strict,
-		IsolatedCheck: isolatedCheck(*cacheDir),
+		IsolatedCheck: isolatedCheck(*cacheDir, precision.p),
 	}
 	if *maxDelay == 0 {
 		opts.MaxDelay = -1 // no wait: serve.Options takes 0 as the default

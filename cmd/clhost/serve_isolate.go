@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	builtinkernels "github.com/clhost/clhost/builtin_kernels"
 	"github.com/clhost/clhost/cl"
 	"github.com/clhost/clhost/serve"
 )
@@ -20,10 +21,11 @@ import (
 const isolatedCheckTimeout = 5 * time.Minute
 
 // isolatedCheck is serve.Options.IsolatedCheck for `clhost serve`: it runs the model once
-// with `clhost run --sanitize` on dev in a child process, so that a custom kernel that
-// crashes a process on a CPU device crashes the child, not the server. It returns why
-// the model must not be served (the child's crash report or findings), or "".
-func isolatedCheck(cacheDir string) func(serve.Source, *cl.Device) string {
+// with `clhost run --sanitize` on dev in a child process, at the precision it is served
+// at, so that a custom kernel that crashes a process on a CPU device crashes the child,
+// not the server. It returns why the model must not be served (the child's crash report
+// or findings), or "".
+func isolatedCheck(cacheDir string, precision builtinkernels.Precision) func(serve.Source, *cl.Device) string {
 	return func(src serve.Source, dev *cl.Device) string {
 		self, err := os.Executable()
 		if err != nil {
@@ -35,7 +37,7 @@ func isolatedCheck(cacheDir string) func(serve.Source, *cl.Device) string {
 		}
 		defer os.RemoveAll(out)
 		args := []string{"run", "-m", src.Path, "-d", strconv.Itoa(dev.Index), "--sanitize", "--quiet",
-			"--cache-dir", cacheDir, "-o", out, "--timeout", customKernelTimeout.String()}
+			"--cache-dir", cacheDir, "-o", out, "--timeout", customKernelTimeout.String(), "--precision", precision.String()}
 		if src.Weights != "" {
 			args = append(args, "--weights", src.Weights)
 		}

@@ -1,32 +1,43 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	builtinkernels "github.com/clhost/clhost/builtin_kernels"
+	"github.com/clhost/clhost/cl"
+	"github.com/clhost/clhost/model"
+	"github.com/clhost/clhost/serve"
 )
 
-// TestChildReason: of a failed `clhost run --sanitize`, a crash, a finding, a guard
-// violation and a timeout keep the model from being served, with their lines; a NaN
-// finding (random inputs) and a compile error, which the server reports itself, do not.
-func TestChildReason(t *testing.T) {
-	for _, c := range []struct {
-		name, out string
-		unsafe    bool
-		want      string
-	}{
-		{"crash", "clhost: compiling\n\nclhost: SIGSEGV: code running outside Go accessed memory at 0x40, while the device ran\n  model \"m\", whose custom kernels are the likely cause: layer \"c1\" (W, kernel w, a.xml:3)\n",
-			true, `SIGSEGV: code running outside Go accessed memory at 0x40, while the device ran; model "m", whose custom kernels are the likely cause: layer "c1" (W, kernel w, a.xml:3)`},
-		{"finding", "each layer:\n  not checked  c1  W (custom)\nfindings:\n  c1: 3 of 4 elements of output 0 never written; first [0,0,0,1] (kernel w, a.xml:3)\ncheck FAILED: c1\nclhost run: check failed (see the report above)\n",
-			true, "c1: 3 of 4 elements of output 0 never written; first [0,0,0,1] (kernel w, a.xml:3)"},
-		{"guard", "clhost run: a custom kernel wrote outside its buffer; the inference's results are discarded:\n  layer \"c1\" (W, kernel w, a.xml:3): wrote 4 bytes past the end of output 0\n",
-			true, `a custom kernel wrote outside its buffer; the inference's results are discarded:; layer "c1" (W, kernel w, a.xml:3): wrote 4 bytes past the end of output 0`},
-		{"timeout", "clhost run: layer \"c1\" (W, kernel w, a.xml:3) has not finished after 1m0s; OpenCL cannot stop a running kernel\n", true, "has not finished after 1m0s"},
-		{"nan", "findings:\n  c1: 4 of 4 elements of output 0 are NaN or infinite from finite inputs; first [0,0,0,0] = NaN (kernel w, a.xml:3)\ncheck FAILED: c1\nclhost run: check failed (see the report above)\n", false, ""},
-		{"build", "clhost run: m.json: layer \"c1\" (W, custom layer from a.xml:3): the program failed to build; build log:\nerror: w.cl:2:1: expected ';'\n", false, "the program failed to build"},
-	} {
-		reason, unsafe := childReason(c.out)
-		if unsafe != c.unsafe || !strings.Contains(reason, c.want) {
-			t.Errorf("%s: childReason = %q, %v; want %v and %q in it", c.name, reason, unsafe, c.unsafe, c.want)
+// TestIsolatedCheckAtServedPrecision runs serve's load-time check of custom layers in a
+// child process at fp16, the precision the model would be served at: a model whose
+// custom kernel is sound passes, one whose kernel leaves its output unwritten is refused
+// with the layer named.
+func TestIsolatedCheckAtServedPrecision(t *testing.T) {
+	dev, _, err := cl.Select("cpu")
+	if err != nil {
+		t.Skip(err)
+	}
+	xml, err := filepath.Abs("testdata/broken/broken.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := isolatedCheck(t.TempDir(), builtinkernels.PrecisionFP16)
+	for typ, want := range map[string]string{"Twice": "", "Unwritten": "c1"} {
+		path := filepath.Join(t.TempDir(), typ+".clm")
+		if err := model.Save(brokenChain(t, typ), path); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("CLHOST_AS_MAIN", "1")
+		reason := check(serve.Source{Path: path, Configs: []string{xml}}, dev)
+		t.Logf("%s: %q", typ, reason)
+		switch {
+		case want == "" && reason != "":
+			t.Errorf("%s at fp16: refused: %s", typ, reason)
+		case want != "" && !strings.Contains(reason, want):
+			t.Errorf("%s at fp16: reason %q, want it to name %s", typ, reason, want)
 		}
 	}
 }

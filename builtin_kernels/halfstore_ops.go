@@ -316,3 +316,16 @@ func halfCopyPlan(plan *Plan, err error, dev DeviceInfo) (*Plan, bool, error) {
 	}
 	return halfPlan(plan, dev), true, nil
 }
+
+// LayerNormalization with its Y alone (Mean and InvStdDev stay float): the row statistics
+// in float over half values.
+func (o layerNormOp) PlanHalf(p Params, in, out [][]int, dev DeviceInfo) (*Plan, bool, error) {
+	if len(out) != 1 {
+		return nil, false, nil
+	}
+	plan, err := o.Plan(p, in, out, dev)
+	if err != nil {
+		return nil, false, err
+	}
+	return halfPlan(plan, dev), true, nil
+}

@@ -80,7 +80,7 @@ func TestHalfPlansMatchReference(t *testing.T) {
 		}
 	}
 	for _, typ := range []string{"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Concat", "Relu", "Clip", "Add", "Gemm", "MatMul", "Softmax",
-		"Transpose", "Slice", "Split", "Expand", "Tile", "DepthToSpace"} {
+		"Transpose", "Slice", "Split", "Expand", "Tile", "DepthToSpace", "LayerNormalization"} {
 		if !ran[typ] {
 			t.Errorf("no case ran %s's half plan", typ)
 		}

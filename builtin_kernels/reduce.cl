@@ -2,6 +2,9 @@
 // defined from reduce.go's reduceTypes ahead of this text) and shapes are arguments. Each work-item computes one output element or one row; on
 // GPUs, the *_wg kernels give each row a work-group instead (rows are few and long there:
 // a work-item per row leaves most of the device idle).
+// Storage: storage.cl; LayerNormalization alone reads and writes DATA_T (its half plan),
+// through the _d forms of the row statistics.
+#include "storage.cl"
 
 // One output element of a reduction over any set of axes. The kept axes are k0..k5 (k0
 // implied by n), read at input strides ks0..ks5; the reduced ones r0..r5 (count m in
@@ -172,21 +175,30 @@ __kernel void softmax_like(__global const float* restrict x, int x_off,
     }
 }
 
-// The mean and 1/sqrt(variance + eps) of row r: n contiguous values from x + r*n.
-float2 row_stats(__global const float* x, int n, float eps)
-{
-    float s = 0.0f;
-    for (int k = 0; k < n; k++) {
-        s += x[k];
+// The mean and 1/sqrt(variance + eps) of row r: n contiguous values from x + r*n, of
+// floats (row_stats) or of the storage type (row_stats_d, LOAD_DATA).
+#define ROW_STATS(name, T, LOAD)                                                   \
+    float2 name(__global const T* x, int n, float eps)                             \
+    {                                                                              \
+        float s = 0.0f;                                                            \
+        for (int k = 0; k < n; k++) {                                              \
+            s += LOAD(x, k);                                                       \
+        }                                                                          \
+        const float mean = s / (float)n;                                           \
+        float v = 0.0f;                                                            \
+        for (int k = 0; k < n; k++) {                                              \
+            const float d = LOAD(x, k) - mean;                                     \
+            v += d * d;                                                            \
+        }                                                                          \
+        return (float2)(mean, rsqrt(v / (float)n + eps));                          \
     }
-    const float mean = s / (float)n;
-    float v = 0.0f;
-    for (int k = 0; k < n; k++) {
-        const float d = x[k] - mean;
-        v += d * d;
-    }
-    return (float2)(mean, rsqrt(v / (float)n + eps));
-}
+#define LOAD_FLOAT(p, i) ((p)[i])
+ROW_STATS(row_stats, float, LOAD_FLOAT)
+#ifdef STORAGE_HALF
+ROW_STATS(row_stats_d, DATA_T, LOAD_DATA)
+#else
+#define row_stats_d row_stats
+#endif
 
 // wg_sum and wg_max combine one value from each work-item of a work-group (its size a
 // power of two) in the local buffer s, and return the result to every work-item.
@@ -223,30 +235,37 @@ float wg_max(float v, __local float* s)
 }
 
 // row_stats with the row's n values shared among a work-group's work-items.
-float2 row_stats_wg(__global const float* x, int n, float eps, __local float* s)
-{
-    const int l = get_local_id(0), L = get_local_size(0);
-    float a = 0.0f;
-    for (int k = l; k < n; k += L) {
-        a += x[k];
+#define ROW_STATS_WG(name, T, LOAD)                                                \
+    float2 name(__global const T* x, int n, float eps, __local float* s)           \
+    {                                                                              \
+        const int l = get_local_id(0), L = get_local_size(0);                      \
+        float a = 0.0f;                                                            \
+        for (int k = l; k < n; k += L) {                                           \
+            a += LOAD(x, k);                                                       \
+        }                                                                          \
+        const float mean = wg_sum(a, s) / (float)n;                                \
+        float v = 0.0f;                                                            \
+        for (int k = l; k < n; k += L) {                                           \
+            const float d = LOAD(x, k) - mean;                                     \
+            v += d * d;                                                            \
+        }                                                                          \
+        return (float2)(mean, rsqrt(wg_sum(v, s) / (float)n + eps));               \
     }
-    const float mean = wg_sum(a, s) / (float)n;
-    float v = 0.0f;
-    for (int k = l; k < n; k += L) {
-        const float d = x[k] - mean;
-        v += d * d;
-    }
-    return (float2)(mean, rsqrt(wg_sum(v, s) / (float)n + eps));
-}
+ROW_STATS_WG(row_stats_wg, float, LOAD_FLOAT)
+#ifdef STORAGE_HALF
+ROW_STATS_WG(row_stats_wg_d, DATA_T, LOAD_DATA)
+#else
+#define row_stats_wg_d row_stats_wg
+#endif
 
 // LayerNormalization: each of the outer rows of n values normalized, then times scale
 // and plus bias (each n values, or one broadcast: sstep/bstep 0); has_bias 0 leaves the
 // bias out (bias is then bound to any readable buffer).
 //   global = (outer)
-__kernel void layernorm(__global const float* restrict x, int x_off,
-                        __global const float* restrict scale, int scale_off,
-                        __global const float* restrict bias, int bias_off,
-                        __global float* restrict y, int y_off,
+__kernel void layernorm(__global const DATA_T* restrict x, int x_off,
+                        __global const DATA_T* restrict scale, int scale_off,
+                        __global const DATA_T* restrict bias, int bias_off,
+                        __global DATA_T* restrict y, int y_off,
                         int outer, int n, float eps, int has_bias, int sstep, int bstep)
 {
     x += x_off;
@@ -259,19 +278,19 @@ __kernel void layernorm(__global const float* restrict x, int x_off,
     }
     x += r * n;
     y += r * n;
-    const float2 st = row_stats(x, n, eps);
+    const float2 st = row_stats_d(x, n, eps);
     for (int k = 0; k < n; k++) {
-        const float b = has_bias ? bias[k * bstep] : 0.0f;
-        y[k] = (x[k] - st.x) * st.y * scale[k * sstep] + b;
+        const float b = has_bias ? LOAD_DATA(bias, k * bstep) : 0.0f;
+        STORE_DATA(y, k, (LOAD_DATA(x, k) - st.x) * st.y * LOAD_DATA(scale, k * sstep) + b);
     }
 }
 
 // layernorm with a work-group per row (s: one float per work-item).
 //   global = (outer * L), local = (L)
-__kernel void layernorm_wg(__global const float* restrict x, int x_off,
-                           __global const float* restrict scale, int scale_off,
-                           __global const float* restrict bias, int bias_off,
-                           __global float* restrict y, int y_off,
+__kernel void layernorm_wg(__global const DATA_T* restrict x, int x_off,
+                           __global const DATA_T* restrict scale, int scale_off,
+                           __global const DATA_T* restrict bias, int bias_off,
+                           __global DATA_T* restrict y, int y_off,
                            int outer, int n, float eps, int has_bias, int sstep, int bstep,
                            __local float* s)
 {
@@ -285,10 +304,10 @@ __kernel void layernorm_wg(__global const float* restrict x, int x_off,
     }
     x += r * n;
     y += r * n;
-    const float2 st = row_stats_wg(x, n, eps, s);
+    const float2 st = row_stats_wg_d(x, n, eps, s);
     for (int k = l; k < n; k += L) {
-        const float b = has_bias ? bias[k * bstep] : 0.0f;
-        y[k] = (x[k] - st.x) * st.y * scale[k * sstep] + b;
+        const float b = has_bias ? LOAD_DATA(bias, k * bstep) : 0.0f;
+        STORE_DATA(y, k, (LOAD_DATA(x, k) - st.x) * st.y * LOAD_DATA(scale, k * sstep) + b);
     }
 }
 

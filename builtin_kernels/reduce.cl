@@ -193,12 +193,9 @@ __kernel void softmax_like(__global const float* restrict x, int x_off,
         return (float2)(mean, rsqrt(v / (float)n + eps));                          \
     }
 #define LOAD_FLOAT(p, i) ((p)[i])
-ROW_STATS(row_stats, float, LOAD_FLOAT)
-#ifdef STORAGE_HALF
-ROW_STATS(row_stats_d, DATA_T, LOAD_DATA)
-#else
-#define row_stats_d row_stats
-#endif
+/* Both forms of a row statistic: over floats (name) and over the storage type (name_d). */
+#define BOTH_FORMS(MAKE, name) MAKE(name, float, LOAD_FLOAT) MAKE(name##_d, DATA_T, LOAD_DATA)
+BOTH_FORMS(ROW_STATS, row_stats)
 
 // wg_sum and wg_max combine one value from each work-item of a work-group (its size a
 // power of two) in the local buffer s, and return the result to every work-item.
@@ -251,12 +248,7 @@ float wg_max(float v, __local float* s)
         }                                                                          \
         return (float2)(mean, rsqrt(wg_sum(v, s) / (float)n + eps));               \
     }
-ROW_STATS_WG(row_stats_wg, float, LOAD_FLOAT)
-#ifdef STORAGE_HALF
-ROW_STATS_WG(row_stats_wg_d, DATA_T, LOAD_DATA)
-#else
-#define row_stats_wg_d row_stats_wg
-#endif
+BOTH_FORMS(ROW_STATS_WG, row_stats_wg)
 
 // LayerNormalization: each of the outer rows of n values normalized, then times scale
 // and plus bias (each n values, or one broadcast: sstep/bstep 0); has_bias 0 leaves the

@@ -3,6 +3,7 @@ package builtinkernels
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // convertSource converts between float and half storage, one element per work-item. It
@@ -112,6 +113,8 @@ func ConvertAround(plan *Plan, half bool, ins, outs []Conversion, dev DeviceInfo
 		q.Setup = setup
 		q.Launches = append(append(pre, main...), post...)
 	}
-	q.Source = plan.Source + "\n" + convertSource
+	if !strings.Contains(plan.Source, convertSource) {
+		q.Source = plan.Source + "\n" + convertSource
+	}
 	return &q, nil
 }

@@ -136,8 +136,9 @@ func (o invResOp) Reference(p Params, in []*HostTensor, out [][]int) ([]*HostTen
 
 // invResTiledPlan plans pwdw (for a block pwdwp, or pwdwr where t.groupRows is above 0) with tile
 // t on the defines d of the parts: a setup launch packs the weights into scratch buffer
-// 0 (pwdwr's projection weights into buffer 1), then one launch does the work.
-func invResTiledPlan(d *defines, g invResGeom, t invResTile, pwArgs, dwArgs, projArgs []Arg, dev DeviceInfo) (*Plan, error) {
+// 0 (pwdwr's projection weights into buffer 1; a half pwdwp's, widened to float, too),
+// then one launch does the work.
+func invResTiledPlan(d *defines, g invResGeom, t invResTile, pwArgs, dwArgs, projArgs []Arg, half bool, dev DeviceInfo) (*Plan, error) {
 	pw, dw := g.pw, g.dw
 	vc := t.vec * t.chanVecs
 	mb := ceilDiv(pw.m, vc)
@@ -151,6 +152,11 @@ func invResTiledPlan(d *defines, g invResGeom, t invResTile, pwArgs, dwArgs, pro
 	switch {
 	case g.proj != nil && t.groupRows == 0:
 		d.int("MT", 8) // pwdwp's output channels per projection step
+		if half {
+			// The projection reads each weight for one multiply-add per lane vector: a
+			// half one would convert there; a setup launch widens them once instead.
+			d.int("WJ_FLOAT", 1)
+		}
 	case g.proj != nil:
 		if t.outLanes && t.projChannels%t.vec != 0 {
 			return nil, fmt.Errorf("%s: projection tile of %d output channels is not whole vectors of %d", opspec.InvertedResidualType, t.projChannels, t.vec)
@@ -191,7 +197,18 @@ func invResTiledPlan(d *defines, g invResGeom, t invResTile, pwArgs, dwArgs, pro
 	}
 	plan.OutputBatchStride = g.proj.yn
 	if t.groupRows == 0 {
-		args := append(append([]Arg{{Kind: ArgInput, Index: 0}, packed}, projArgs...), output)
+		pa := slices.Clone(projArgs)
+		if half {
+			n := g.proj.m * pw.m
+			wide := Arg{Kind: ArgScratch, Index: len(plan.Scratch)}
+			plan.Scratch = append(plan.Scratch, 4*n)
+			plan.Source += convertSource
+			cg, cl := launchSize([]int{n}, dev)
+			plan.Setup = append(plan.Setup, Launch{Kernel: "clhost_half_to_float", Global: cg, Local: cl,
+				Args: []Arg{projArgs[0], wide, {Kind: ArgInt, Int: int32(n)}}})
+			pa[0] = wide
+		}
+		args := append(append([]Arg{{Kind: ArgInput, Index: 0}, packed}, pa...), output)
 		plan.Launches = []Launch{cpuLaunchSingle("pwdwp", []int{nb, pw.n}, args)}
 		return plan, nil
 	}
@@ -302,7 +319,7 @@ func (o invResOp) planStored(p Params, in, out [][]int, dev DeviceInfo, tile *in
 		}
 	}
 	if tile != nil {
-		return invResTiledPlan(&d, g, *tile, pwArgs, dwArgs, projArgs, dev)
+		return invResTiledPlan(&d, g, *tile, pwArgs, dwArgs, projArgs, half, dev)
 	}
 	if half {
 		return nil, nil // the plain launches store float

@@ -422,9 +422,17 @@ __kernel void pwdw(__global const XDATA_T* restrict x, int x_off,
    whole vectors) for each of the MB*VC channels. */
 #define QP ((ROWS * OW + V - 1) / V * V)
 
+/* WJ_FLOAT: the projection's weights come widened to float (a half plan's setup). */
+#ifdef WJ_FLOAT
+#define WJ_T float
+#define LOAD_WJ(p, i) ((p)[i])
+#else
+#define WJ_T DATA_T
+#define LOAD_WJ(p, i) LOAD_DATA(p, i)
+#endif
 __kernel void pwdwp(__global const XDATA_T* restrict x, int x_off,
                     __global const float* restrict packed, int packed_off,
-                    __global const DATA_T* restrict wj, int wj_off PROJ_BIAS_ARG RES_ARG,
+                    __global const WJ_T* restrict wj, int wj_off PROJ_BIAS_ARG RES_ARG,
                     __global DATA_T* restrict y, int y_off)
 {
     x += x_off;
@@ -472,7 +480,7 @@ __kernel void pwdwp(__global const XDATA_T* restrict x, int x_off,
             for (int m = 0; m < M; m++) {
                 const floatV dv = vloadV(0, &d[m][q0]);
                 _Pragma("unroll") for (int i = 0; i < MT; i++) {
-                    acc[i] = fma((floatV)(LOAD_DATA(wj, min(o0 + i, MO - 1) * M + m)), dv, acc[i]);
+                    acc[i] = fma((floatV)(LOAD_WJ(wj, min(o0 + i, MO - 1) * M + m)), dv, acc[i]);
                 }
             }
             _Pragma("unroll") for (int i = 0; i < MT; i++) {

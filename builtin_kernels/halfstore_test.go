@@ -229,10 +229,7 @@ func TestHalfImplicitGemm(t *testing.T) {
 // strides, the row widths of each pixel tile, a float graph input (X_FLOAT) and
 // conv2d_maxpool.
 func TestCPUConvCandidatesHalf(t *testing.T) {
-	env := deviceEnv(t)
-	if env.dev.IsGPU {
-		t.Skip("CPU plans")
-	}
+	env := cpuPlanning(t)
 	relu := Attrs{opspec.FusedActivationAttr: opspec.ActRelu}
 	cases := []opCase{
 		{typ: "Conv", name: "3x3 s1 residual", gen: "rwrr", attrs: mergeAttrs(relu, Attrs{"pads": []int{1, 1, 1, 1}}),
@@ -305,10 +302,7 @@ func TestCPUConvCandidatesHalf(t *testing.T) {
 // subsampled copy held as half), with a residual, and with the folded
 // GlobalAveragePool (POOL_AVG), x held as float too where the plan can read it so.
 func TestCPU1x1Half(t *testing.T) {
-	env := deviceEnv(t)
-	if env.dev.IsGPU {
-		t.Skip("CPU plans")
-	}
+	env := cpuPlanning(t)
 	relu := Attrs{opspec.FusedActivationAttr: opspec.ActRelu}
 	cases := []opCase{
 		{typ: "Conv", name: "1x1", attrs: relu, in: shapes(sh(2, 24, 9, 13), sh(40, 24, 1, 1), sh(40)), out: shapes(sh(2, 40, 9, 13))},
@@ -342,4 +336,12 @@ func runHalfAndFloatX(t *testing.T, env *testEnv, c opCase, plan *Plan) {
 		c.name += " float x"
 		runHalf(t, env, c, fx, &st)
 	}
+}
+
+// cpuPlanning is the test device's environment with plans made as for a CPU device: the
+// CPU kernels are portable OpenCL, so they run, and are checked, on a GPU too.
+func cpuPlanning(t *testing.T) *testEnv {
+	env := *deviceEnv(t)
+	env.dev.IsGPU = false
+	return &env
 }

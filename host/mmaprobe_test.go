@@ -15,7 +15,7 @@ import (
 func TestMMAProbe(t *testing.T) {
 	d, _, err := cl.Select(testDeviceSpec())
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	if builtinkernels.NVIDIAGPU(d) {
 		if err := runMMAProbe(d); err != nil {
